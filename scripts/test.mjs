@@ -1,0 +1,105 @@
+// `npm test`: installs what the suites need, typechecks, builds, runs every
+// suite and ends with one plain line "N passed, N failed" summed over them.
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync, readdirSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+process.chdir(root);
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
+  return r.status ?? 1;
+}
+
+function ensureDependencies() {
+  const lock = join(root, 'package-lock.json');
+  const marker = join(root, 'node_modules', '.package-lock.json');
+  const stale = !existsSync(marker) || (existsSync(lock) && statSync(lock).mtimeMs > statSync(marker).mtimeMs);
+  if (stale) {
+    console.log('[test] installing npm dependencies (npm ci)');
+    if (run('npm', ['ci', '--no-audit', '--no-fund']) !== 0) throw new Error('npm ci failed');
+  }
+}
+
+function listTests(dir) {
+  if (!existsSync(dir)) return [];
+  const out = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...listTests(p));
+    else if (entry.name.endsWith('.test.ts')) out.push(p);
+  }
+  return out.sort();
+}
+
+/** Runs one mocha suite in its own process and reads its counts from the JSON stats file. */
+function runMochaSuite(name, files, extraArgs = []) {
+  if (files.length === 0) return { passed: 0, failed: 0 };
+  console.log(`\n[test] suite ${name}: ${files.length} file(s)`);
+  const statsFile = join(root, '.test-output', `${name}.stats.json`);
+  const status = run(
+    process.execPath,
+    [
+      join(root, 'node_modules', 'mocha', 'bin', 'mocha.js'),
+      '--import=tsx',
+      '--reporter', join(root, 'scripts', 'mocha-reporter.cjs'),
+      '--reporter-option', `statsFile=${statsFile}`,
+      ...extraArgs,
+      ...files,
+    ],
+    { env: { ...process.env, SPLITPOINT_TEST_OUTPUT: join(root, '.test-output') } },
+  );
+  let stats;
+  try {
+    stats = JSON.parse(readFileSyncSafe(statsFile));
+  } catch {
+    stats = { passed: 0, failed: 1 };
+    console.log(`[test] suite ${name} crashed before reporting (exit ${status})`);
+  }
+  if (status !== 0 && stats.failed === 0) stats.failed = 1;
+  return stats;
+}
+
+import { readFileSync, mkdirSync, rmSync } from 'node:fs';
+function readFileSyncSafe(p) {
+  return readFileSync(p, 'utf8');
+}
+
+let passed = 0;
+let failed = 0;
+const started = Date.now();
+try {
+  ensureDependencies();
+  rmSync(join(root, '.test-output'), { recursive: true, force: true });
+  mkdirSync(join(root, '.test-output'), { recursive: true });
+
+  console.log('[test] typecheck');
+  if (run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.']) === 0 &&
+      run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'webview']) === 0) {
+    passed += 1;
+  } else {
+    console.log('[test] FAILED: typecheck');
+    failed += 1;
+  }
+
+  console.log('[test] build');
+  if (run(process.execPath, [join(root, 'esbuild.mjs')]) === 0) passed += 1;
+  else {
+    console.log('[test] FAILED: build');
+    failed += 1;
+  }
+
+  for (const suite of ['unit', 'integration']) {
+    const s = runMochaSuite(suite, listTests(join(root, 'test', suite)), ['--timeout', '20000']);
+    passed += s.passed;
+    failed += s.failed;
+  }
+} catch (err) {
+  console.error(`[test] ${err instanceof Error ? err.message : String(err)}`);
+  failed += 1;
+}
+console.log(`\n[test] finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,79 @@
+/**
+ * The conversation model: OpenAI chat messages plus the bookkeeping the
+ * compaction engine needs. Everything here is plain data so it can be
+ * serialised into the session log as-is.
+ */
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+/** normal: part of the dialogue; summary: produced by compaction; pinned: the rendered pinned block. */
+export type MessageKind = 'normal' | 'summary' | 'pinned';
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** The wire shape the OpenAI chat API accepts. */
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; reasoning?: string }
+  | { role: 'tool'; content: string; tool_call_id: string };
+
+export interface MessageMeta {
+  /** Stable id; the tail-start pointer and recall refer to messages by it. */
+  id: string;
+  /** Milliseconds since the epoch. */
+  timestamp: number;
+  kind: MessageKind;
+  /**
+   * Local token estimate, cached so that a long session is only tokenised once.
+   * Absent until a counter has seen the message.
+   */
+  tokens?: number;
+}
+
+export type StoredMessage = ChatMessage & MessageMeta;
+
+export function isUser(m: ChatMessage): boolean {
+  return m.role === 'user';
+}
+
+export function isToolResult(m: ChatMessage): m is Extract<ChatMessage, { role: 'tool' }> {
+  return m.role === 'tool';
+}
+
+export function toolCallsOf(m: ChatMessage): ToolCall[] {
+  return m.role === 'assistant' && m.tool_calls ? m.tool_calls : [];
+}
+
+/** Strips the bookkeeping so the message can be sent to a server. */
+export function toWire(m: StoredMessage): ChatMessage {
+  switch (m.role) {
+    case 'system':
+      return { role: 'system', content: m.content };
+    case 'user':
+      return { role: 'user', content: m.content };
+    case 'assistant': {
+      const out: ChatMessage = { role: 'assistant', content: m.content };
+      if (m.tool_calls && m.tool_calls.length > 0) out.tool_calls = m.tool_calls;
+      return out;
+    }
+    case 'tool':
+      return { role: 'tool', content: m.content, tool_call_id: m.tool_call_id };
+  }
+}
+
+/** All text a message contributes to the prompt, used for token counting and search. */
+export function messageText(m: ChatMessage): string {
+  switch (m.role) {
+    case 'assistant': {
+      const calls = (m.tool_calls ?? []).map((c) => `${c.function.name}(${c.function.arguments})`);
+      return [m.content ?? '', ...calls].filter((s) => s.length > 0).join('\n');
+    }
+    default:
+      return m.content;
+  }
+}

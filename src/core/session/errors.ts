@@ -1,0 +1,36 @@
+/** The session file could not be read as a session. It has been backed up and left untouched. */
+export class SessionCorruptError extends Error {
+  constructor(
+    readonly path: string,
+    /** 1-based line number of the first bad line. */
+    readonly line: number,
+    readonly reason: string,
+    readonly backupPath: string | undefined,
+  ) {
+    super(
+      `Session file ${path} is damaged at line ${line}: ${reason}. ` +
+        (backupPath ? `A copy was saved to ${backupPath}. ` : '') +
+        'The file has not been changed; fix or remove that line, or import the copy as a new session.',
+    );
+    this.name = 'SessionCorruptError';
+  }
+}
+
+/** A plain messages array could not be imported. */
+export class ImportError extends Error {
+  constructor(
+    readonly index: number | undefined,
+    readonly reason: string,
+  ) {
+    super(index === undefined ? `Cannot import: ${reason}` : `Cannot import message ${index}: ${reason}`);
+    this.name = 'ImportError';
+  }
+}
+
+/** An operation that would break the log's invariants (undo with nothing to undo, a tail pointer that does not exist). */
+export class SessionStateError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SessionStateError';
+  }
+}

@@ -1,0 +1,160 @@
+import type { StoredMessage } from '../messages';
+import type { CompactionRecord, PinItem, SessionEvent } from './schema';
+import { SessionStateError } from './errors';
+
+/**
+ * The session as the event log describes it: every original message ever
+ * appended, every compaction with whether it is still in force, the pins and
+ * the standing focus. Pure; the store feeds it events.
+ */
+export interface SessionState {
+  id: string;
+  createdAt: number;
+  title: string | undefined;
+  /** All original messages, oldest first. Never shrinks. */
+  messages: StoredMessage[];
+  /** Adopted compactions still in force, oldest first; undo pops the last. */
+  compactions: CompactionRecord[];
+  /** Compactions that were undone, kept for the record and for redo/inspection. */
+  undone: CompactionRecord[];
+  pins: PinItem[];
+  focus: string | null;
+}
+
+export function emptyState(id: string, createdAt: number, title?: string): SessionState {
+  return { id, createdAt, title, messages: [], compactions: [], undone: [], pins: [], focus: null };
+}
+
+/**
+ * Throws SessionStateError when the event contradicts the state. Called before
+ * an event is written, so a bad event never reaches the log.
+ */
+export function checkEvent(state: SessionState, e: SessionEvent, index: Map<string, number>): void {
+  switch (e.type) {
+    case 'session':
+      throw new SessionStateError('a second session header');
+    case 'message':
+      if (index.has(e.message.id)) throw new SessionStateError(`message id ${e.message.id} appears twice`);
+      return;
+    case 'compaction': {
+      const c = e.compaction;
+      if (c.tailStartId !== null && !index.has(c.tailStartId)) throw new SessionStateError(`compaction ${c.id} points at unknown message ${c.tailStartId}`);
+      for (const k of c.keptIds) if (!index.has(k)) throw new SessionStateError(`compaction ${c.id} keeps unknown message ${k}`);
+      if (state.compactions.some((x) => x.id === c.id) || state.undone.some((x) => x.id === c.id)) {
+        throw new SessionStateError(`compaction id ${c.id} appears twice`);
+      }
+      return;
+    }
+    case 'undo': {
+      const top = state.compactions[state.compactions.length - 1];
+      if (!top || top.id !== e.compactionId) {
+        throw new SessionStateError(`undo of ${e.compactionId}, but the compaction in force is ${top ? top.id : 'none'}`);
+      }
+      return;
+    }
+    case 'pins':
+    case 'focus':
+      return;
+  }
+}
+
+/** Applies one event that checkEvent accepted. */
+export function applyEvent(state: SessionState, e: SessionEvent, index: Map<string, number>): void {
+  checkEvent(state, e, index);
+  switch (e.type) {
+    case 'session':
+      return;
+    case 'message':
+      index.set(e.message.id, state.messages.length);
+      state.messages.push(e.message);
+      return;
+    case 'compaction':
+      state.compactions.push(e.compaction);
+      return;
+    case 'undo':
+      state.undone.push(state.compactions.pop()!);
+      return;
+    case 'pins':
+      state.pins = e.pins;
+      return;
+    case 'focus':
+      state.focus = e.focus;
+      return;
+  }
+}
+
+export const PINNED_MESSAGE_ID = 'pinned-block';
+
+/** The pinned block as one message. Compaction re-inserts it verbatim; it is never summarised. */
+export function renderPinned(pins: readonly PinItem[], timestamp: number): StoredMessage | undefined {
+  if (pins.length === 0) return undefined;
+  const section = (kind: PinItem['kind'], title: string): string[] => {
+    const items = pins.filter((p) => p.kind === kind);
+    return items.length === 0 ? [] : [title, ...items.map((p) => `- ${p.text}`)];
+  };
+  const content = [
+    'PINNED (hard constraints and open loops; they hold for the whole session):',
+    ...section('constraint', 'Constraints:'),
+    ...section('open-loop', 'Open loops:'),
+    ...section('note', 'Notes:'),
+  ].join('\n');
+  return { role: 'user', content, id: PINNED_MESSAGE_ID, timestamp, kind: 'pinned' };
+}
+
+/** Where each message of the active context came from. */
+export type ActiveOrigin = 'system' | 'pinned' | 'kept' | 'summary' | 'tail';
+
+export interface ActiveContext {
+  messages: StoredMessage[];
+  origins: ActiveOrigin[];
+  /** The compaction in force, if any. */
+  compaction: CompactionRecord | undefined;
+}
+
+/**
+ * Splices the context the agent sends: [system, pinned, kept…, summary, …tail].
+ * Only the compaction in force matters: a re-compaction's summary already
+ * covers the earlier summary.
+ */
+export function activeContext(state: SessionState, index?: Map<string, number>): ActiveContext {
+  const idx = index ?? buildIndex(state.messages);
+  const out: StoredMessage[] = [];
+  const origins: ActiveOrigin[] = [];
+  const push = (m: StoredMessage, o: ActiveOrigin): void => {
+    out.push(m);
+    origins.push(o);
+  };
+  let i = 0;
+  while (i < state.messages.length && state.messages[i]!.role === 'system') push(state.messages[i++]!, 'system');
+  const pinned = renderPinned(state.pins, state.createdAt);
+  if (pinned) push(pinned, 'pinned');
+  const c = state.compactions[state.compactions.length - 1];
+  if (!c) {
+    for (; i < state.messages.length; i++) push(state.messages[i]!, 'tail');
+    return { messages: out, origins, compaction: undefined };
+  }
+  for (const id of c.keptIds) push(state.messages[idx.get(id)!]!, 'kept');
+  push(c.summary, 'summary');
+  let from: number;
+  if (c.tailStartId !== null) from = idx.get(c.tailStartId)!;
+  else if (c.lastSnapshotId !== null && idx.has(c.lastSnapshotId)) from = idx.get(c.lastSnapshotId)! + 1;
+  else from = state.messages.length;
+  for (let j = Math.max(from, i); j < state.messages.length; j++) push(state.messages[j]!, 'tail');
+  return { messages: out, origins, compaction: c };
+}
+
+export function buildIndex(messages: readonly StoredMessage[]): Map<string, number> {
+  const m = new Map<string, number>();
+  messages.forEach((x, i) => m.set(x.id, i));
+  return m;
+}
+
+/**
+ * Original messages no longer in the active context: what `recall` searches.
+ * Includes the originals behind every layer, since summaries of summaries keep
+ * pointing at the same originals.
+ */
+export function archivedMessages(state: SessionState): StoredMessage[] {
+  const active = new Set(activeContext(state).messages.map((m) => m.id));
+  return state.messages.filter((m) => !active.has(m.id));
+}

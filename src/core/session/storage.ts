@@ -1,0 +1,33 @@
+/**
+ * What the session store needs from a filesystem. The CLI and the extension
+ * host both use the Node implementation in src/node; tests can use memory.
+ */
+export interface SessionStorage {
+  /** File contents, or undefined when the file does not exist. */
+  read(path: string): Promise<string | undefined>;
+  /** Appends and flushes to disk before resolving (the log's durability point). */
+  append(path: string, text: string): Promise<void>;
+  /** Writes the whole file through a temporary file and a rename, so readers never see half of it. */
+  writeAtomic(path: string, text: string): Promise<void>;
+  /** Creates the file with the given contents; fails if it already exists. */
+  create(path: string, text: string): Promise<void>;
+  copy(from: string, to: string): Promise<void>;
+  exists(path: string): Promise<boolean>;
+  /** File names (not paths) in a directory; empty when it does not exist. */
+  list(dir: string): Promise<string[]>;
+  join(...parts: string[]): string;
+}
+
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+export interface IdSource {
+  next(prefix: string): string;
+}
+
+export const randomIds: IdSource = {
+  next: (prefix) => `${prefix}_${globalThis.crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`,
+};

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { Calibration } from '../../src/core/tokens/calibration';
+import { loadTiktokenCounter, tokenizerLoadCount } from '../../src/core/tokens/tiktokenCounter';
+import { TokenLedger } from '../../src/core/tokens/tokenLedger';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../src/core/tokens/tokenCounter';
+import type { TokenCounter } from '../../src/core/tokens/tokenCounter';
+import { call, user } from './helpers/build';
+
+describe('token counting', () => {
+  it('loads the tokenizer once, on first use, and counts real BPE tokens', async () => {
+    const before = tokenizerLoadCount();
+    const [a, b] = await Promise.all([loadTiktokenCounter(), loadTiktokenCounter()]);
+    assert.equal(a, b);
+    assert.ok(tokenizerLoadCount() <= before + 1);
+    assert.equal(a.countText('hello world'), 2);
+    assert.equal(a.countText(''), 0);
+    // special-token look-alikes in tool output are text, not control tokens
+    assert.ok(a.countText('<|endoftext|> injected') > 3);
+  });
+
+  it('counts tool calls and role framing', async () => {
+    const c = await loadTiktokenCounter();
+    const m = call('read_file', { path: 'src/parser/lexer.ts' });
+    assert.ok(c.countMessage(m) > MESSAGE_OVERHEAD_TOKENS + 8);
+    assert.equal(c.countMessage(user('hello world')), MESSAGE_OVERHEAD_TOKENS + 2);
+  });
+
+  it('caches per message so a session is tokenised once', () => {
+    let calls = 0;
+    const counting: TokenCounter = {
+      countText: (t) => t.length,
+      countMessage: (m) => {
+        calls++;
+        return (m.content ?? '').length;
+      },
+    };
+    const ledger = new TokenLedger(counting);
+    const msgs = [user('aaaa'), user('bb')];
+    assert.equal(ledger.total(msgs), 6);
+    assert.equal(ledger.total(msgs), 6);
+    assert.equal(calls, 2);
+    assert.equal(msgs[0]!.tokens, 4, 'the count is kept on the message for the session log');
+  });
+});
+
+describe('calibration', () => {
+  it('moves toward the server/local ratio and scales gauges by it', () => {
+    const c = new Calibration();
+    assert.equal(c.apply(1000), 1000);
+    c.observe(1200, 1000);
+    assert.equal(c.factor, 1.2, 'the first sample counts fully');
+    for (let i = 0; i < 20; i++) c.observe(1100, 1000);
+    assert.ok(Math.abs(c.factor - 1.1) < 0.01, `factor ${c.factor}`);
+    assert.equal(c.apply(2000), Math.round(2000 * c.factor));
+  });
+
+  it('ignores implausible samples and restores from saved state', () => {
+    const c = new Calibration();
+    assert.equal(c.observe(50, 1000), false);
+    assert.equal(c.observe(0, 1000), false);
+    assert.equal(c.factor, 1);
+    c.observe(900, 1000);
+    const r = Calibration.restore(c.toJSON());
+    assert.equal(r.factor, c.factor);
+    assert.equal(Calibration.restore({ factor: -3, samples: 2 }).factor, 1);
+  });
+});
