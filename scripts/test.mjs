@@ -1,7 +1,8 @@
 // `npm test`: installs what the suites need, typechecks, builds, runs every
 // suite and ends with one plain line "N passed, N failed" summed over them.
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, mkdirSync, rmSync } from 'node:fs';
+import { ensureDependencies } from './ensure-deps.mjs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,16 +12,6 @@ process.chdir(root);
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
   return r.status ?? 1;
-}
-
-function ensureDependencies() {
-  const lock = join(root, 'package-lock.json');
-  const marker = join(root, 'node_modules', '.package-lock.json');
-  const stale = !existsSync(marker) || (existsSync(lock) && statSync(lock).mtimeMs > statSync(marker).mtimeMs);
-  if (stale) {
-    console.log('[test] installing npm dependencies (npm ci)');
-    if (run('npm', ['ci', '--no-audit', '--no-fund']) !== 0) throw new Error('npm ci failed');
-  }
 }
 
 function listTests(dir) {
@@ -62,7 +53,6 @@ function runMochaSuite(name, files, extraArgs = []) {
   return stats;
 }
 
-import { readFileSync, mkdirSync, rmSync } from 'node:fs';
 function readFileSyncSafe(p) {
   return readFileSync(p, 'utf8');
 }
@@ -71,7 +61,7 @@ let passed = 0;
 let failed = 0;
 const started = Date.now();
 try {
-  ensureDependencies();
+  ensureDependencies(root);
   rmSync(join(root, '.test-output'), { recursive: true, force: true });
   mkdirSync(join(root, '.test-output'), { recursive: true });
 
