@@ -1,0 +1,57 @@
+import type { ChatMessage } from '../messages';
+import type { PinItem } from '../session/schema';
+
+/**
+ * After-the-fact checks on a merged summary: the things compaction must never
+ * lose. They flag; the user (or the judge, in auto mode) decides.
+ */
+export interface SurvivalReport {
+  /** Pins whose exact text is missing from the post-compaction context. */
+  missingPins: string[];
+  openLoopsBefore: number;
+  openLoopsAfter: number;
+  /** True when the summary lists fewer open loops than the head had. */
+  openLoopsDropped: boolean;
+}
+
+const OPEN_LOOP_RE = /\bTODO\b|\bFIXME\b|^\s*[-*] \[ \]|\bopen question\b|\bstill (?:need|to do|failing)\b|\bnot yet\b|\bfollow[- ]up\b/gim;
+
+/**
+ * Open loops in what the user and the agent wrote (tool output is not
+ * counted: a TODO in a file listing is not the agent's open work).
+ */
+export function countOpenLoops(messages: readonly ChatMessage[]): number {
+  let n = 0;
+  for (const m of messages) {
+    if (m.role !== 'user' && m.role !== 'assistant') continue;
+    const matches = (m.content ?? '').match(OPEN_LOOP_RE);
+    if (matches) n += matches.length;
+  }
+  return n;
+}
+
+/** Items listed under OPEN: in a structured summary, ignoring "- none". */
+export function countOpenItems(summary: string): number {
+  let n = 0;
+  let inOpen = false;
+  for (const line of summary.split('\n')) {
+    const header = line.match(/^\s*(?:#+\s*)?([A-Z][A-Z ]+):\s*(.*)$/);
+    if (header) {
+      inOpen = header[1]!.trim() === 'OPEN';
+      const rest = header[2]!.trim();
+      if (inOpen && rest && !/^-?\s*none\.?$/i.test(rest)) n++;
+      continue;
+    }
+    if (inOpen && /^\s*[-*]\s+/.test(line) && !/^\s*[-*]\s+none\.?\s*$/i.test(line)) n++;
+  }
+  return n;
+}
+
+export function survivalChecks(head: readonly ChatMessage[], after: readonly ChatMessage[], summary: string, pins: readonly PinItem[]): SurvivalReport {
+  const text = after.map((m) => m.content ?? '').join('\n');
+  const missingPins = pins.filter((p) => !text.includes(p.text)).map((p) => p.id);
+  const before = countOpenLoops(head);
+  const pinnedLoops = pins.filter((p) => p.kind === 'open-loop').length;
+  const afterCount = countOpenItems(summary) + pinnedLoops;
+  return { missingPins, openLoopsBefore: before, openLoopsAfter: afterCount, openLoopsDropped: afterCount < before };
+}

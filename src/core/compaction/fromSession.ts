@@ -1,0 +1,52 @@
+import type { ToolSpec } from '../ports';
+import type { SessionStore } from '../session/sessionStore';
+import type { SplitResult, StrategyName } from '../splitPoint';
+import { splitManual, splitWith } from '../splitPoint';
+import type { TokenLedger } from '../tokens/tokenLedger';
+import type { CompactionDeps } from './pendingCompaction';
+import { PendingCompaction } from './pendingCompaction';
+import type { CompactionSettings, CompactionSnapshot } from './plan';
+import { planCompaction } from './plan';
+
+export type SplitChoice = { strategy: StrategyName } | { manualIndex: number };
+
+/**
+ * Freezes the session's active context and plans a compaction of it. The
+ * agent may keep appending to the session; the snapshot does not change.
+ */
+export function snapshotSession(
+  store: SessionStore,
+  ledger: TokenLedger,
+  choice: SplitChoice,
+  tools: readonly ToolSpec[],
+  settings: Pick<CompactionSettings, 'contextWindow'> & { replyReserve: number },
+): CompactionSnapshot {
+  const active = store.active();
+  const context = active.messages.slice();
+  const tokens = ledger.countAll(context);
+  const split: SplitResult =
+    'manualIndex' in choice
+      ? splitManual(context, choice.manualIndex, 'message')
+      : splitWith(choice.strategy, { messages: context, tokens }, {
+          recentTurns: {
+            turns: 2,
+            usableContextTokens: Math.max(0, settings.contextWindow - settings.replyReserve),
+            turnBudgetShare: 0.25,
+            turnBudgetMin: 2_000,
+            turnBudgetMax: 8_000,
+          },
+        });
+  return {
+    context,
+    tokens,
+    split,
+    priorDepth: active.compaction?.depth ?? 0,
+    tools,
+    strategy: 'manualIndex' in choice ? 'manual' : choice.strategy,
+    pins: store.snapshot.pins.slice(),
+  };
+}
+
+export function createCompaction(snapshot: CompactionSnapshot, settings: CompactionSettings, deps: CompactionDeps): PendingCompaction {
+  return new PendingCompaction(planCompaction(snapshot, settings), deps);
+}

@@ -1,0 +1,378 @@
+import type { ChatMessage } from '../messages';
+import { frameEnd } from '../splitPoint';
+import type { LimiterPort, ModelPort } from '../ports';
+import type { CompactionRecord, PinItem } from '../session/schema';
+import type { Clock, IdSource } from '../session/storage';
+import type { SessionStore } from '../session/sessionStore';
+import type { SurvivalReport } from './checks';
+import { survivalChecks } from './checks';
+import type { BlockStats, BlockView, CompactionEvent, CompactionTotals } from './events';
+import { mergeSummaries, stripThinking, summaryMessage } from './merge';
+import type { Block } from './partition';
+import type { CompactionPlan } from './plan';
+import { buildWorkerPrompt } from './workerPrompt';
+
+export interface CompactionDeps {
+  model: ModelPort;
+  limiter: LimiterPort;
+  /** Local token estimate of a message. */
+  count: (m: ChatMessage) => number;
+  clock: Clock;
+  ids: IdSource;
+}
+
+interface BlockState {
+  block: Block;
+  view: BlockView;
+  controller: AbortController | undefined;
+  run: Promise<void> | undefined;
+  attempts: number;
+}
+
+export class CompactionCancelledError extends Error {
+  constructor() {
+    super('The compaction was cancelled; nothing was adopted.');
+    this.name = 'CompactionCancelledError';
+  }
+}
+
+/**
+ * One compaction from dispatch to adoption. Blocks run concurrently through
+ * the endpoint's limiter; each can be edited or regenerated alone; nothing
+ * touches the session until adopt(), which writes a single event.
+ */
+export class PendingCompaction {
+  readonly id: string;
+  private readonly states: BlockState[];
+  private readonly listeners = new Set<(e: CompactionEvent) => void>();
+  private cancelled = false;
+  private adopted = false;
+  private focus: string | undefined;
+  private startedAt = 0;
+  private finishedAt = 0;
+  private inFlight = 0;
+  private maxInFlight = 0;
+  private requests = 0;
+
+  constructor(
+    readonly plan: CompactionPlan,
+    private readonly deps: CompactionDeps,
+  ) {
+    this.id = deps.ids.next('c');
+    this.focus = plan.settings.focus;
+    this.states = plan.blocks.map((block) => ({
+      block,
+      attempts: 0,
+      controller: undefined,
+      run: undefined,
+      view: {
+        index: block.index,
+        firstMessage: block.messageIndices[0]!,
+        lastMessage: block.messageIndices[block.messageIndices.length - 1]!,
+        tokens: block.tokens,
+        status: 'queued',
+        streamedTokens: 0,
+        summary: undefined,
+        error: undefined,
+        stats: undefined,
+      },
+    }));
+  }
+
+  on(listener: (e: CompactionEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(e: CompactionEvent): void {
+    for (const l of this.listeners) l(e);
+  }
+
+  get blocks(): readonly BlockView[] {
+    return this.states.map((s) => s.view);
+  }
+
+  get currentFocus(): string | undefined {
+    return this.focus;
+  }
+
+  get isCancelled(): boolean {
+    return this.cancelled;
+  }
+
+  /** Dispatches every block at once; the limiter decides how many run together. */
+  start(): Promise<void> {
+    this.startedAt = this.deps.clock.now();
+    this.emit({
+      type: 'planned',
+      compactionId: this.id,
+      blocks: this.blocks.map((b) => ({ ...b })),
+      headTokens: this.plan.headTokens,
+      layout: this.plan.settings.layout,
+      mode: this.plan.settings.mode,
+      focus: this.focus,
+    });
+    for (const s of this.states) this.dispatch(s);
+    return this.settled();
+  }
+
+  /** Resolves when no block is running (each may be done, failed or edited). */
+  async settled(): Promise<void> {
+    for (;;) {
+      const running = this.states.map((s) => s.run).filter((r): r is Promise<void> => r !== undefined);
+      if (running.length === 0) break;
+      await Promise.all(running);
+    }
+    if (!this.cancelled && this.isComplete()) {
+      this.finishedAt = this.deps.clock.now();
+      this.emit({ type: 'ready', compactionId: this.id, totals: this.totals(), checks: this.checks() });
+    }
+  }
+
+  isComplete(): boolean {
+    return this.states.length > 0 && this.states.every((s) => s.view.status === 'done' || s.view.status === 'edited');
+  }
+
+  private dispatch(s: BlockState): void {
+    if (this.cancelled) return;
+    const controller = new AbortController();
+    s.controller = controller;
+    s.attempts++;
+    s.view = { ...s.view, status: 'queued', streamedTokens: 0, error: undefined };
+    if (s.attempts > 1) this.emit({ type: 'block-retried', compactionId: this.id, block: s.block.index, attempt: s.attempts, reason: 'regenerate' });
+    this.emit({ type: 'block-queued', compactionId: this.id, block: s.block.index });
+    const run = this.work(s, controller.signal).finally(() => {
+      if (s.run === run) s.run = undefined;
+    });
+    s.run = run;
+  }
+
+  private async work(s: BlockState, signal: AbortSignal): Promise<void> {
+    const queuedAt = this.deps.clock.now();
+    let release: (() => void) | undefined;
+    try {
+      release = await this.deps.limiter.acquire(signal);
+      const sentAt = this.deps.clock.now();
+      this.inFlight++;
+      this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+      this.requests++;
+      const prompt = buildWorkerPrompt(this.plan, s.block, this.focus, this.deps.count);
+      let streamed = '';
+      s.view = { ...s.view, status: 'streaming' };
+      let lastReported = 0;
+      const result = await this.deps.model.chat(prompt.request, {
+        signal,
+        onDelta: (d) => {
+          if (d.type === 'reset') streamed = '';
+          if (d.type !== 'content') return;
+          streamed += d.text;
+          // Report progress every ~16 output tokens, not on every chunk.
+          const n = Math.ceil(streamed.length / 4);
+          if (n - lastReported >= 16) {
+            lastReported = n;
+            s.view = { ...s.view, streamedTokens: n };
+            this.emit({ type: 'block-streaming', compactionId: this.id, block: s.block.index, outputTokens: n });
+          }
+        },
+      });
+      if (signal.aborted) return;
+      const text = stripThinking(result.message.content ?? '').trim();
+      if (text.length === 0) throw new Error(`the model returned an empty summary (finish reason: ${result.finishReason ?? 'none'})`);
+      const stats: BlockStats = {
+        inputTokens: result.usage?.promptTokens ?? prompt.promptTokens,
+        outputTokens: result.usage?.completionTokens ?? this.deps.count({ role: 'user', content: text }),
+        cachedTokens: result.usage?.cachedTokens,
+        ms: this.deps.clock.now() - sentAt,
+        queuedMs: sentAt - queuedAt,
+        instructionTokens: prompt.instructionTokens,
+        attempts: s.attempts,
+        trimmed: prompt.trimmed,
+      };
+      s.view = { ...s.view, status: 'done', summary: text, stats, streamedTokens: stats.outputTokens };
+      this.emit({ type: 'block-done', compactionId: this.id, block: s.block.index, summary: text, stats });
+    } catch (err) {
+      if (signal.aborted || this.cancelled) return;
+      const message = err instanceof Error ? err.message : String(err);
+      s.view = { ...s.view, status: 'failed', error: message };
+      this.emit({ type: 'block-failed', compactionId: this.id, block: s.block.index, error: message });
+    } finally {
+      if (release) {
+        this.inFlight--;
+        release();
+      }
+    }
+  }
+
+  /** Replaces a block's summary with the developer's text. */
+  edit(index: number, text: string): void {
+    this.assertOpen();
+    const s = this.stateAt(index);
+    if (s.run) {
+      s.controller?.abort();
+      s.run = undefined;
+    }
+    s.view = { ...s.view, status: 'edited', summary: text, error: undefined };
+    this.emit({ type: 'block-edited', compactionId: this.id, block: index });
+  }
+
+  /** Runs one block again, optionally with a new focus; the others are kept. */
+  regenerate(index: number): Promise<void> {
+    this.assertOpen();
+    const s = this.stateAt(index);
+    s.controller?.abort();
+    this.dispatch(s);
+    return this.settled();
+  }
+
+  /** Retries every failed block alone. */
+  retryFailed(): Promise<void> {
+    this.assertOpen();
+    for (const s of this.states) if (s.view.status === 'failed') this.dispatch(s);
+    return this.settled();
+  }
+
+  /**
+   * A new focus supersedes the old one: blocks not yet finished are redone with
+   * it (finished ones keep their summaries; the caller may regenerate them).
+   */
+  refocus(focus: string | undefined): Promise<void> {
+    this.assertOpen();
+    this.focus = focus;
+    for (const s of this.states) {
+      if (s.view.status === 'done' || s.view.status === 'edited') continue;
+      s.controller?.abort();
+      this.dispatch(s);
+    }
+    return this.settled();
+  }
+
+  cancel(): void {
+    if (this.cancelled || this.adopted) return;
+    this.cancelled = true;
+    for (const s of this.states) s.controller?.abort();
+    this.emit({ type: 'cancelled', compactionId: this.id });
+  }
+
+  private assertOpen(): void {
+    if (this.cancelled) throw new CompactionCancelledError();
+    if (this.adopted) throw new Error('This compaction was already adopted.');
+  }
+
+  private stateAt(index: number): BlockState {
+    const s = this.states[index];
+    if (!s) throw new RangeError(`No block ${index}; this compaction has ${this.states.length}.`);
+    return s;
+  }
+
+  /** The merged summary text; only when every block is done or edited. */
+  summaryText(): string {
+    if (!this.isComplete()) {
+      const pending = this.states.filter((s) => s.view.status !== 'done' && s.view.status !== 'edited').map((s) => `${s.view.index} (${s.view.status})`);
+      throw new Error(`Not every block has a summary yet: ${pending.join(', ')}.`);
+    }
+    const ctx = this.plan.snapshot.context;
+    const head = this.plan.snapshot.split.headIndices;
+    const carried = this.plan.carriedSummaryIndex !== undefined ? (ctx[this.plan.carriedSummaryIndex]!.content ?? '') : undefined;
+    return mergeSummaries(
+      this.states.map((s) => ({ block: s.block, text: s.view.summary! })),
+      { firstIndex: head[0] ?? 0, lastIndex: head[head.length - 1] ?? 0, messageCount: head.length, focus: this.focus, carried },
+    );
+  }
+
+  /**
+   * Where the verbatim tail starts once the head and kept messages are taken
+   * out: for contiguous strategies the split's tail start; for the
+   * preserve-user-messages strategy, after the newest summarised or kept message.
+   */
+  private contiguousTailStart(): number {
+    const split = this.plan.snapshot.split;
+    const last = Math.max(-1, ...split.headIndices, ...split.keptIndices);
+    return Math.max(last + 1, split.keptIndices.length > 0 ? 0 : split.tailStartIndex);
+  }
+
+  /** The context the agent would send after adoption: [system, pinned, kept…, summary, …tail]. */
+  projectedContext(): ChatMessage[] {
+    const ctx = this.plan.snapshot.context;
+    const split = this.plan.snapshot.split;
+    return [
+      ...ctx.slice(0, frameEnd(ctx)),
+      ...split.keptIndices.map((i) => ctx[i]!),
+      { role: 'user', content: this.summaryText() },
+      ...ctx.slice(this.contiguousTailStart()),
+    ];
+  }
+
+  /** Pins must survive verbatim; a drop in open loops is flagged. */
+  checks(pins: readonly PinItem[] = this.plan.snapshot.pins): SurvivalReport {
+    const ctx = this.plan.snapshot.context;
+    const head = this.plan.snapshot.split.headIndices.map((i) => ctx[i]!);
+    return survivalChecks(head, this.projectedContext(), this.summaryText(), pins);
+  }
+
+  totals(): CompactionTotals {
+    const views = this.states.map((s) => s.view);
+    const summaryTokens = this.isComplete() ? this.deps.count({ role: 'user', content: this.summaryText() }) : 0;
+    const sum = (f: (st: BlockStats) => number) => views.reduce((a, v) => a + (v.stats ? f(v.stats) : 0), 0);
+    return {
+      headTokens: this.plan.headTokens,
+      summaryTokens,
+      inputTokens: sum((st) => st.inputTokens),
+      outputTokens: sum((st) => st.outputTokens),
+      cachedTokens: sum((st) => st.cachedTokens ?? 0),
+      compressionRatio: summaryTokens > 0 ? this.plan.headTokens / summaryTokens : 0,
+      wallMs: (this.finishedAt || this.deps.clock.now()) - this.startedAt,
+      requests: this.requests,
+      maxInFlight: this.maxInFlight,
+    };
+  }
+
+  /** The record adoption writes; ids point at the snapshot's messages. */
+  toRecord(): Omit<CompactionRecord, 'at'> {
+    const ctx = this.plan.snapshot.context;
+    const split = this.plan.snapshot.split;
+    const text = this.summaryText();
+    const t = this.totals();
+    const tailStart = ctx[this.contiguousTailStart()];
+    const record: Omit<CompactionRecord, 'at'> = {
+      id: this.id,
+      summary: summaryMessage(`${this.id}_summary`, this.deps.clock.now(), text, this.deps.count({ role: 'user', content: text })),
+      tailStartId: tailStart ? tailStart.id : null,
+      keptIds: split.keptIndices.map((i) => ctx[i]!.id),
+      coveredIds: split.headIndices.map((i) => ctx[i]!.id),
+      lastSnapshotId: ctx.length > 0 ? ctx[ctx.length - 1]!.id : null,
+      strategy: this.plan.snapshot.strategy,
+      depth: this.plan.depth,
+      stats: {
+        blocks: this.states.length,
+        mode: this.plan.settings.mode,
+        layout: this.plan.settings.layout,
+        headTokens: t.headTokens,
+        summaryTokens: t.summaryTokens,
+        inputTokens: t.inputTokens,
+        outputTokens: t.outputTokens,
+        cachedTokens: t.cachedTokens,
+        compressionRatio: Math.round(t.compressionRatio * 100) / 100,
+        wallMs: t.wallMs,
+        edited: this.states.filter((s) => s.view.status === 'edited').length,
+      },
+    };
+    if (this.focus) record.focus = this.focus;
+    return record;
+  }
+
+  /**
+   * Writes the compaction to the session as one event. Refuses when cancelled,
+   * incomplete, or when the session no longer has the snapshot's messages.
+   */
+  async adopt(store: SessionStore): Promise<CompactionRecord> {
+    this.assertOpen();
+    const record = this.toRecord();
+    const known = new Set(store.snapshot.messages.map((m) => m.id));
+    const missing = [record.tailStartId, ...record.keptIds].filter((id): id is string => id !== null && !known.has(id));
+    if (missing.length > 0) throw new Error(`The session no longer has message ${missing[0]}; this compaction's snapshot is stale. Run it again.`);
+    const adopted = await store.adoptCompaction(record);
+    this.adopted = true;
+    this.emit({ type: 'adopted', compactionId: this.id, totals: this.totals() });
+    return adopted;
+  }
+}

@@ -1,0 +1,54 @@
+import type { ChatMessage } from './messages';
+
+/**
+ * What the engine needs from a model server, as the engine sees it. src/llm's
+ * client satisfies this structurally; tests can pass anything that does.
+ */
+export interface ToolSpec {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown> };
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+
+export interface ModelRequest {
+  model?: string;
+  messages: ChatMessage[];
+  tools?: ToolSpec[];
+  toolChoice?: ToolChoice;
+  maxTokens?: number;
+  temperature?: number;
+  stream?: boolean;
+  headers?: Record<string, string>;
+}
+
+export interface ModelUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number | undefined;
+}
+
+export type ModelDelta =
+  | { type: 'content'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'tool_call'; index: number; id?: string; name?: string; argumentsDelta: string }
+  | { type: 'reset'; attempt: number; reason: string };
+
+export interface ModelResult {
+  message: Extract<ChatMessage, { role: 'assistant' }>;
+  usage: ModelUsage | undefined;
+  finishReason: string | null;
+  reasoning?: string;
+}
+
+export interface ModelPort {
+  chat(req: ModelRequest, opts?: { signal?: AbortSignal; onDelta?: (d: ModelDelta) => void }): Promise<ModelResult>;
+}
+
+/** A concurrency limit shared by everything that talks to one endpoint. */
+export interface LimiterPort {
+  acquire(signal?: AbortSignal): Promise<() => void>;
+}
+
+/** No limit: for tests and single calls. */
+export const unlimited: LimiterPort = { acquire: async () => () => undefined };

@@ -1,0 +1,278 @@
+import assert from 'node:assert/strict';
+import type { ChatMessage, StoredMessage } from '../../src/core/messages';
+import { toWire } from '../../src/core/messages';
+import { atomicUnits, partitionHead } from '../../src/core/compaction/partition';
+import { createCompaction, snapshotSession } from '../../src/core/compaction/fromSession';
+import { CompactionCancelledError } from '../../src/core/compaction/pendingCompaction';
+import type { CompactionDeps } from '../../src/core/compaction/pendingCompaction';
+import type { CompactionEvent } from '../../src/core/compaction/events';
+import { DEFAULT_COMPACTION_SETTINGS } from '../../src/core/compaction/plan';
+import type { CompactionSettings } from '../../src/core/compaction/plan';
+import { countOpenItems } from '../../src/core/compaction/checks';
+import { SessionStore } from '../../src/core/session/sessionStore';
+import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
+import { TokenLedger } from '../../src/core/tokens/tokenLedger';
+import { unlimited } from '../../src/core/ports';
+import type { LimiterPort, ToolSpec } from '../../src/core/ports';
+import { FakeModel } from './helpers/fakeModel';
+import { MemoryStorage, counterIds, fixedClock } from './helpers/memoryStorage';
+import { asst, call, result, sys, toolPair, user } from './helpers/build';
+
+const counter = new CharEstimateCounter();
+const count = (m: ChatMessage) => counter.countMessage(m);
+const TOOLS: ToolSpec[] = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }];
+
+const sharedIds = counterIds();
+function deps(model: FakeModel, limiter: LimiterPort = unlimited): CompactionDeps {
+  return { model, limiter, count, clock: fixedClock(), ids: { next: (p) => sharedIds.next(`${p}x`) } };
+}
+
+function settings(over: Partial<CompactionSettings> = {}): CompactionSettings {
+  return { ...DEFAULT_COMPACTION_SETTINGS, blockTokens: 1000, contextWindow: 200_000, ...over };
+}
+
+/** A session of `turns` turns, each a user message, a tool round trip of ~`toolChars` and a reply. */
+async function sessionWith(turns: number, toolChars = 2000) {
+  const d = { storage: new MemoryStorage(), ids: counterIds(), clock: fixedClock() };
+  const store = await SessionStore.create(d, '/s.jsonl');
+  await store.append({ role: 'system', content: 'You are a coding agent.' });
+  for (let t = 0; t < turns; t++) {
+    await store.append({ role: 'user', content: `Turn ${t}: fix bug ${t} in src/mod${t}.ts. TODO: add a test for case ${t}.` });
+    const callId = `call_${t}`;
+    await store.append({ role: 'assistant', content: null, tool_calls: [{ id: callId, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/mod${t}.ts"}` } }] });
+    await store.append({ role: 'tool', tool_call_id: callId, content: `// src/mod${t}.ts\n` + 'x'.repeat(toolChars) });
+    await store.append({ role: 'assistant', content: `Decision: patched parseHeader in src/mod${t}.ts (${t}).` });
+  }
+  return { store, d };
+}
+
+describe('partition', () => {
+  it('makes about ceil(head / B) blocks on message boundaries', () => {
+    const msgs: StoredMessage[] = [sys('s')];
+    for (let i = 0; i < 40; i++) msgs.push(user(`u${i}`), asst(`a${i}`));
+    const tokens = msgs.map(() => 100);
+    const head = msgs.map((_, i) => i).slice(1);
+    const blocks = partitionHead(msgs, head, tokens, { blockTokens: 1000 });
+    assert.equal(blocks.length, 8, '8000 tokens / 1000');
+    assert.deepEqual(blocks.flatMap((b) => b.messageIndices), head, 'every head message exactly once, in order');
+    assert.ok(blocks.every((b) => b.tokens === 1000));
+  });
+
+  it('never separates a tool call from its results, even across the block edge', () => {
+    const msgs = [sys('s'), user('u'), ...toolPair('a', 'x'), call('multi', {}, 'c1'), result('c1', 'r1'), asst('end')];
+    // give the multi call unit a size that straddles the edge
+    const tokens = [10, 400, 300, 200, 300, 400, 50];
+    const blocks = partitionHead(msgs, [1, 2, 3, 4, 5, 6], tokens, { blockTokens: 1000 });
+    for (const b of blocks) {
+      const ids = new Set(b.messageIndices);
+      if (ids.has(4)) assert.ok(ids.has(5), 'call 4 and result 5 together');
+      if (ids.has(2)) assert.ok(ids.has(3));
+    }
+    assert.deepEqual(atomicUnits(msgs, [1, 2, 3, 4, 5, 6], tokens).map((u) => u.indices), [[1], [2, 3], [4, 5], [6]]);
+  });
+
+  it('splits only a message bigger than B, into parts', () => {
+    const big = user('line\n'.repeat(2000));
+    const msgs = [sys('s'), user('small'), big, asst('ok')];
+    const blocks = partitionHead(msgs, [1, 2, 3], [5, 100, 3500, 50], { blockTokens: 1000 });
+    const parts = blocks.filter((b) => b.part);
+    assert.equal(parts.length, 4);
+    assert.deepEqual(parts.map((p) => p.part!.part), [0, 1, 2, 3]);
+    assert.equal(parts[0]!.part!.from, 0);
+    assert.equal(parts[3]!.part!.to, big.content!.length);
+    for (let i = 1; i < parts.length; i++) assert.equal(parts[i]!.part!.from, parts[i - 1]!.part!.to, 'parts tile the message');
+  });
+});
+
+describe('parallel block compaction', () => {
+  it('cache-aligned workers replay the agent context byte for byte up to their block, tools with tool_choice none, and one instruction', async () => {
+    const { store } = await sessionWith(8);
+    const ledger = new TokenLedger(counter);
+    const snap = snapshotSession(store, ledger, { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const model = new FakeModel();
+    const pc = createCompaction(snap, settings({ focus: 'keep the DB migration plan' }), deps(model));
+    await pc.start();
+    assert.ok(pc.plan.blocks.length >= 3, `blocks: ${pc.plan.blocks.length}`);
+    const agentWire = JSON.stringify(snap.context.map(toWire));
+    for (const [k, req] of model.requests.entries()) {
+      const prefix = req.messages.slice(0, -1);
+      const lastIdx = pc.plan.blocks[k]!.messageIndices.at(-1)!;
+      assert.equal(prefix.length, lastIdx + 1);
+      assert.ok(agentWire.startsWith(JSON.stringify(prefix).slice(0, -1)), `worker ${k} prefix is the agent's own bytes`);
+      assert.deepEqual(req.tools, TOOLS);
+      assert.equal(req.toolChoice, 'none');
+      const instr = req.messages.at(-1)!.content!;
+      assert.match(instr, new RegExp(`SPLITPOINT-SUMMARIZE from message #${pc.plan.blocks[k]!.messageIndices[0]} to the end`));
+      assert.match(instr, /FOCUS: keep the DB migration plan/, 'the focus reaches every worker');
+      assert.match(instr, /data to summarise, not instructions/);
+      assert.equal(/CURRENT WORK/.test(instr), k === pc.plan.blocks.length - 1, 'only the last block reports current work');
+    }
+  });
+
+  it('target-block layout wraps block k at the end with the instruction after it', async () => {
+    const { store } = await sessionWith(6);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const model = new FakeModel();
+    const pc = createCompaction(snap, settings({ layout: 'target-block' }), deps(model));
+    await pc.start();
+    for (const req of model.requests) {
+      assert.equal(req.tools, undefined);
+      const text = req.messages.at(-1)!.content!;
+      assert.ok(text.indexOf('<TARGET_BLOCK>') < text.indexOf('</TARGET_BLOCK>'));
+      assert.ok(text.indexOf('</TARGET_BLOCK>') < text.indexOf('VERBOSITY:'), 'instruction after the target');
+    }
+    assert.ok(model.requests.slice(1).every((r) => r.messages.at(-1)!.content!.includes('<CONTEXT>')), 'later blocks see earlier ones as context');
+  });
+
+  it('dispatches all blocks at once when the limiter allows and reports per-block events', async () => {
+    const { store } = await sessionWith(8);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const model = new FakeModel();
+    model.hold();
+    const pc = createCompaction(snap, settings(), deps(model));
+    const events: CompactionEvent[] = [];
+    pc.on((e) => events.push(e));
+    const done = pc.start();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(model.inFlight, pc.plan.blocks.length, 'every worker in flight together');
+    model.release();
+    await done;
+    const kinds = events.map((e) => e.type);
+    assert.equal(kinds[0], 'planned');
+    assert.equal(kinds.filter((k) => k === 'block-done').length, pc.plan.blocks.length);
+    assert.ok(kinds.includes('block-streaming'));
+    assert.equal(kinds.at(-1), 'ready');
+    const ready = events.at(-1) as Extract<CompactionEvent, { type: 'ready' }>;
+    assert.equal(ready.totals.requests, pc.plan.blocks.length);
+    assert.ok(ready.totals.compressionRatio > 1);
+  });
+
+  it('retries a failed block alone and keeps the others', async () => {
+    const { store } = await sessionWith(6);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const model = new FakeModel();
+    model.failNext = ['HTTP 500 from the server'];
+    const pc = createCompaction(snap, settings(), deps(model));
+    await pc.start();
+    const failed = pc.blocks.filter((b) => b.status === 'failed');
+    assert.equal(failed.length, 1);
+    assert.match(failed[0]!.error!, /HTTP 500/);
+    assert.throws(() => pc.summaryText(), /Not every block has a summary/);
+    const before = model.requests.length;
+    await pc.retryFailed();
+    assert.equal(model.requests.length, before + 1, 'only the failed block was sent again');
+    assert.ok(pc.isComplete());
+  });
+
+  it('edits and regenerates a block before adoption; adoption splices the session and undo restores it', async () => {
+    const { store } = await sessionWith(6);
+    const before = store.active().messages.map((m) => m.id);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const model = new FakeModel();
+    const pc = createCompaction(snap, settings(), deps(model));
+    await pc.start();
+    pc.edit(0, 'DECISIONS:\n- edited by the developer');
+    await pc.regenerate(1);
+    assert.equal(pc.blocks[0]!.status, 'edited');
+    assert.equal(pc.blocks[1]!.status, 'done');
+    // the agent keeps going while the preview is open
+    const late = await store.append({ role: 'user', content: 'one more thing' });
+    const rec = await pc.adopt(store);
+    const active = store.active();
+    assert.equal(active.messages[1]!.kind, 'summary');
+    assert.match(active.messages[1]!.content!, /edited by the developer/);
+    assert.equal(active.messages.at(-1)!.id, late.id, 'messages appended after the snapshot stay in the tail');
+    assert.equal(active.messages[2]!.id, snap.context[snap.split.tailStartIndex]!.id);
+    assert.equal(rec.depth, 1);
+    assert.equal(rec.stats!.edited, 1);
+    await store.undoCompaction();
+    assert.deepEqual(store.active().messages.map((m) => m.id), [...before, late.id]);
+  });
+
+  it('cancellation aborts the workers and nothing is adopted', async () => {
+    const { store } = await sessionWith(6);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const model = new FakeModel();
+    model.hold();
+    const pc = createCompaction(snap, settings(), deps(model));
+    const done = pc.start();
+    await new Promise((r) => setImmediate(r));
+    pc.cancel();
+    await done;
+    assert.equal(model.aborted, pc.plan.blocks.length);
+    await assert.rejects(pc.adopt(store), CompactionCancelledError);
+    assert.equal(store.snapshot.compactions.length, 0);
+  });
+
+  it('a new focus supersedes the old one: unfinished blocks are redone with it, finished ones kept', async () => {
+    const { store } = await sessionWith(6);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const model = new FakeModel();
+    model.hold();
+    const pc = createCompaction(snap, settings(), deps(model));
+    const first = pc.start();
+    await new Promise((r) => setImmediate(r));
+    const n = pc.plan.blocks.length;
+    assert.equal(model.requests.length, n);
+    pc.edit(0, 'DECISIONS:\n- block 0 finished before the new focus');
+    const refocused = pc.refocus('keep the parser decisions');
+    model.release();
+    await Promise.all([first, refocused]);
+    assert.equal(model.aborted, n, 'every in-flight worker was aborted (block 0 by the edit)');
+    const redone = model.requests.slice(n);
+    assert.equal(redone.length, n - 1, 'block 0 was finished and is not redone');
+    assert.ok(redone.every((r) => /FOCUS: keep the parser decisions/.test(r.messages.at(-1)!.content!)));
+    assert.match(pc.summaryText(), /block 0 finished before the new focus/);
+    assert.match(pc.summaryText(), /Focus kept: keep the parser decisions/);
+  });
+
+  it('sequential baseline is one worker over the whole head', async () => {
+    const { store } = await sessionWith(6);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const model = new FakeModel();
+    const pc = createCompaction(snap, settings({ mode: 'sequential' }), deps(model));
+    await pc.start();
+    assert.equal(model.requests.length, 1);
+    assert.deepEqual(pc.plan.blocks[0]!.messageIndices, snap.split.headIndices);
+  });
+
+  it('re-compaction folds the earlier summary in as the oldest block and caps the depth', async () => {
+    const { store } = await sessionWith(10);
+    const ledger = new TokenLedger(counter);
+    const tools = TOOLS;
+    const depths: number[] = [];
+    for (let layer = 0; layer < 4; layer++) {
+      const snap = snapshotSession(store, ledger, { strategy: 'recent-turns' }, tools, { contextWindow: 200_000, replyReserve: 4096 });
+      const pc = createCompaction(snap, settings({ maxDepth: 2 }), deps(new FakeModel()));
+      if (layer > 0) {
+        const first = pc.plan.blocks[0];
+        if (layer === 1) assert.ok(first?.isPriorSummary, 'the earlier summary is block 0');
+        if (layer >= 2) assert.notEqual(pc.plan.carriedSummaryIndex, undefined, 'at the cap the earlier summary is carried, not re-summarised');
+      }
+      await pc.start();
+      depths.push((await pc.adopt(store)).depth);
+      for (let t = 0; t < 3; t++) {
+        await store.append({ role: 'user', content: `more work ${layer}.${t} TODO later` });
+        await store.append({ role: 'assistant', content: `done ${layer}.${t}` });
+      }
+    }
+    assert.deepEqual(depths, [1, 2, 2, 2]);
+    // undo peels every layer back to the originals
+    for (let i = 0; i < 4; i++) await store.undoCompaction();
+    assert.equal(store.active().compaction, undefined);
+  });
+
+  it('flags a drop in open loops and checks pins survive', async () => {
+    const { store } = await sessionWith(6);
+    await store.setPins([{ id: 'p1', text: 'Never drop the users table', kind: 'constraint', source: 'user', createdAt: 1 }]);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const model = new FakeModel(() => 'DECISIONS:\n- none\nOPEN:\n- none');
+    const pc = createCompaction(snap, settings(), deps(model));
+    await pc.start();
+    const checks = pc.checks();
+    assert.deepEqual(checks.missingPins, []);
+    assert.ok(checks.openLoopsBefore >= 4, `before ${checks.openLoopsBefore}`);
+    assert.equal(checks.openLoopsDropped, true);
+    assert.equal(countOpenItems('OPEN:\n- a\n- none\n- b\nFACTS:\n- c'), 2);
+  });
+});
