@@ -2,7 +2,7 @@ import { inspectSession } from '../core/inspect';
 import type { InspectReport } from '../core/inspect';
 import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
 import { TokenLedger } from '../core/tokens/tokenLedger';
-import { loadSessionFile } from '../node/loadSessionFile';
+import { openSession } from './openSession';
 import { intOption, parseCommandArgs, requireString } from './args';
 import type { CliIO } from './io';
 
@@ -26,9 +26,9 @@ export async function inspectCommand(argv: string[], io: CliIO): Promise<number>
   const path = requireString(values.session, '--session');
   const contextWindow = intOption(values.window, '--window', 32_768);
   const replyReserve = intOption(values.reserve, '--reserve', 4_096, 0);
-  const loaded = await loadSessionFile(path);
+  const { store } = await openSession(path);
   const ledger = new TokenLedger(await loadTiktokenCounter());
-  const report = inspectSession(loaded.messages, ledger, { contextWindow, replyReserve });
+  const report = inspectSession(store.active().messages, ledger, { contextWindow, replyReserve });
   io.out(values.json ? JSON.stringify(toJson(report)) : formatText(path, report));
   return 0;
 }

@@ -3,6 +3,8 @@ import { INSPECT_HELP, inspectCommand } from './inspectCommand';
 import type { CliIO } from './io';
 import { processIO } from './io';
 import { SIM_HELP, simCommand } from './simCommand';
+import { COMPACT_HELP, compactCommand } from './compactCommand';
+import { BENCH_HELP, benchCommand } from './benchCommand';
 
 interface Command {
   help: string;
@@ -11,6 +13,8 @@ interface Command {
 
 const COMMANDS: Record<string, Command> = {
   inspect: { help: INSPECT_HELP, run: inspectCommand },
+  compact: { help: COMPACT_HELP, run: compactCommand },
+  bench: { help: BENCH_HELP, run: benchCommand },
   sim: { help: SIM_HELP, run: simCommand },
 };
 
@@ -36,7 +40,7 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
     io.err(`splitpoint: unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
-  if (rest.includes('--help') || rest.includes('-h')) {
+  if ((rest.includes('--help') || rest.includes('-h')) && name !== 'sim') {
     io.out(cmd.help);
     return 0;
   }

@@ -27,6 +27,8 @@ interface BlockState {
   controller: AbortController | undefined;
   run: Promise<void> | undefined;
   attempts: number;
+  /** Called once when the first output token arrives (prefill done). */
+  onFirstToken?: () => void;
 }
 
 export class CompactionCancelledError extends Error {
@@ -53,6 +55,9 @@ export class PendingCompaction {
   private inFlight = 0;
   private maxInFlight = 0;
   private requests = 0;
+  /** Bumped on every block change; memoised merges are keyed by it. */
+  private version = 0;
+  private memo: { version: number; text: string; tokens: number | undefined } | undefined;
 
   constructor(
     readonly plan: CompactionPlan,
@@ -85,6 +90,7 @@ export class PendingCompaction {
   }
 
   private emit(e: CompactionEvent): void {
+    this.version++;
     for (const l of this.listeners) l(e);
   }
 
@@ -112,6 +118,16 @@ export class PendingCompaction {
       mode: this.plan.settings.mode,
       focus: this.focus,
     });
+    if (this.plan.settings.dispatch === 'longest-first' && this.states.length > 1) {
+      const longest = this.states[this.states.length - 1]!;
+      // The rest are sent, synchronously, when the longest prefix is computed
+      // (its first token) or its worker ends, so settled() always sees them.
+      longest.onFirstToken = () => {
+        for (const s of this.states) if (s !== longest && s.attempts === 0) this.dispatch(s);
+      };
+      this.dispatch(longest);
+      return this.settled();
+    }
     for (const s of this.states) this.dispatch(s);
     return this.settled();
   }
@@ -163,6 +179,10 @@ export class PendingCompaction {
       const result = await this.deps.model.chat(prompt.request, {
         signal,
         onDelta: (d) => {
+          if (s.onFirstToken) {
+            s.onFirstToken();
+            s.onFirstToken = undefined;
+          }
           if (d.type === 'reset') streamed = '';
           if (d.type !== 'content') return;
           streamed += d.text;
@@ -196,6 +216,10 @@ export class PendingCompaction {
       s.view = { ...s.view, status: 'failed', error: message };
       this.emit({ type: 'block-failed', compactionId: this.id, block: s.block.index, error: message });
     } finally {
+      if (s.onFirstToken) {
+        s.onFirstToken();
+        s.onFirstToken = undefined;
+      }
       if (release) {
         this.inFlight--;
         release();
@@ -238,6 +262,7 @@ export class PendingCompaction {
   refocus(focus: string | undefined): Promise<void> {
     this.assertOpen();
     this.focus = focus;
+    this.version++;
     for (const s of this.states) {
       if (s.view.status === 'done' || s.view.status === 'edited') continue;
       s.controller?.abort();
@@ -266,6 +291,7 @@ export class PendingCompaction {
 
   /** The merged summary text; only when every block is done or edited. */
   summaryText(): string {
+    if (this.memo && this.memo.version === this.version) return this.memo.text;
     if (!this.isComplete()) {
       const pending = this.states.filter((s) => s.view.status !== 'done' && s.view.status !== 'edited').map((s) => `${s.view.index} (${s.view.status})`);
       throw new Error(`Not every block has a summary yet: ${pending.join(', ')}.`);
@@ -273,10 +299,19 @@ export class PendingCompaction {
     const ctx = this.plan.snapshot.context;
     const head = this.plan.snapshot.split.headIndices;
     const carried = this.plan.carriedSummaryIndex !== undefined ? (ctx[this.plan.carriedSummaryIndex]!.content ?? '') : undefined;
-    return mergeSummaries(
+    const text = mergeSummaries(
       this.states.map((s) => ({ block: s.block, text: s.view.summary! })),
       { firstIndex: head[0] ?? 0, lastIndex: head[head.length - 1] ?? 0, messageCount: head.length, focus: this.focus, carried },
     );
+    this.memo = { version: this.version, text, tokens: undefined };
+    return text;
+  }
+
+  /** Local token estimate of the merged summary. */
+  summaryTokens(): number {
+    const text = this.summaryText();
+    if (this.memo!.tokens === undefined) this.memo!.tokens = this.deps.count({ role: 'user', content: text });
+    return this.memo!.tokens;
   }
 
   /**
@@ -311,7 +346,7 @@ export class PendingCompaction {
 
   totals(): CompactionTotals {
     const views = this.states.map((s) => s.view);
-    const summaryTokens = this.isComplete() ? this.deps.count({ role: 'user', content: this.summaryText() }) : 0;
+    const summaryTokens = this.isComplete() ? this.summaryTokens() : 0;
     const sum = (f: (st: BlockStats) => number) => views.reduce((a, v) => a + (v.stats ? f(v.stats) : 0), 0);
     return {
       headTokens: this.plan.headTokens,
@@ -335,7 +370,7 @@ export class PendingCompaction {
     const tailStart = ctx[this.contiguousTailStart()];
     const record: Omit<CompactionRecord, 'at'> = {
       id: this.id,
-      summary: summaryMessage(`${this.id}_summary`, this.deps.clock.now(), text, this.deps.count({ role: 'user', content: text })),
+      summary: summaryMessage(`${this.id}_summary`, this.deps.clock.now(), text, this.summaryTokens()),
       tailStartId: tailStart ? tailStart.id : null,
       keptIds: split.keptIndices.map((i) => ctx[i]!.id),
       coveredIds: split.headIndices.map((i) => ctx[i]!.id),

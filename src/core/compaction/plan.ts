@@ -21,6 +21,14 @@ export interface CompactionSettings {
   /** The model's window; prompts that would not fit are pre-trimmed. */
   contextWindow: number;
   model: string | undefined;
+  /**
+   * all-at-once: every worker is sent together (best when the server shares
+   * blocks that are still being computed, as vLLM v1 does). longest-first: the
+   * worker with the longest prefix goes first and the rest follow once its
+   * prefill is done, so they reuse it even on a server that only caches
+   * finished prefills.
+   */
+  dispatch: 'all-at-once' | 'longest-first';
 }
 
 export const DEFAULT_COMPACTION_SETTINGS: CompactionSettings = {
@@ -32,6 +40,7 @@ export const DEFAULT_COMPACTION_SETTINGS: CompactionSettings = {
   maxDepth: 3,
   contextWindow: 32_768,
   model: undefined,
+  dispatch: 'all-at-once',
 };
 
 export const MAX_OUTPUT_TOKENS: Record<Verbosity, number> = { concise: 700, detailed: 1400, 'very detailed': 2800 };

@@ -53,6 +53,7 @@ export function buildWorkerPrompt(plan: CompactionPlan, block: Block, focus: str
 
 function cacheAligned(plan: CompactionPlan, block: Block, x: InstructionInput, maxTokens: number, budget: number, count: (m: ChatMessage) => number): WorkerPrompt {
   const ctx = plan.snapshot.context;
+  const known = plan.snapshot.tokens;
   const first = block.messageIndices[0]!;
   const last = block.messageIndices[block.messageIndices.length - 1]!;
   // The agent's own bytes up to the block, then the block itself.
@@ -60,17 +61,29 @@ function cacheAligned(plan: CompactionPlan, block: Block, x: InstructionInput, m
   const own = block.part ? blockMessages(plan, block) : ctx.slice(first, last + 1).map(toWire);
   let trimmed = false;
   const size = (msgs: ChatMessage[]) => msgs.reduce((s, m) => s + count(m), 0);
+  // Sizes of untouched context messages come from the snapshot: re-counting
+  // the growing prefix for every block would cost O(blocks × context).
+  let beforeTokens = 0;
+  for (let i = 0; i < first; i++) beforeTokens += known[i]!;
+  const ownTokens = block.part ? size(own) : block.messageIndices.reduce((s, i) => s + known[i]!, 0) + sumGaps(known, block);
   const probe = cacheAlignedInstruction([...before, ...own], before.length, x);
   const instructionTokens = count({ role: 'user', content: probe });
   // Only when the replay would not fit does the worker lose byte-alignment:
   // pre-trim what precedes the block, then drop the oldest non-system context.
-  if (size(before) + size(own) + instructionTokens > budget) {
+  if (beforeTokens + ownTokens + instructionTokens > budget) {
     trimmed = true;
     before = pretrim(before).messages;
     const systems = before.filter((m) => m.role === 'system');
     let rest: ChatMessage[] = before.filter((m) => m.role !== 'system');
-    while (rest.length > 0 && size(systems) + size(rest) + size(own) + instructionTokens > budget) rest = dropLeadingUnit(rest);
+    const fixed = size(systems) + ownTokens + instructionTokens;
+    let restTokens = size(rest);
+    while (rest.length > 0 && fixed + restTokens > budget) {
+      const next = dropLeadingUnit(rest);
+      restTokens -= size(rest.slice(0, rest.length - next.length));
+      rest = next;
+    }
     before = [...systems, ...rest];
+    beforeTokens = fixed - ownTokens - instructionTokens + restTokens;
   }
   const messages = [...before, ...own];
   const instruction = cacheAlignedInstruction(messages, before.length, x);
@@ -84,7 +97,18 @@ function cacheAligned(plan: CompactionPlan, block: Block, x: InstructionInput, m
     request.toolChoice = 'none';
   }
   if (plan.settings.model) request.model = plan.settings.model;
-  return { request, promptTokens: size(request.messages), instructionTokens, trimmed };
+  return { request, promptTokens: beforeTokens + ownTokens + instructionTokens, instructionTokens, trimmed };
+}
+
+/**
+ * In the preserve-user-messages strategy a block's messages can skip kept
+ * user messages; the replay includes them, so count them too.
+ */
+function sumGaps(known: readonly number[], block: Block): number {
+  const idx = block.messageIndices;
+  let extra = 0;
+  for (let k = 1; k < idx.length; k++) for (let i = idx[k - 1]! + 1; i < idx[k]!; i++) extra += known[i]!;
+  return extra;
 }
 
 /** Removes the oldest message, and the tool results that would be orphaned with it. */
@@ -94,30 +118,54 @@ function dropLeadingUnit(msgs: ChatMessage[]): ChatMessage[] {
   return msgs.slice(k);
 }
 
+interface TrimmedContext {
+  start: number;
+  messages: ChatMessage[];
+  tokens: number[];
+}
+
+/** The pre-trimmed context is the same for every block of a plan: build it once. */
+const trimmedContexts = new WeakMap<CompactionPlan, TrimmedContext>();
+
+function trimmedContext(plan: CompactionPlan, count: (m: ChatMessage) => number): TrimmedContext {
+  let t = trimmedContexts.get(plan);
+  if (!t) {
+    const ctx = plan.snapshot.context;
+    const nonSystem = ctx.findIndex((m) => m.role !== 'system');
+    const start = nonSystem < 0 ? ctx.length : nonSystem;
+    const messages = pretrim(ctx.slice(start).map(toWire)).messages;
+    t = { start, messages, tokens: messages.map(count) };
+    trimmedContexts.set(plan, t);
+  }
+  return t;
+}
+
 function targetBlock(plan: CompactionPlan, block: Block, x: InstructionInput, maxTokens: number, budget: number, count: (m: ChatMessage) => number): WorkerPrompt {
-  const ctx = plan.snapshot.context;
   const first = block.messageIndices[0]!;
-  const nonSystemStart = ctx.findIndex((m) => m.role !== 'system');
-  const start = nonSystemStart < 0 ? ctx.length : nonSystemStart;
+  const tc = trimmedContext(plan, count);
+  const start = tc.start;
   // Context before the block gets every pre-trim tier; the block itself is only
   // truncated and de-duplicated, since clearing its tool results would hide
   // exactly the facts the worker is asked to keep.
-  let before = pretrim(ctx.slice(start, Math.max(start, first)).map(toWire)).messages;
+  let from = 0;
+  const upto = Math.max(0, first - start);
   const ownRaw = block.part
     ? blockMessages(plan, block)
     : deduplicateToolOutputs(truncateLargeToolOutputs(blockMessages(plan, block), DEFAULT_PRETRIM).messages).messages;
   const target = renderTranscript(ownRaw, first);
-  let trimmed = before.length > 0;
-  const build = () => targetBlockPrompt(renderTranscript(before, start), target, x);
-  let messages = build();
-  const size = (msgs: ChatMessage[]) => msgs.reduce((s, m) => s + count(m), 0);
-  while (before.length > 0 && size(messages) > budget) {
-    before = dropLeadingUnit(before);
-    trimmed = true;
-    messages = build();
-  }
   const instructionOnly = targetBlockPrompt('', '', x);
+  const fixed = instructionOnly.reduce((s, m) => s + count(m), 0) + count({ role: 'user', content: target });
+  // Transcript framing adds a few tokens per message over the message counts.
+  let contextTokens = 0;
+  for (let i = 0; i < upto; i++) contextTokens += tc.tokens[i]! + 6;
+  while (from < upto && fixed + contextTokens > budget) {
+    let k = from + 1;
+    while (k < upto && tc.messages[k]!.role === 'tool') k++;
+    for (let i = from; i < k; i++) contextTokens -= tc.tokens[i]! + 6;
+    from = k;
+  }
+  const messages = targetBlockPrompt(renderTranscript(tc.messages.slice(from, upto), start + from), target, x);
   const request: ModelRequest = { messages, maxTokens, temperature: 0 };
   if (plan.settings.model) request.model = plan.settings.model;
-  return { request, promptTokens: size(messages), instructionTokens: size(instructionOnly), trimmed };
+  return { request, promptTokens: fixed + contextTokens, instructionTokens: fixed - count({ role: 'user', content: target }), trimmed: upto > 0 };
 }

@@ -1,4 +1,4 @@
-import type { StoredMessage } from '../messages';
+import type { ChatMessage, MessageMeta, StoredMessage } from '../messages';
 import { SessionCorruptError, SessionStateError } from './errors';
 import { importMessages } from './importMessages';
 import type { CompactionRecord, PinItem, SessionEvent } from './schema';
@@ -98,7 +98,7 @@ export class SessionStore {
   }
 
   /** Adds a message; id, timestamp and kind are filled in when missing. */
-  async append(message: Omit<StoredMessage, 'id' | 'timestamp' | 'kind'> & Partial<Pick<StoredMessage, 'id' | 'timestamp' | 'kind'>>): Promise<StoredMessage> {
+  async append(message: ChatMessage & Partial<MessageMeta>): Promise<StoredMessage> {
     const full = { kind: 'normal', ...message, id: message.id ?? this.ids.next('m'), timestamp: message.timestamp ?? this.clock.now() } as StoredMessage;
     await this.commit({ type: 'message', message: full });
     return full;

@@ -1,4 +1,4 @@
-import type { StoredMessage } from '../messages';
+import type { ChatMessage, StoredMessage } from '../messages';
 import type { TokenCounter } from './tokenCounter';
 import { Calibration } from './calibration';
 
@@ -25,6 +25,12 @@ export class TokenLedger {
     this.cache.set(message.id, n);
     message.tokens = n;
     return n;
+  }
+
+  /** Local estimate for a message that is not part of the session (a prompt being built); not cached. */
+  estimate(message: ChatMessage): number {
+    const id = (message as Partial<StoredMessage>).id;
+    return id !== undefined && this.cache.has(id) ? this.cache.get(id)! : this.counter.countMessage(message);
   }
 
   /** Per-message local estimates, in order. */

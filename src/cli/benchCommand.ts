@@ -1,0 +1,235 @@
+import { AGENT_TOOL_SPECS } from '../core/agent/toolSpecs';
+import { createCompaction, snapshotSession } from '../core/compaction/fromSession';
+import type { CompactionSettings } from '../core/compaction/plan';
+import { DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
+import type { Layout } from '../core/compaction/prompts';
+import { toWire } from '../core/messages';
+import type { ModelPort, ModelRequest } from '../core/ports';
+import { STRATEGY_NAMES } from '../core/splitPoint';
+import type { StrategyName } from '../core/splitPoint';
+import { randomIds, systemClock } from '../core/session/storage';
+import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
+import { TokenLedger } from '../core/tokens/tokenLedger';
+import { intOption, parseCommandArgs, requireString, UsageError } from './args';
+import { openSession } from './openSession';
+import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
+import type { Endpoint } from './endpoint';
+import type { CliIO } from './io';
+import { readPrefixCacheCounters, resetPrefixCache } from './serverProbe';
+
+export const BENCH_HELP = `splitpoint bench --session FILE --endpoint URL [options]
+
+  Runs the sequential baseline and parallel block compaction on one endpoint
+  and session and prints, per run: wall time, requests, maximum in flight,
+  prompt tokens, cached tokens, the prefill ratio (uncached prompt tokens ÷
+  head tokens) and the client's CPU time. Nothing is adopted.
+
+${ENDPOINT_HELP}
+  --block-tokens N      tokens per block (default 4096)
+  --strategy S          ${STRATEGY_NAMES.join(' | ')} (default token-fraction)
+  --runs LIST           comma-separated runs (default: all); each is
+                        MODE/LAYOUT/CACHE[/DISPATCH] with MODE sequential|parallel,
+                        LAYOUT cache-aligned|target-block, CACHE cold|warm,
+                        DISPATCH all-at-once|longest-first
+  --json                print one JSON object`;
+
+const OPTIONS = {
+  ...ENDPOINT_OPTIONS,
+  session: { type: 'string' },
+  'block-tokens': { type: 'string' },
+  strategy: { type: 'string' },
+  runs: { type: 'string' },
+  json: { type: 'boolean', default: false },
+} as const;
+
+export interface RunSpec {
+  mode: 'sequential' | 'parallel';
+  layout: Layout;
+  cache: 'cold' | 'warm';
+  dispatch: CompactionSettings['dispatch'];
+}
+
+export const DEFAULT_RUNS: RunSpec[] = [
+  { mode: 'sequential', layout: 'cache-aligned', cache: 'cold', dispatch: 'all-at-once' },
+  { mode: 'parallel', layout: 'cache-aligned', cache: 'cold', dispatch: 'all-at-once' },
+  { mode: 'parallel', layout: 'cache-aligned', cache: 'cold', dispatch: 'longest-first' },
+  { mode: 'parallel', layout: 'cache-aligned', cache: 'warm', dispatch: 'all-at-once' },
+  { mode: 'parallel', layout: 'target-block', cache: 'cold', dispatch: 'all-at-once' },
+  { mode: 'sequential', layout: 'target-block', cache: 'cold', dispatch: 'all-at-once' },
+];
+
+export function parseRuns(text: string): RunSpec[] {
+  return text.split(',').map((item) => {
+    const [mode, layout, cache, dispatch = 'all-at-once'] = item.trim().split('/');
+    if ((mode !== 'sequential' && mode !== 'parallel') || (layout !== 'cache-aligned' && layout !== 'target-block') || (cache !== 'cold' && cache !== 'warm') || (dispatch !== 'all-at-once' && dispatch !== 'longest-first')) {
+      throw new UsageError(`bad run "${item}": expected MODE/LAYOUT/CACHE[/DISPATCH], e.g. parallel/cache-aligned/warm`);
+    }
+    return { mode, layout, cache, dispatch };
+  });
+}
+
+export interface WorkerRow {
+  block: number;
+  promptTokens: number;
+  cachedTokens: number | undefined;
+  uncachedTokens: number | undefined;
+  /** Server count of the instruction message alone (warm cache-aligned runs), else the local estimate. */
+  instructionTokens: number;
+  ms: number;
+}
+
+export interface RunResult extends RunSpec {
+  name: string;
+  blocks: number;
+  wallMs: number;
+  requests: number;
+  maxInFlight: number;
+  promptTokens: number;
+  cachedTokens: number;
+  uncachedTokens: number;
+  headTokens: number;
+  prefillRatio: number;
+  instructionTokensTotal: number;
+  clientCpuMs: number;
+  clientCpuShare: number;
+  cacheResetWorked: boolean;
+  serverCacheHits: number | undefined;
+  serverCacheQueries: number | undefined;
+  workers: WorkerRow[];
+  summaryTokens: number;
+}
+
+export async function benchCommand(argv: string[], io: CliIO): Promise<number> {
+  const { values } = parseCommandArgs(argv, OPTIONS);
+  const path = requireString(values.session, '--session');
+  const blockTokens = intOption(values['block-tokens'], '--block-tokens', DEFAULT_COMPACTION_SETTINGS.blockTokens, 64);
+  const strategy = (values.strategy ?? 'token-fraction') as StrategyName;
+  if (!STRATEGY_NAMES.includes(strategy)) throw new UsageError(`--strategy must be one of ${STRATEGY_NAMES.join(', ')}`);
+  const runs = typeof values.runs === 'string' ? parseRuns(values.runs) : DEFAULT_RUNS;
+  const endpoint = await connect(values, io);
+  const result = await runBench({ path, blockTokens, strategy, runs, endpoint, io, quiet: values.json });
+  io.out(values.json ? JSON.stringify(result) : formatBench(result));
+  return 0;
+}
+
+export interface BenchResult {
+  session: string;
+  endpoint: string;
+  contextWindow: number;
+  headTokens: number;
+  headMessages: number;
+  blockTokens: number;
+  runs: RunResult[];
+}
+
+export async function runBench(o: { path: string; blockTokens: number; strategy: StrategyName; runs: RunSpec[]; endpoint: Endpoint; io: CliIO; quiet: boolean }): Promise<BenchResult> {
+  const { store } = await openSession(o.path);
+  const ledger = new TokenLedger(await loadTiktokenCounter());
+  const { client, limiter, contextWindow, model } = o.endpoint;
+  const snapshot = snapshotSession(store, ledger, { strategy: o.strategy }, AGENT_TOOL_SPECS, { contextWindow, replyReserve: 4096 });
+  const split = snapshot.split;
+  if (split.headIndices.length === 0) throw new Error(`Nothing to compact under ${o.strategy}: ${split.note}`);
+  // Head size as the server counts it: the agent prefix through the head, less the frame.
+  const lastHead = split.headIndices[split.headIndices.length - 1]!;
+  const wire = snapshot.context.map(toWire);
+  const frameLen = split.headIndices[0]!;
+  const [through, frame] = await Promise.all([
+    client.tokenize(wire.slice(0, lastHead + 1), { tools: [...AGENT_TOOL_SPECS] }).catch(() => undefined),
+    client.tokenize(wire.slice(0, frameLen), { tools: [...AGENT_TOOL_SPECS] }).catch(() => undefined),
+  ]);
+  const headTokens = through && frame && through.source === 'server' ? through.count - frame.count : split.headIndices.reduce((s, i) => s + snapshot.tokens[i]!, 0);
+  const results: RunResult[] = [];
+  for (const spec of o.runs) {
+    const name = `${spec.mode}/${spec.layout}/${spec.cache}${spec.dispatch === 'longest-first' ? '/longest-first' : ''}`;
+    const reset = await resetPrefixCache(client.root);
+    if (spec.cache === 'warm') {
+      // What the live agent would have sent last: its whole context and tools.
+      await client.chat({ messages: wire, tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: 1, stream: false });
+    }
+    const settings: CompactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, mode: spec.mode, layout: spec.layout, dispatch: spec.dispatch, blockTokens: o.blockTokens, contextWindow, model };
+    const requests: ModelRequest[] = [];
+    const recording: ModelPort = { chat: (req, opts) => (requests.push(req), client.chat(req, opts)) };
+    const pending = createCompaction(snapshot, settings, { model: recording, limiter, count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds });
+    const before = await readPrefixCacheCounters(client.root);
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    if (process.env.SPLITPOINT_BENCH_TRACE) o.io.err(`trace-start ${process.hrtime.bigint() / 1000n}`);
+    await pending.start();
+    const wallMs = performance.now() - t0;
+    if (process.env.SPLITPOINT_BENCH_TRACE) o.io.err(`trace-end ${process.hrtime.bigint() / 1000n}`);
+    const cpu = process.cpuUsage(cpu0);
+    const after = await readPrefixCacheCounters(client.root);
+    if (!pending.isComplete()) throw new Error(`run ${name}: ${pending.blocks.filter((b) => b.status === 'failed').map((b) => `block ${b.index}: ${b.error}`).join('; ')}`);
+    const workers: WorkerRow[] = [];
+    for (const b of pending.blocks) {
+      const st = b.stats!;
+      let instructionTokens = st.instructionTokens;
+      if (spec.layout === 'cache-aligned' && spec.cache === 'warm') {
+        // Exact instruction size: the worker's prompt minus its prefix, both by the server's tokenizer.
+        const req = requests.find((r) => r.messages.length > 0 && /from message #(\d+)/.exec(r.messages.at(-1)!.content ?? '')?.[1] === String(b.firstMessage));
+        if (req) {
+          const [full, prefix] = await Promise.all([client.tokenize(req.messages, { tools: [...AGENT_TOOL_SPECS] }), client.tokenize(req.messages.slice(0, -1), { tools: [...AGENT_TOOL_SPECS] })]);
+          if (full.source === 'server') instructionTokens = full.count - prefix.count;
+        }
+      }
+      workers.push({
+        block: b.index,
+        promptTokens: st.inputTokens,
+        cachedTokens: st.cachedTokens,
+        uncachedTokens: st.cachedTokens === undefined ? undefined : st.inputTokens - st.cachedTokens,
+        instructionTokens,
+        ms: Math.round(st.ms),
+      });
+    }
+    const t = pending.totals();
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    const promptTokens = workers.reduce((s, w) => s + w.promptTokens, 0);
+    const cachedTokens = workers.reduce((s, w) => s + (w.cachedTokens ?? 0), 0);
+    results.push({
+      ...spec,
+      name,
+      blocks: pending.blocks.length,
+      wallMs: Math.round(wallMs),
+      requests: t.requests,
+      maxInFlight: t.maxInFlight,
+      promptTokens,
+      cachedTokens,
+      uncachedTokens: promptTokens - cachedTokens,
+      headTokens,
+      prefillRatio: (promptTokens - cachedTokens) / headTokens,
+      instructionTokensTotal: workers.reduce((s, w) => s + w.instructionTokens, 0),
+      clientCpuMs: Math.round(cpuMs),
+      clientCpuShare: cpuMs / wallMs,
+      cacheResetWorked: reset,
+      serverCacheHits: before && after ? after.hits - before.hits : undefined,
+      serverCacheQueries: before && after ? after.queries - before.queries : undefined,
+      workers,
+      summaryTokens: t.summaryTokens,
+    });
+    if (!o.quiet) o.io.err(`bench: ${name} done in ${Math.round(wallMs)} ms`);
+  }
+  return {
+    session: o.path,
+    endpoint: client.baseURL,
+    contextWindow,
+    headTokens,
+    headMessages: split.headIndices.length,
+    blockTokens: o.blockTokens,
+    runs: results,
+  };
+}
+
+export function formatBench(r: BenchResult): string {
+  const lines = [
+    `session ${r.session}: head ${r.headMessages} messages, ${r.headTokens} tokens (server count); B = ${r.blockTokens}; window ${r.contextWindow}; endpoint ${r.endpoint}`,
+    '',
+    'run                                       blocks  wall ms  reqs  max in flight  prompt tok  cached tok  uncached  prefill ratio  client CPU',
+  ];
+  for (const x of r.runs) {
+    lines.push(
+      `${x.name.padEnd(42)}${String(x.blocks).padStart(6)}${String(x.wallMs).padStart(9)}${String(x.requests).padStart(6)}${String(x.maxInFlight).padStart(15)}${String(x.promptTokens).padStart(12)}${String(x.cachedTokens).padStart(12)}${String(x.uncachedTokens).padStart(10)}${x.prefillRatio.toFixed(3).padStart(15)}  ${x.clientCpuMs} ms (${(100 * x.clientCpuShare).toFixed(2)}%)` +
+        (x.cacheResetWorked ? '' : '  [cache not reset]'),
+    );
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,47 @@
+import { VllmClient, limiterFor } from '../llm';
+import type { Semaphore } from '../llm';
+import { intOption, requireString } from './args';
+import type { CliIO } from './io';
+
+/** Options every command that talks to a server accepts. */
+export const ENDPOINT_OPTIONS = {
+  endpoint: { type: 'string' },
+  model: { type: 'string' },
+  window: { type: 'string' },
+  concurrency: { type: 'string' },
+} as const;
+
+export const ENDPOINT_HELP = `  --endpoint URL      OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (required)
+  --model M           model id (default: the first one the server lists)
+  --window N          context window in tokens (default: the server's max_model_len)
+  --concurrency N     compaction requests in flight at once (default 8)
+  The API key, if the server needs one, is read from SPLITPOINT_API_KEY.`;
+
+export interface Endpoint {
+  client: VllmClient;
+  limiter: Semaphore;
+  contextWindow: number;
+  model: string | undefined;
+}
+
+export async function connect(values: { endpoint?: string | boolean; model?: string | boolean; window?: string | boolean; concurrency?: string | boolean }, io: CliIO): Promise<Endpoint> {
+  const baseURL = requireString(values.endpoint, '--endpoint');
+  const model = typeof values.model === 'string' ? values.model : undefined;
+  const apiKey = process.env.SPLITPOINT_API_KEY;
+  const client = new VllmClient({
+    baseURL,
+    ...(apiKey ? { apiKey } : {}),
+    ...(model ? { model } : {}),
+    onToolProtocolFallback: ({ reason }) => io.err(`note: the server has no tool-call parser (${reason}); using the text tool protocol.`),
+  });
+  const limiter = limiterFor(baseURL, intOption(values.concurrency, '--concurrency', 8));
+  let contextWindow = values.window === undefined ? undefined : intOption(values.window, '--window', 0);
+  if (contextWindow === undefined) {
+    contextWindow = await client.contextWindow(model);
+    if (contextWindow === undefined) {
+      contextWindow = 32_768;
+      io.err('note: the server does not report max_model_len; assuming a 32768-token window (set --window).');
+    }
+  }
+  return { client, limiter, contextWindow, model };
+}

@@ -1,0 +1,24 @@
+import { MemoryStorage } from '../core/session/memoryStorage';
+import { SessionStore } from '../core/session/sessionStore';
+import { NodeFileStorage } from '../node/fileStorage';
+
+/**
+ * Opens a session log for writing, or imports a plain OpenAI messages array
+ * into memory (nothing is written next to it).
+ */
+export async function openSession(path: string): Promise<{ store: SessionStore; isLog: boolean }> {
+  const storage = new NodeFileStorage();
+  const text = await storage.read(path);
+  if (text === undefined) throw new Error(`No such file: ${path}`);
+  const head = text.trimStart();
+  const firstLine = head.slice(0, head.indexOf('\n') >= 0 ? head.indexOf('\n') : head.length);
+  if (head.startsWith('{') && /"type"\s*:\s*"session"/.test(firstLine)) return { store: await SessionStore.open({ storage }, path), isLog: true };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${path} is neither a Splitpoint session log nor valid JSON: ${(err as Error).message}`);
+  }
+  const store = await SessionStore.importArray({ storage: new MemoryStorage() }, '/memory/session.jsonl', raw);
+  return { store, isLog: false };
+}
