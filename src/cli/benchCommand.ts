@@ -28,9 +28,9 @@ ${ENDPOINT_HELP}
   --block-tokens N      tokens per block (default 4096)
   --strategy S          ${STRATEGY_NAMES.join(' | ')} (default token-fraction)
   --runs LIST           comma-separated runs (default: all); each is
-                        MODE/LAYOUT/CACHE[/DISPATCH] with MODE sequential|parallel,
-                        LAYOUT cache-aligned|target-block, CACHE cold|warm,
-                        DISPATCH all-at-once|longest-first
+                        MODE/LAYOUT/CACHE[/longest-first][/nostream] with MODE
+                        sequential|parallel, LAYOUT cache-aligned|target-block,
+                        CACHE cold|warm
   --json                print one JSON object`;
 
 const OPTIONS = {
@@ -47,24 +47,30 @@ export interface RunSpec {
   layout: Layout;
   cache: 'cold' | 'warm';
   dispatch: CompactionSettings['dispatch'];
+  stream: boolean;
 }
 
-export const DEFAULT_RUNS: RunSpec[] = [
-  { mode: 'sequential', layout: 'cache-aligned', cache: 'cold', dispatch: 'all-at-once' },
-  { mode: 'parallel', layout: 'cache-aligned', cache: 'cold', dispatch: 'all-at-once' },
-  { mode: 'parallel', layout: 'cache-aligned', cache: 'cold', dispatch: 'longest-first' },
-  { mode: 'parallel', layout: 'cache-aligned', cache: 'warm', dispatch: 'all-at-once' },
-  { mode: 'parallel', layout: 'target-block', cache: 'cold', dispatch: 'all-at-once' },
-  { mode: 'sequential', layout: 'target-block', cache: 'cold', dispatch: 'all-at-once' },
-];
+export const DEFAULT_RUNS: RunSpec[] = parseRuns(
+  [
+    'sequential/cache-aligned/cold',
+    'parallel/cache-aligned/cold',
+    'parallel/cache-aligned/cold/longest-first',
+    'parallel/cache-aligned/warm',
+    'parallel/cache-aligned/warm/nostream',
+    'parallel/target-block/cold',
+    'sequential/target-block/cold',
+  ].join(','),
+);
 
+/** MODE/LAYOUT/CACHE followed by optional flags: longest-first, nostream. */
 export function parseRuns(text: string): RunSpec[] {
   return text.split(',').map((item) => {
-    const [mode, layout, cache, dispatch = 'all-at-once'] = item.trim().split('/');
-    if ((mode !== 'sequential' && mode !== 'parallel') || (layout !== 'cache-aligned' && layout !== 'target-block') || (cache !== 'cold' && cache !== 'warm') || (dispatch !== 'all-at-once' && dispatch !== 'longest-first')) {
-      throw new UsageError(`bad run "${item}": expected MODE/LAYOUT/CACHE[/DISPATCH], e.g. parallel/cache-aligned/warm`);
+    const [mode, layout, cache, ...flags] = item.trim().split('/');
+    const bad = flags.filter((f) => f !== 'longest-first' && f !== 'nostream');
+    if ((mode !== 'sequential' && mode !== 'parallel') || (layout !== 'cache-aligned' && layout !== 'target-block') || (cache !== 'cold' && cache !== 'warm') || bad.length > 0) {
+      throw new UsageError(`bad run "${item}": expected MODE/LAYOUT/CACHE[/longest-first][/nostream], e.g. parallel/cache-aligned/warm`);
     }
-    return { mode, layout, cache, dispatch };
+    return { mode, layout, cache, dispatch: flags.includes('longest-first') ? 'longest-first' : 'all-at-once', stream: !flags.includes('nostream') };
   });
 }
 
@@ -140,23 +146,21 @@ export async function runBench(o: { path: string; blockTokens: number; strategy:
   const headTokens = through && frame && through.source === 'server' ? through.count - frame.count : split.headIndices.reduce((s, i) => s + snapshot.tokens[i]!, 0);
   const results: RunResult[] = [];
   for (const spec of o.runs) {
-    const name = `${spec.mode}/${spec.layout}/${spec.cache}${spec.dispatch === 'longest-first' ? '/longest-first' : ''}`;
+    const name = `${spec.mode}/${spec.layout}/${spec.cache}${spec.dispatch === 'longest-first' ? '/longest-first' : ''}${spec.stream ? '' : '/nostream'}`;
     const reset = await resetPrefixCache(client.root);
     if (spec.cache === 'warm') {
       // What the live agent would have sent last: its whole context and tools.
       await client.chat({ messages: wire, tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: 1, stream: false });
     }
-    const settings: CompactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, mode: spec.mode, layout: spec.layout, dispatch: spec.dispatch, blockTokens: o.blockTokens, contextWindow, model };
+    const settings: CompactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, mode: spec.mode, layout: spec.layout, dispatch: spec.dispatch, streamWorkers: spec.stream, blockTokens: o.blockTokens, contextWindow, model };
     const requests: ModelRequest[] = [];
     const recording: ModelPort = { chat: (req, opts) => (requests.push(req), client.chat(req, opts)) };
     const pending = createCompaction(snapshot, settings, { model: recording, limiter, count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds });
     const before = await readPrefixCacheCounters(client.root);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    if (process.env.SPLITPOINT_BENCH_TRACE) o.io.err(`trace-start ${process.hrtime.bigint() / 1000n}`);
     await pending.start();
     const wallMs = performance.now() - t0;
-    if (process.env.SPLITPOINT_BENCH_TRACE) o.io.err(`trace-end ${process.hrtime.bigint() / 1000n}`);
     const cpu = process.cpuUsage(cpu0);
     const after = await readPrefixCacheCounters(client.root);
     if (!pending.isComplete()) throw new Error(`run ${name}: ${pending.blocks.filter((b) => b.status === 'failed').map((b) => `block ${b.index}: ${b.error}`).join('; ')}`);

@@ -29,6 +29,7 @@ ${ENDPOINT_HELP}
   --layout L                     ${LAYOUTS.join(' | ')} (default cache-aligned)
   --verbosity V                  concise | detailed | "very detailed" (default detailed)
   --focus TEXT                   what must survive, given to every worker
+  --no-stream                    workers do not stream (less client CPU, no token progress)
   --adopt                        write the compaction to the session log
   --json                         print one JSON object`;
 
@@ -43,6 +44,7 @@ const OPTIONS = {
   verbosity: { type: 'string' },
   focus: { type: 'string' },
   adopt: { type: 'boolean', default: false },
+  'no-stream': { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
 } as const;
 
@@ -73,7 +75,7 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   const focus = typeof values.focus === 'string' && values.focus.trim() ? values.focus.trim() : store.snapshot.focus ?? undefined;
   const pending = createCompaction(
     snapshot,
-    { ...DEFAULT_COMPACTION_SETTINGS, mode, layout, verbosity, blockTokens, focus, contextWindow: endpoint.contextWindow, model: endpoint.model },
+    { ...DEFAULT_COMPACTION_SETTINGS, mode, layout, verbosity, blockTokens, focus, streamWorkers: !values['no-stream'], contextWindow: endpoint.contextWindow, model: endpoint.model },
     { model: endpoint.client, limiter: endpoint.limiter, count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds },
   );
   if (!values.json) pending.on((e) => progress(e, io));

@@ -29,6 +29,12 @@ export interface CompactionSettings {
    * finished prefills.
    */
   dispatch: 'all-at-once' | 'longest-first';
+  /**
+   * Stream worker replies so blocks show tokens as they arrive. Costs client
+   * CPU per streamed chunk (see bench/results/compaction.txt); off, blocks
+   * report only queued / running / done.
+   */
+  streamWorkers: boolean;
 }
 
 export const DEFAULT_COMPACTION_SETTINGS: CompactionSettings = {
@@ -41,6 +47,7 @@ export const DEFAULT_COMPACTION_SETTINGS: CompactionSettings = {
   contextWindow: 32_768,
   model: undefined,
   dispatch: 'all-at-once',
+  streamWorkers: true,
 };
 
 export const MAX_OUTPUT_TOKENS: Record<Verbosity, number> = { concise: 700, detailed: 1400, 'very detailed': 2800 };

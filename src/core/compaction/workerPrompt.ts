@@ -48,7 +48,9 @@ export function buildWorkerPrompt(plan: CompactionPlan, block: Block, focus: str
   const x = instructionInput(plan, block, focus);
   const maxTokens = MAX_OUTPUT_TOKENS[plan.settings.verbosity];
   const budget = plan.settings.contextWindow - maxTokens;
-  return plan.settings.layout === 'cache-aligned' ? cacheAligned(plan, block, x, maxTokens, budget, count) : targetBlock(plan, block, x, maxTokens, budget, count);
+  const prompt = plan.settings.layout === 'cache-aligned' ? cacheAligned(plan, block, x, maxTokens, budget, count) : targetBlock(plan, block, x, maxTokens, budget, count);
+  prompt.request.stream = plan.settings.streamWorkers;
+  return prompt;
 }
 
 function cacheAligned(plan: CompactionPlan, block: Block, x: InstructionInput, maxTokens: number, budget: number, count: (m: ChatMessage) => number): WorkerPrompt {

@@ -1,0 +1,21 @@
+/** GET /v1/models → model ids and their context windows (vLLM's max_model_len). */
+import type { ModelInfo } from './types';
+
+export function modelInfoFromRaw(raw: unknown): ModelInfo | undefined {
+  if (!raw || typeof raw !== 'object') return undefined;
+  const o = raw as Record<string, unknown>;
+  if (typeof o.id !== 'string') return undefined;
+  const len = o.max_model_len ?? o.context_length ?? o.max_context_length;
+  return {
+    id: o.id,
+    maxModelLen: typeof len === 'number' && Number.isFinite(len) && len > 0 ? len : undefined,
+    ...(typeof o.owned_by === 'string' ? { ownedBy: o.owned_by } : {}),
+  };
+}
+
+/** Parses a /v1/models body ({"object":"list","data":[...]}), skipping malformed entries. */
+export function parseModelList(body: unknown): ModelInfo[] {
+  const data = body && typeof body === 'object' ? (body as { data?: unknown }).data : undefined;
+  if (!Array.isArray(data)) return [];
+  return data.map(modelInfoFromRaw).filter((m): m is ModelInfo => m !== undefined);
+}

@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AGENT_TOOL_SPECS } from '../../src/core/agent/toolSpecs';
+import { createCompaction, snapshotSession } from '../../src/core/compaction/fromSession';
+import { DEFAULT_COMPACTION_SETTINGS } from '../../src/core/compaction/plan';
+import type { CompactionSettings } from '../../src/core/compaction/plan';
+import { toWire } from '../../src/core/messages';
+import { MemoryStorage } from '../../src/core/session/memoryStorage';
+import { SessionStore } from '../../src/core/session/sessionStore';
+import { randomIds, systemClock } from '../../src/core/session/storage';
+import { loadTiktokenCounter } from '../../src/core/tokens/tiktokenCounter';
+import { TokenLedger } from '../../src/core/tokens/tokenLedger';
+import { Semaphore, VllmClient } from '../../src/llm';
+import { startSimulator } from '../sim';
+import type { SimHandle } from '../sim';
+
+const root = join(__dirname, '..', '..');
+
+/**
+ * Runs the built CLI without blocking this process: the simulator serves from
+ * the same event loop, so spawnSync would deadlock it.
+ */
+function cli(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { maxBuffer: 1 << 26 }, (err, stdout, stderr) => {
+      resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** A port that nothing listens on: bound, read, and released. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+const fixture = join(root, 'test', 'fixtures', 'long-session.json');
+
+/**
+ * Block compaction over real HTTP: the openai-based client against the
+ * simulator, whose prefix cache and summarizer behave like vLLM's.
+ */
+describe('block compaction against the simulator', function () {
+  this.timeout(60_000);
+  let sim: SimHandle;
+  let ledger: TokenLedger;
+
+  before(async () => {
+    sim = await startSimulator({ maxModelLen: 200_000, latency: { timeScale: 0 } });
+    ledger = new TokenLedger(await loadTiktokenCounter());
+  });
+  after(() => sim.close());
+  beforeEach(() => {
+    sim.resetCache();
+    sim.resetStats();
+  });
+
+  async function pending(over: Partial<CompactionSettings>, limit = 64) {
+    const store = await SessionStore.importArray({ storage: new MemoryStorage() }, '/m.jsonl', JSON.parse(readFileSync(fixture, 'utf8')));
+    const client = new VllmClient({ baseURL: sim.url });
+    const snap = snapshotSession(store, ledger, { strategy: 'token-fraction' }, AGENT_TOOL_SPECS, { contextWindow: 200_000, replyReserve: 4096 });
+    const pc = createCompaction(snap, { ...DEFAULT_COMPACTION_SETTINGS, contextWindow: 200_000, ...over }, {
+      model: client,
+      limiter: new Semaphore(limit),
+      count: (m) => ledger.estimate(m),
+      clock: systemClock,
+      ids: randomIds,
+    });
+    return { pc, store, snap, client };
+  }
+
+  it('cache-aligned workers reuse the prefix the earlier ones are computing, all in flight together', async () => {
+    // A little latency so that the requests overlap inside the server.
+    await sim.close();
+    sim = await startSimulator({ maxModelLen: 200_000, latency: { timeScale: 0.02, maxNumSeqs: 64 } });
+    const { pc } = await pending({ blockTokens: 8192 });
+    await pc.start();
+    assert.ok(pc.isComplete());
+    const blocks = pc.blocks;
+    assert.ok(blocks.length >= 10, `${blocks.length} blocks`);
+    // Arrival order over HTTP is not block order, so which worker computes a
+    // shared prefix varies; what must hold is that it is computed about once.
+    const uncached = blocks.reduce((s, b) => s + b.stats!.inputTokens - b.stats!.cachedTokens!, 0);
+    const last = blocks.at(-1)!.stats!.inputTokens;
+    assert.ok(uncached < 1.3 * last, `uncached ${uncached} vs the longest prompt ${last}: workers shared their prefixes`);
+    assert.equal(pc.totals().maxInFlight, blocks.length, 'all workers in flight at once');
+    assert.equal(sim.stats.maxRunning, blocks.length, 'and running together in the server');
+    await sim.close();
+    sim = await startSimulator({ maxModelLen: 200_000, latency: { timeScale: 0 } });
+  });
+
+  it('with the agent prefix warm, each worker prefills only about its instruction', async () => {
+    const { pc, snap, client } = await pending({ blockTokens: 8192 });
+    await client.chat({ messages: snap.context.map(toWire), tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: 1, stream: false });
+    await pc.start();
+    for (const b of pc.blocks) {
+      const st = b.stats!;
+      const uncached = st.inputTokens - st.cachedTokens!;
+      assert.ok(uncached <= st.instructionTokens * 1.3 + 32, `block ${b.index}: ${uncached} uncached, instruction ≈${st.instructionTokens}`);
+    }
+  });
+
+  it('the summary keeps the focus and exact facts from the head, and adoption shrinks the context', async () => {
+    const { pc, store, snap } = await pending({ blockTokens: 16384, focus: 'users table migration' });
+    await pc.start();
+    const summary = pc.summaryText();
+    assert.match(summary, /users/i);
+    assert.match(summary, /src\/[\w/]+\.ts/, 'exact paths survive');
+    const before = ledger.total(snap.context);
+    await pc.adopt(store);
+    const after = ledger.total(store.active().messages);
+    assert.ok(after < before / 2, `${before} → ${after}`);
+    assert.equal(store.active().messages.filter((m) => m.kind === 'summary').length, 1);
+  });
+
+  it('target-block layout sends the paper\'s transcript and the simulator summarises only the target', async () => {
+    const { pc } = await pending({ blockTokens: 16384, layout: 'target-block' });
+    await pc.start();
+    assert.ok(pc.isComplete());
+    const body = sim.lastChatBody() as { messages: { content: string }[]; tools?: unknown };
+    assert.equal(body.tools, undefined);
+    assert.match(body.messages.at(-1)!.content, /<TARGET_BLOCK>/);
+  });
+
+  it('a server error fails one block; retrying it alone completes the compaction', async () => {
+    const { pc } = await pending({ blockTokens: 16384 }, 1);
+    sim.injectFault({ status: 400, body: { object: 'error', message: 'simulated bad request', type: 'BadRequestError', param: null, code: 400 } } as never);
+    await pc.start();
+    const failed = pc.blocks.filter((b) => b.status === 'failed');
+    assert.equal(failed.length, 1);
+    assert.match(failed[0]!.error!, /simulated bad request/);
+    const requestsBefore = sim.stats.requests.length;
+    await pc.retryFailed();
+    assert.ok(pc.isComplete());
+    assert.equal(sim.stats.requests.length, requestsBefore + 1);
+  });
+
+  it('cancelling mid-flight closes the connections and adopts nothing', async () => {
+    await sim.close();
+    sim = await startSimulator({ maxModelLen: 200_000, latency: { timeScale: 1, decodeMsPerToken: 50 } });
+    const { pc, store } = await pending({ blockTokens: 16384 });
+    const run = pc.start();
+    await new Promise((r) => setTimeout(r, 300));
+    pc.cancel();
+    await run;
+    await assert.rejects(pc.adopt(store), /cancelled/);
+    assert.equal(store.snapshot.compactions.length, 0);
+    for (let i = 0; i < 40 && sim.openSockets() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(sim.openSockets(), 0, 'no leaked sockets');
+    assert.ok(sim.stats.requests.every((r) => r.status !== 'running'));
+    await sim.close();
+    sim = await startSimulator({ maxModelLen: 200_000, latency: { timeScale: 0 } });
+  });
+});
+
+describe('splitpoint compact (built CLI) against the simulator', function () {
+  this.timeout(60_000);
+  let sim: SimHandle;
+  before(async () => {
+    sim = await startSimulator({ maxModelLen: 200_000, latency: { timeScale: 0 } });
+  });
+  after(() => sim.close());
+
+  it('prints the documented JSON and, with --adopt, writes one compaction event to the log', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-compact-'));
+    const raw = JSON.parse(readFileSync(fixture, 'utf8')) as { role: string; content: string }[];
+    const header = JSON.stringify({ type: 'session', v: 1, id: 's1', createdAt: 1 });
+    const lines = raw.map((m, i) => JSON.stringify({ type: 'message', message: { ...m, id: `m${i}`, timestamp: i, kind: 'normal' } }));
+    const log = join(dir, 's.jsonl');
+    writeFileSync(log, [header, ...lines].join('\n') + '\n');
+    const r = await cli('compact', '--session', log, '--endpoint', sim.url, '--block-tokens', '8192', '--focus', 'keep the parser decisions', '--adopt', '--json');
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.ok(Number.isInteger(out.tailStartIndex));
+    assert.equal(raw[out.tailStartIndex]!.role, 'user');
+    assert.ok(out.blocks.length > 1);
+    for (const b of out.blocks) for (const k of ['index', 'firstMessage', 'lastMessage', 'inputTokens', 'outputTokens', 'ms', 'cachedTokens']) assert.ok(k in b, k);
+    assert.ok(out.tokensAfter < out.tokensBefore);
+    assert.match(out.summary, /Focus kept: keep the parser decisions/);
+    const after = readFileSync(log, 'utf8').trimEnd().split('\n');
+    assert.equal(after.length, lines.length + 2);
+    assert.equal(JSON.parse(after.at(-1)!).type, 'compaction');
+  });
+
+  it('names the URL and how to start vLLM when nothing listens there', async () => {
+    const closed = await freePort();
+    const r = await cli('compact', '--session', fixture, '--endpoint', `http://127.0.0.1:${closed}/v1`);
+    assert.equal(r.status, 1);
+    assert.ok(r.stderr.includes(`http://127.0.0.1:${closed}/v1`), r.stderr);
+    assert.match(r.stderr, /vllm serve/);
+  });
+});

@@ -1,0 +1,315 @@
+/**
+ * Every failure the client must classify, retry or surface, produced by the
+ * simulator over real HTTP.
+ */
+import assert from 'node:assert/strict';
+import { VllmClient, type VllmClientOptions } from '../../src/llm/client';
+import {
+  AbortedError,
+  AuthError,
+  BadRequestError,
+  ConnectionError,
+  ContextOverflowError,
+  LlmError,
+  NotFoundError,
+  ProtocolError,
+  RateLimitedError,
+  ServerError,
+  TimeoutError,
+} from '../../src/llm/errors';
+import { backoffDelay, DEFAULT_RETRY_POLICY } from '../../src/llm/retry';
+import type { ChatDelta } from '../../src/llm/types';
+import type { ChatMessage } from '../../src/core/messages';
+import { startSimulator, type SimHandle, type SimOptions } from '../sim/server';
+
+const convo: ChatMessage[] = [
+  { role: 'system', content: 'You are a coding agent.' },
+  { role: 'user', content: 'Please summarise the design of the retry loop in src/llm/retry.ts for me today.' },
+];
+
+async function until(cond: () => boolean, ms = 3000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function rejectsWith<T extends LlmError>(p: Promise<unknown>, cls: abstract new (...a: never[]) => T): Promise<T> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof cls, `expected ${cls.name}, got ${(e as Error)?.constructor?.name}: ${(e as Error)?.message}`);
+    return e as T;
+  }
+  assert.fail(`expected ${cls.name}, but it resolved`);
+}
+
+describe('VllmClient failures against the simulator', () => {
+  let sim: SimHandle;
+  let sleeps: number[];
+  const start = async (o: SimOptions = {}) => {
+    sim = await startSimulator({ latency: { timeScale: 0 }, ...o });
+    return sim;
+  };
+  /** A client with recorded, instant backoff sleeps and fixed jitter. */
+  const client = (o: Partial<VllmClientOptions> = {}) =>
+    new VllmClient({
+      baseURL: sim.url,
+      model: sim.model,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+      random: () => 0.5,
+      ...o,
+    });
+  beforeEach(() => {
+    sleeps = [];
+  });
+  afterEach(async () => {
+    await sim?.close();
+  });
+
+  for (const stream of [true, false]) {
+    it(`context overflow → ContextOverflowError with window and input (${stream ? 'stream' : 'non-stream'}), not retried`, async () => {
+      await start({ tokenizer: 'char', maxModelLen: 300 });
+      const big: ChatMessage[] = [{ role: 'user', content: 'z'.repeat(400) }];
+      const e = await rejectsWith(client().chat({ messages: big, stream }), ContextOverflowError);
+      assert.equal(e.window, 300);
+      assert.equal(e.input, sim.tokenize(big).length);
+      assert.equal(e.status, 400);
+      assert.equal(e.attempts, 1);
+      assert.deepEqual(sleeps, []);
+    });
+  }
+
+  for (const wording of ['v0.10', 'legacy', 'v1-decoder'] as const) {
+    it(`parses the ${wording} overflow wording in vLLM's legacy error body`, async () => {
+      await start({ tokenizer: 'char', maxModelLen: 100, overflowWording: wording, errorShape: 'legacy' });
+      const big: ChatMessage[] = [{ role: 'user', content: 'q'.repeat(150) }];
+      const e = await rejectsWith(client().chat({ messages: big }), ContextOverflowError);
+      assert.equal(e.window, 100);
+      assert.equal(e.input, sim.tokenize(big).length);
+      assert.deepEqual((e.body as { object?: string }).object, 'error');
+    });
+  }
+
+  it('prompt fits but max_tokens does not → overflow with the requested total', async () => {
+    await start({ tokenizer: 'char', maxModelLen: 300 });
+    const msgs: ChatMessage[] = [{ role: 'user', content: 'y'.repeat(200) }];
+    const e = await rejectsWith(client().chat({ messages: msgs, maxTokens: 200 }), ContextOverflowError);
+    const input = sim.tokenize(msgs).length;
+    assert.equal(e.input, input);
+    assert.equal(e.requested, input + 200);
+  });
+
+  it('429 with Retry-After: waits exactly as told, then succeeds', async () => {
+    await start();
+    sim.injectFault({ status: 429, message: 'Too many requests', headers: { 'retry-after': '2' } });
+    const r = await client().chat({ messages: convo });
+    assert.equal(r.attempts, 2);
+    assert.deepEqual(sleeps, [2000]);
+    assert.match(r.message.content ?? '', /^Acknowledged/);
+  });
+
+  it('503 twice then success: exponential backoff with jitter from the policy', async () => {
+    await start();
+    sim.injectFault({ status: 503, times: 2 });
+    const retries: number[] = [];
+    const r = await client({ onRetry: (i) => retries.push(i.retry) }).chat({ messages: convo });
+    assert.equal(r.attempts, 3);
+    const expected = [1, 2].map((n) => backoffDelay(n, DEFAULT_RETRY_POLICY, () => 0.5));
+    assert.deepEqual(sleeps, expected);
+    assert.ok(expected[1] > expected[0], 'exponential');
+    assert.deepEqual(retries, [1, 2]);
+  });
+
+  it('500 forever: gives up after maxRetries with ServerError carrying the attempt count', async () => {
+    await start();
+    sim.injectFault({ status: 500, times: 10, message: 'engine died' });
+    const e = await rejectsWith(client({ retry: { maxRetries: 2 } }).chat({ messages: convo }), ServerError);
+    assert.equal(e.attempts, 3);
+    assert.equal(sleeps.length, 2);
+    assert.match(e.message, /engine died/);
+    assert.equal(sim.stats.requests.filter((r) => r.httpStatus === 500).length, 3);
+  });
+
+  it('a Retry-After beyond the cap is not waited for', async () => {
+    await start();
+    sim.injectFault({ status: 429, headers: { 'retry-after': '3600' } });
+    const e = await rejectsWith(client().chat({ messages: convo }), RateLimitedError);
+    assert.equal(e.retryAfterMs, 3_600_000);
+    assert.deepEqual(sleeps, []);
+  });
+
+  it('a 400 is never retried; a bad model is NotFoundError; a bad key is AuthError', async () => {
+    await start({ apiKey: 'k1' });
+    sim.injectFault({ status: 400, message: 'temperature must be non-negative' });
+    const bad = await rejectsWith(client({ apiKey: 'k1' }).chat({ messages: convo }), BadRequestError);
+    assert.match(bad.message, /temperature must be non-negative/);
+    assert.equal(bad.attempts, 1);
+    const nf = await rejectsWith(client({ apiKey: 'k1' }).chat({ messages: convo, model: 'nope' }), NotFoundError);
+    assert.match(nf.message, /does not exist/);
+    const auth = await rejectsWith(client().chat({ messages: convo }), AuthError);
+    assert.equal(auth.status, 401);
+    assert.deepEqual(sleeps, []);
+  });
+
+  it('connection refused → ConnectionError naming the URL and how to start vLLM, without retrying', async () => {
+    await start();
+    const url = sim.url;
+    await sim.close();
+    const c = new VllmClient({ baseURL: url, model: 'm', sleep: async (ms) => void sleeps.push(ms) });
+    const e = await rejectsWith(c.chat({ messages: convo }), ConnectionError);
+    assert.equal(e.code, 'ECONNREFUSED');
+    assert.ok(e.message.includes(url), e.message);
+    assert.match(e.message, /vllm serve .*--enable-prefix-caching.*--enable-auto-tool-choice --tool-call-parser/);
+    assert.match(e.message, new RegExp(`--port ${new URL(url).port}`));
+    assert.deepEqual(sleeps, []);
+    await rejectsWith(c.listModels(), ConnectionError);
+    // a port fetch refuses outright still gets a message that says what to do
+    const blocked = await rejectsWith(new VllmClient({ baseURL: 'http://127.0.0.1:9/v1', model: 'm' }).chat({ messages: convo }), ConnectionError);
+    assert.match(blocked.message, /127\.0\.0\.1:9\/v1/);
+    assert.match(blocked.message, /vllm serve/);
+  });
+
+  it('a server that never answers → TimeoutError, and the socket is closed', async () => {
+    await start();
+    sim.injectFault({ hang: true });
+    const e = await rejectsWith(client({ timeoutMs: 150 }).chat({ messages: convo }), TimeoutError);
+    assert.equal(e.timeoutMs, 150);
+    const rec = sim.stats.requests[0];
+    await until(() => rec.socketClosed === true);
+    assert.equal(rec.clientClosed, true, 'the client hung up, not the server');
+    assert.equal(sim.stats.httpInFlight, 0, 'no connection is left carrying a request');
+  });
+
+  it('a stream that goes silent → TimeoutError from the idle timer', async () => {
+    await start({ latency: { timeScale: 1, decodeMsPerToken: 400, prefillMsPerToken: 0, overheadMs: 0 } });
+    const e = await rejectsWith(client({ idleTimeoutMs: 100 }).chat({ messages: convo }), TimeoutError);
+    assert.equal(e.timeoutMs, 100);
+    await until(() => sim.stats.requests[0]?.clientClosed === true);
+  });
+
+  it('abort mid-stream cancels the HTTP request: the server sees the client close, frees the sequence, no socket left', async () => {
+    await start({ latency: { timeScale: 1, decodeMsPerToken: 30, prefillMsPerToken: 0, overheadMs: 0 } });
+    const ctl = new AbortController();
+    const deltas: ChatDelta[] = [];
+    const p = client().chat(
+      { messages: convo },
+      {
+        signal: ctl.signal,
+        onDelta: (d) => {
+          deltas.push(d);
+          if (d.type === 'content') ctl.abort();
+        },
+      },
+    );
+    const e = await rejectsWith(p, AbortedError);
+    assert.equal(e.attempts, 1);
+    assert.ok(deltas.length >= 1);
+    await until(() => sim.stats.requests[0]?.status === 'aborted');
+    assert.equal(sim.stats.requests[0].clientClosed, true);
+    assert.equal(sim.stats.running, 0, 'the sequence was freed');
+    assert.equal(sim.cache.stats().usedBlocks, 0, 'its KV blocks were released');
+    await until(() => sim.stats.requests[0].socketClosed === true);
+    assert.equal(sim.stats.httpInFlight, 0, 'no connection is left carrying a request');
+    assert.equal(sim.openSockets(), 0, 'no busy socket left');
+    assert.deepEqual(sleeps, []);
+  });
+
+  it('abort while queued behind max-num-seqs: the request leaves the queue', async () => {
+    await start({ latency: { timeScale: 1, decodeMsPerToken: 20, prefillMsPerToken: 0, overheadMs: 0, maxNumSeqs: 1 } });
+    const c = client();
+    const first = c.chat({ messages: convo });
+    await until(() => sim.stats.running === 1);
+    const ctl = new AbortController();
+    const second = c.chat({ messages: convo }, { signal: ctl.signal });
+    await until(() => sim.stats.queued === 1);
+    ctl.abort();
+    await rejectsWith(second, AbortedError);
+    await until(() => sim.stats.queued === 0);
+    await first;
+    assert.equal(sim.stats.requests[1].status, 'aborted');
+    assert.equal(sim.stats.requests[1].admitted, undefined);
+  });
+
+  it('an already-aborted signal fails fast without a request', async () => {
+    await start();
+    const ctl = new AbortController();
+    ctl.abort();
+    await rejectsWith(client().chat({ messages: convo }, { signal: ctl.signal }), AbortedError);
+    assert.equal(sim.stats.requests.length, 0);
+  });
+
+  it('connection dropped mid-stream: retried, with a reset delta so partial output is discarded', async () => {
+    // Paced chunks, so the client has really received content before the drop.
+    await start({ latency: { timeScale: 1, decodeMsPerToken: 3, prefillMsPerToken: 0, overheadMs: 0 } });
+    sim.injectFault({ dropAfterChunks: 4 });
+    const deltas: ChatDelta[] = [];
+    const r = await client().chat({ messages: convo }, { onDelta: (d) => deltas.push(d) });
+    assert.equal(r.attempts, 2);
+    const reset = deltas.findIndex((d) => d.type === 'reset');
+    assert.ok(reset > 0, 'a reset delta separates the attempts');
+    const after = deltas.slice(reset + 1).filter((d) => d.type === 'content').map((d) => (d as { text: string }).text).join('');
+    assert.equal(after, r.message.content);
+    assert.equal(sim.stats.requests[0].status, 'error');
+    assert.equal(sim.stats.requests[1].status, 'done');
+  });
+
+  it('connection dropped mid-stream with retries off → retryable ConnectionError', async () => {
+    await start();
+    sim.injectFault({ dropAfterChunks: 2 });
+    const e = await rejectsWith(client({ retry: { maxRetries: 0 } }).chat({ messages: convo }), ConnectionError);
+    assert.equal(e.retryable, true);
+  });
+
+  it('connection reset before any response → retried', async () => {
+    await start();
+    sim.injectFault({ resetBeforeResponse: true });
+    const r = await client().chat({ messages: convo, stream: false });
+    assert.equal(r.attempts, 2);
+    assert.equal(sleeps.length, 1);
+  });
+
+  it('a malformed chunk → ProtocolError (not swallowed); retried when allowed', async () => {
+    await start();
+    sim.injectFault({ malformedChunkAt: 2 });
+    const e = await rejectsWith(client({ retry: { maxRetries: 0 } }).chat({ messages: convo }), ProtocolError);
+    assert.match(e.message, /Malformed stream chunk/);
+    sim.injectFault({ malformedChunkAt: 1 });
+    const r = await client().chat({ messages: convo });
+    assert.equal(r.attempts, 2);
+  });
+
+  it("vLLM's in-stream error event → typed error (not a silent truncation), retried", async () => {
+    await start();
+    sim.injectFault({ errorAfterChunks: 2, status: 500, message: 'EngineCore encountered an issue.' });
+    const deltas: ChatDelta[] = [];
+    const r = await client().chat({ messages: convo }, { onDelta: (d) => deltas.push(d) });
+    assert.equal(r.attempts, 2);
+    sim.injectFault({ errorAfterChunks: 1, status: 500, message: 'EngineCore encountered an issue.' });
+    const e = await rejectsWith(client({ retry: { maxRetries: 0 } }).chat({ messages: convo }), ServerError);
+    assert.match(e.message, /EngineCore encountered an issue/);
+  });
+
+  it('the fault header works too (per request)', async () => {
+    await start();
+    const e = await rejectsWith(
+      client({ retry: { maxRetries: 0 } }).chat({ messages: convo, headers: { 'x-sim-fault': 'status=502; message=bad gateway' } }),
+      ServerError,
+    );
+    assert.equal(e.status, 502);
+    assert.match(e.message, /bad gateway/);
+  });
+
+  it('retries apply to listModels and tokenize too', async () => {
+    await start();
+    sim.injectFault({ route: 'models', status: 503 });
+    sim.injectFault({ route: 'tokenize', status: 503 });
+    const c = client();
+    assert.equal((await c.listModels())[0].id, sim.model);
+    assert.equal((await c.tokenize(convo)).source, 'server');
+    assert.equal(sleeps.length, 2);
+  });
+});

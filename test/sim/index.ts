@@ -1,0 +1,10 @@
+export { startSimulator, type SimHandle, type SimOptions } from './server';
+export { runSimCli, parseSimArgs, SIM_USAGE } from './cli';
+export type { SimFault } from './faults';
+export type { RequestRecord, SimStats, LatencyModel } from './engine';
+export { PrefixCache, type Admission, type CacheStats } from './prefixCache';
+export type { SimScript, ScriptReply, ScriptToolCall } from './script';
+export { SUMMARIZE_MARKER, JUDGE_MARKER, detectCompaction, summarize, judge } from './summarizer';
+export { renderTokens, renderText } from './template';
+export { charTokenizer, tiktokenTokenizer, type SimTokenizer } from './tokenizer';
+export { errorBody, overflowMessage, TOOLS_UNSUPPORTED_MESSAGE } from './vllmErrors';
