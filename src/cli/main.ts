@@ -5,6 +5,7 @@ import { processIO } from './io';
 import { SIM_HELP, simCommand } from './simCommand';
 import { COMPACT_HELP, compactCommand } from './compactCommand';
 import { BENCH_HELP, benchCommand } from './benchCommand';
+import { RUN_HELP, runCommand } from './runCommand';
 
 interface Command {
   help: string;
@@ -15,6 +16,7 @@ const COMMANDS: Record<string, Command> = {
   inspect: { help: INSPECT_HELP, run: inspectCommand },
   compact: { help: COMPACT_HELP, run: compactCommand },
   bench: { help: BENCH_HELP, run: benchCommand },
+  run: { help: RUN_HELP, run: runCommand },
   sim: { help: SIM_HELP, run: simCommand },
 };
 

@@ -4,6 +4,7 @@ export type { SimFault } from './faults';
 export type { RequestRecord, SimStats, LatencyModel } from './engine';
 export { PrefixCache, type Admission, type CacheStats } from './prefixCache';
 export type { SimScript, ScriptReply, ScriptToolCall } from './script';
+export type { JudgeVerdict } from './replies';
 export { SUMMARIZE_MARKER, JUDGE_MARKER, detectCompaction, summarize, judge } from './summarizer';
 export { renderTokens, renderText } from './template';
 export { charTokenizer, tiktokenTokenizer, type SimTokenizer } from './tokenizer';

@@ -22,6 +22,14 @@ export interface ReplierOptions {
   chunkTokens: number;
   summaryTokens: number | undefined;
   player: () => ScriptPlayer | undefined;
+  /** Scripted verdicts for judge requests, used in order before the deterministic judge. */
+  judgeQueue: () => JudgeVerdict[];
+}
+
+export interface JudgeVerdict {
+  alignment: number;
+  non_contradiction: number;
+  diagnosis: string;
 }
 
 function firstWords(text: string, n: number): string {
@@ -38,7 +46,10 @@ export class Replier {
       return { kind: 'compaction', content: summarize(compaction, { targetTokens: this.o.summaryTokens, count: this.o.count }), toolCalls: [] };
     }
     const j = detectJudge(messages);
-    if (j) return { kind: 'judge', content: JSON.stringify(judge(j)), toolCalls: [] };
+    if (j) {
+      const scripted = this.o.judgeQueue().shift();
+      return { kind: 'judge', content: JSON.stringify(scripted ?? judge(j)), toolCalls: [] };
+    }
     const r = this.o.player()?.next(messages);
     if (r) {
       return {

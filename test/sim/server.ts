@@ -13,7 +13,7 @@ import { HttpError, parseJson, readBody, sendJson } from './http';
 import { metricsText as renderMetrics } from './metrics';
 import { modelsBody } from './models';
 import { PrefixCache } from './prefixCache';
-import { Replier, type Reply } from './replies';
+import { Replier, type JudgeVerdict, type Reply } from './replies';
 import { loadScript, ScriptPlayer, type ScriptReply, type SimScript } from './script';
 import { renderTokens, type WireMessage, type WireTool } from './template';
 import { makeTokenizer, type SimTokenizer } from './tokenizer';
@@ -70,6 +70,8 @@ export interface SimHandle {
   injectFault(fault: SimFault): void;
   clearFaults(): void;
   setScript(script: SimScript | ScriptReply[] | string | undefined): void;
+  /** Scripted judge verdicts, consumed in order by judge requests before the deterministic judge takes over. */
+  queueJudgeVerdicts(verdicts: JudgeVerdict[]): void;
   /** Replaces the prefix cache (e.g. to switch pessimistic on/off); only between requests. */
   resetCache(opts?: { pessimistic?: boolean; capacityBlocks?: number; enabled?: boolean }): void;
   resetStats(): void;
@@ -126,7 +128,8 @@ export async function startSimulator(opts: SimOptions = {}): Promise<SimHandle> 
     res?.once('close', () => setImmediate(() => socket.off('close', onClose)));
   };
 
-  const replier = new Replier({ count, chunkTokens, summaryTokens: opts.summaryTokens, player: () => player });
+  const judgeQueue: JudgeVerdict[] = [];
+  const replier = new Replier({ count, chunkTokens, summaryTokens: opts.summaryTokens, player: () => player, judgeQueue: () => judgeQueue });
   const metricsText = () => renderMetrics(model, stats, engine.cache.stats());
 
   const sendError = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}) =>
@@ -512,6 +515,9 @@ export async function startSimulator(opts: SimOptions = {}): Promise<SimHandle> 
     tokenizer,
     injectFault: (f) => faults.push(f),
     clearFaults: () => faults.clear(),
+    queueJudgeVerdicts: (v) => {
+      judgeQueue.push(...v);
+    },
     setScript: (s) => {
       player = s ? new ScriptPlayer(loadScript(s)) : undefined;
     },

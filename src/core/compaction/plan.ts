@@ -35,6 +35,8 @@ export interface CompactionSettings {
    * report only queued / running / done.
    */
   streamWorkers: boolean;
+  /** Set for a targeted update: the summary being corrected. */
+  amendOf?: string;
 }
 
 export const DEFAULT_COMPACTION_SETTINGS: CompactionSettings = {

@@ -23,6 +23,8 @@ export interface InstructionInput {
   isLastBlock: boolean;
   blockNumber: number;
   blockCount: number;
+  /** A targeted update: the earlier summary that a reviewer found lacking (the diagnosis is in the focus). */
+  amendOf?: string | undefined;
 }
 
 function sectionsText(isLast: boolean): string {
@@ -54,6 +56,15 @@ export function instructionBody(x: InstructionInput): string {
   if (x.focus && x.focus.trim().length > 0) {
     lines.push(`FOCUS: ${x.focus.trim()}`);
     lines.push('The developer asked for the focus above to survive: cover it first and in full detail.');
+  }
+  if (x.amendOf !== undefined) {
+    lines.push(
+      'An earlier summary of the same messages is below. A reviewer compared it with what the agent did next and found it lacking (see FOCUS). ' +
+        'Write a corrected summary: keep what it got right, add what the reviewer says is missing, fix what it got wrong.',
+      '<PREVIOUS_SUMMARY>',
+      x.amendOf,
+      '</PREVIOUS_SUMMARY>',
+    );
   }
   if (x.blockCount > 1) lines.push(`This is part ${x.blockNumber} of ${x.blockCount}; other parts are summarised separately, so do not summarise the context before your span.`);
   return lines.join('\n');

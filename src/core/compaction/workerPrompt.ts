@@ -37,6 +37,7 @@ export function instructionInput(plan: CompactionPlan, block: Block, focus: stri
     isLastBlock: block.index === plan.blocks.length - 1,
     blockNumber: block.index + 1,
     blockCount: plan.blocks.length,
+    amendOf: plan.settings.amendOf,
   };
 }
 

@@ -1,0 +1,195 @@
+import { createInterface } from 'node:readline/promises';
+import { basename, join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { promises as fs } from 'node:fs';
+import { AgentLoop } from '../core/agent/agentLoop';
+import type { AgentEvent } from '../core/agent/events';
+import { pinTool } from '../core/agent/pinTool';
+import { recallTool } from '../core/agent/recall';
+import { agentSystemPrompt } from '../core/agent/systemPrompt';
+import type { ApprovalPort } from '../core/agent/tools';
+import { ToolRegistry } from '../core/agent/tools';
+import { DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
+import { SessionStore } from '../core/session/sessionStore';
+import { randomIds, systemClock } from '../core/session/storage';
+import { STRATEGY_NAMES } from '../core/splitPoint';
+import type { StrategyName } from '../core/splitPoint';
+import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
+import { TokenLedger } from '../core/tokens/tokenLedger';
+import { DEFAULT_THRESHOLDS, validateThresholds } from '../core/triggers';
+import { NodeFileStorage } from '../node/fileStorage';
+import { fileSpill, nodeWorkspaceTools } from '../node/tools';
+import { intOption, parseCommandArgs, requireString, UsageError } from './args';
+import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
+import type { CliIO } from './io';
+
+export const RUN_HELP = `splitpoint run --endpoint URL --workspace DIR --task TEXT [options]
+
+  Runs the agent headless on a workspace, with compaction on. Writes and
+  commands stay inside DIR and need approval: interactive on a terminal,
+  all approved with --yes, all rejected otherwise.
+
+${ENDPOINT_HELP}
+  --max-steps N       stop after N model calls (default 40)
+  --session FILE      session log to create or continue (default: a new file in the temp folder)
+  --strategy S        ${STRATEGY_NAMES.join(' | ')} (default token-fraction)
+  --hi X --lo X --block X   budget thresholds as fractions of the window (0.75 / 0.4 / 0.95)
+  --no-async          compact only synchronously, at the block threshold
+  --no-judge          adopt background summaries without the judge
+  --allow CMD         a command that needs no approval (repeatable; exact or prefix)
+  --yes               approve every write and command
+  --json              one JSON event per line on stdout`;
+
+const OPTIONS = {
+  ...ENDPOINT_OPTIONS,
+  workspace: { type: 'string' },
+  task: { type: 'string' },
+  'max-steps': { type: 'string' },
+  session: { type: 'string' },
+  strategy: { type: 'string' },
+  hi: { type: 'string' },
+  lo: { type: 'string' },
+  block: { type: 'string' },
+  'no-async': { type: 'boolean', default: false },
+  'no-judge': { type: 'boolean', default: false },
+  allow: { type: 'string', multiple: true },
+  yes: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+} as const;
+
+function fraction(v: string | undefined, flag: string, fallback: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!(n > 0 && n <= 1)) throw new UsageError(`${flag} must be a fraction in (0, 1], got ${v}`);
+  return n;
+}
+
+export async function runCommand(argv: string[], io: CliIO): Promise<number> {
+  const { values } = parseCommandArgs(argv, OPTIONS);
+  const workspace = resolve(requireString(values.workspace, '--workspace'));
+  const task = requireString(values.task, '--task');
+  const stat = await fs.stat(workspace).catch(() => undefined);
+  if (!stat?.isDirectory()) throw new UsageError(`--workspace ${workspace} is not a folder`);
+  const strategy = (values.strategy ?? 'token-fraction') as StrategyName;
+  if (!STRATEGY_NAMES.includes(strategy)) throw new UsageError(`--strategy must be one of ${STRATEGY_NAMES.join(', ')}`);
+  const thresholds = { hi: fraction(values.hi, '--hi', DEFAULT_THRESHOLDS.hi), lo: fraction(values.lo, '--lo', DEFAULT_THRESHOLDS.lo), block: fraction(values.block, '--block', DEFAULT_THRESHOLDS.block) };
+  const problems = validateThresholds(thresholds);
+  if (problems.length > 0) throw new UsageError(problems.join('; '));
+  const maxSteps = intOption(values['max-steps'], '--max-steps', 40);
+
+  const endpoint = await connect(values, io);
+  const storage = new NodeFileStorage();
+  const sessionPath = values.session ? resolve(values.session) : join(tmpdir(), `splitpoint-run-${Date.now()}.jsonl`);
+  const deps = { storage };
+  const store = (await storage.exists(sessionPath)) ? await SessionStore.open(deps, sessionPath) : await SessionStore.create(deps, sessionPath, task.slice(0, 80));
+  if (store.snapshot.messages.length === 0) await store.append({ role: 'system', content: agentSystemPrompt(basename(workspace)) });
+
+  const ledger = new TokenLedger(await loadTiktokenCounter());
+  const tools = new ToolRegistry([...nodeWorkspaceTools(workspace, { allowlist: values.allow ?? [] }), recallTool(() => store.archived()), pinTool(store, randomIds, systemClock)]);
+  const loop = new AgentLoop(
+    {
+      store,
+      ledger,
+      model: endpoint.client,
+      compactor: endpoint.client,
+      compactorLimiter: endpoint.limiter,
+      judge: endpoint.client,
+      tools,
+      approvals: approvals(values.yes, io),
+      spill: fileSpill(`${sessionPath}.spill`),
+      clock: systemClock,
+      ids: randomIds,
+    },
+    {
+      contextWindow: endpoint.contextWindow,
+      replyReserve: 4096,
+      thresholds,
+      strategy,
+      compaction: { ...DEFAULT_COMPACTION_SETTINGS, contextWindow: endpoint.contextWindow, model: endpoint.model },
+      asyncCompaction: !values['no-async'],
+      judge: { enabled: !values['no-judge'], threshold: 7, model: endpoint.model },
+      maxSteps,
+      agentModel: endpoint.model,
+      idle: { idleMs: 5 * 60_000, minFraction: 0.5 },
+    },
+  );
+  loop.on((e) => (values.json ? io.out(JSON.stringify(e)) : describe(e, io)));
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  try {
+    const outcome = await loop.send(task, controller.signal);
+    // A background compaction still running when the agent answers is awaited, so its result is in the log.
+    await loop.settle();
+    if (!values.json) io.err(`session: ${sessionPath}`);
+    return outcome.reason === 'error' ? 1 : 0;
+  } finally {
+    process.off('SIGINT', stop);
+  }
+}
+
+function approvals(yes: boolean, io: CliIO): ApprovalPort {
+  if (yes) return { request: async () => ({ approved: true }) };
+  if (!process.stdin.isTTY) return { request: async () => ({ approved: false, reason: 'no terminal to ask on (pass --yes to approve writes and commands)' }) };
+  return {
+    async request(call) {
+      const rl = createInterface({ input: process.stdin, output: process.stderr });
+      try {
+        const answer = await rl.question(`Allow ${call.summary}? [y/N] `);
+        return /^y(es)?$/i.test(answer.trim()) ? { approved: true } : { approved: false, reason: 'rejected at the prompt' };
+      } finally {
+        rl.close();
+        void io;
+      }
+    },
+  };
+}
+
+function describe(e: AgentEvent, io: CliIO): void {
+  switch (e.type) {
+    case 'assistant-message':
+      if (e.message.content) io.out(e.message.content);
+      return;
+    case 'tool-call':
+      io.err(`→ ${e.call.function.name} ${e.call.function.arguments.slice(0, 160)}`);
+      return;
+    case 'tool-result':
+      if (e.isError) io.err(`  ! ${(e.message.content ?? '').split('\n')[0]}`);
+      return;
+    case 'trigger-fired':
+      io.err(`[compaction trigger: ${e.trigger} at ${(100 * e.usedFraction).toFixed(0)}% of the window${e.detail ? `, ${e.detail}` : ''}]`);
+      return;
+    case 'compaction-started':
+      io.err(`[compaction ${e.compactionId} started${e.background ? ' in the background' : ''}${e.focus ? `, focus: ${e.focus}` : ''}]`);
+      return;
+    case 'judge-verdict':
+      io.err(e.verdict.kind === 'scored' ? `[judge: ${e.verdict.overall}/10 ${e.verdict.accepted ? 'accepted' : 'rejected'} — ${e.verdict.diagnosis}]` : `[judge: ${e.verdict.message}]`);
+      return;
+    case 'compaction-adopted':
+      io.err(`[compaction adopted: ${e.tokensBefore} → ${e.tokensAfter} tokens]`);
+      return;
+    case 'compaction-fallback':
+    case 'compaction-held':
+    case 'compaction-failed':
+      io.err(`[compaction ${e.type.slice(11)}: ${'reason' in e ? e.reason : e.error}]`);
+      return;
+    case 'waiting-for-compaction':
+      io.err('[waiting for compaction: the context is full]');
+      return;
+    case 'error':
+      io.err(`error: ${e.error}`);
+      return;
+    case 'notice':
+      io.err(e.text);
+      return;
+    case 'step-started':
+    case 'assistant-delta':
+    case 'reasoning-delta':
+    case 'tool-approval':
+    case 'compaction':
+    case 'compaction-amending':
+    case 'compaction-superseded':
+    case 'done':
+      return;
+  }
+}

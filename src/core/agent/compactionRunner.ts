@@ -1,0 +1,217 @@
+import type { CompactionEvent } from '../compaction/events';
+import { createCompaction, snapshotSession } from '../compaction/fromSession';
+import type { PendingCompaction } from '../compaction/pendingCompaction';
+import type { CompactionSettings, CompactionSnapshot } from '../compaction/plan';
+import type { ChatMessage, StoredMessage } from '../messages';
+import type { LimiterPort, ModelPort, ToolSpec } from '../ports';
+import type { SessionStore } from '../session/sessionStore';
+import type { Clock, IdSource } from '../session/storage';
+import type { StrategyName } from '../splitPoint';
+import type { TokenLedger } from '../tokens/tokenLedger';
+import type { AgentEvent } from './events';
+import type { Verdict } from './judge';
+import { runJudge } from './judge';
+
+export interface CompactionRunnerDeps {
+  store: SessionStore;
+  ledger: TokenLedger;
+  compactor: ModelPort;
+  compactorLimiter: LimiterPort;
+  judge: ModelPort;
+  clock: Clock;
+  ids: IdSource;
+  emit: (e: AgentEvent) => void;
+}
+
+export interface CompactionRunnerSettings {
+  strategy: StrategyName;
+  compaction: CompactionSettings;
+  replyReserve: number;
+  judge: { enabled: boolean; threshold: number; model?: string | undefined };
+}
+
+/** How a background compaction ended. */
+export type BackgroundOutcome =
+  | { kind: 'accepted'; pending: PendingCompaction; verdict: Verdict | undefined }
+  | { kind: 'held'; pending: PendingCompaction; reason: string }
+  | { kind: 'fallback'; reason: string }
+  | { kind: 'failed'; reason: string }
+  | { kind: 'cancelled' };
+
+/**
+ * One asynchronous compaction (the Slipstream design): compact a snapshot
+ * while the agent goes on, then judge the summary against the steps the agent
+ * took meanwhile (the next-k trajectory). On reject, one targeted update with
+ * the judge's diagnosis, judged again; a second reject asks for the
+ * synchronous fallback. The loop adopts an accepted result at a step boundary.
+ */
+export class BackgroundCompaction {
+  readonly snapshot: CompactionSnapshot;
+  /** Number of original messages when the snapshot was taken; later ones are the next-k steps. */
+  readonly snapshotLength: number;
+  private current: PendingCompaction;
+  private readonly abort = new AbortController();
+  private stepWaiters: (() => void)[] = [];
+  private force = false;
+  private settledOutcome: BackgroundOutcome | undefined;
+  private held = false;
+  readonly done: Promise<BackgroundOutcome>;
+
+  constructor(
+    private readonly deps: CompactionRunnerDeps,
+    private readonly settings: CompactionRunnerSettings,
+    tools: readonly ToolSpec[],
+    focus: string | undefined,
+  ) {
+    this.snapshot = snapshotSession(deps.store, deps.ledger, { strategy: settings.strategy }, tools, {
+      contextWindow: settings.compaction.contextWindow,
+      replyReserve: settings.replyReserve,
+    });
+    this.snapshotLength = deps.store.snapshot.messages.length;
+    this.current = this.create({ ...settings.compaction, focus });
+    this.done = this.pipeline().then((o) => (this.settledOutcome = o));
+  }
+
+  get id(): string {
+    return this.current.id;
+  }
+
+  get pending(): PendingCompaction {
+    return this.current;
+  }
+
+  get outcome(): BackgroundOutcome | undefined {
+    return this.settledOutcome;
+  }
+
+  /**
+   * True when there is nothing to summarise: the split keeps everything, or
+   * the head is only an earlier summary already at the depth cap.
+   */
+  get empty(): boolean {
+    return this.current.plan.blocks.length === 0;
+  }
+
+  /** The summary was ready while the agent was idle; it is judged against the next message. */
+  get heldForNextMessage(): boolean {
+    return this.held && this.settledOutcome === undefined;
+  }
+
+  private create(settings: CompactionSettings): PendingCompaction {
+    const pc = createCompaction(this.snapshot, settings, {
+      model: this.deps.compactor,
+      limiter: this.deps.compactorLimiter,
+      count: (m) => this.deps.ledger.estimate(m),
+      clock: this.deps.clock,
+      ids: this.deps.ids,
+    });
+    pc.on((e: CompactionEvent) => this.deps.emit({ type: 'compaction', event: e }));
+    return pc;
+  }
+
+  /** Messages the agent added since the snapshot: the trajectory the judge checks against. */
+  nextSteps(): StoredMessage[] {
+    return this.deps.store.snapshot.messages.slice(this.snapshotLength);
+  }
+
+  private hasNextSteps(): boolean {
+    return this.nextSteps().some((m) => m.role === 'assistant' || m.role === 'user');
+  }
+
+  /** The loop calls this after each step (and when a user message arrives). */
+  notifyStep(): void {
+    const w = this.stepWaiters;
+    this.stepWaiters = [];
+    for (const f of w) f();
+  }
+
+  /** The agent must wait now (context at `block`): judge with whatever steps exist. */
+  hurry(): void {
+    this.force = true;
+    this.notifyStep();
+  }
+
+  /** A new standing focus supersedes this compaction: unfinished blocks are redone with it. */
+  refocus(focus: string | undefined): void {
+    if (this.settledOutcome) return;
+    this.deps.emit({ type: 'compaction-superseded', compactionId: this.current.id, focus });
+    void this.current.refocus(focus).catch(() => undefined);
+  }
+
+  cancel(): void {
+    this.abort.abort();
+    this.current.cancel();
+    this.notifyStep();
+  }
+
+  private waitForStep(): Promise<void> {
+    return new Promise((resolve) => this.stepWaiters.push(resolve));
+  }
+
+  private async pipeline(): Promise<BackgroundOutcome> {
+    try {
+      await this.current.start();
+      if (this.abort.signal.aborted || this.current.isCancelled) return { kind: 'cancelled' };
+      if (!this.current.isComplete()) {
+        await this.current.retryFailed();
+        if (!this.current.isComplete()) {
+          const failed = this.current.blocks.find((b) => b.status === 'failed');
+          return { kind: 'failed', reason: failed ? `block ${failed.index}: ${failed.error}` : 'no block finished' };
+        }
+      }
+      if (!this.settings.judge.enabled) return { kind: 'accepted', pending: this.current, verdict: undefined };
+      // The judge needs at least one step after the snapshot: the agent's, or the user's next message.
+      // An idle agent has none yet: the summary is held (the UI can preview it) and judged against
+      // whatever comes next.
+      if (!this.hasNextSteps()) {
+        this.held = true;
+        this.deps.emit({ type: 'compaction-held', compactionId: this.current.id, reason: 'no steps since the snapshot yet; it will be judged against the next message' });
+      }
+      while (!this.force && !this.abort.signal.aborted && !this.hasNextSteps()) {
+        await this.waitForStep();
+      }
+      if (this.abort.signal.aborted) return { kind: 'cancelled' };
+      const first = await this.judgeNow(1);
+      if (first === undefined) return { kind: 'cancelled' };
+      if (first.kind === 'error') return { kind: 'held', pending: this.current, reason: first.message };
+      if (first.accepted) return { kind: 'accepted', pending: this.current, verdict: first };
+      // Targeted update: the same snapshot, summarised in one pass with the diagnosis as focus.
+      const previous = this.current.summaryText();
+      this.deps.emit({ type: 'compaction-amending', compactionId: this.current.id, diagnosis: first.diagnosis });
+      const standing = this.current.currentFocus;
+      const focus = [standing, first.diagnosis].filter((s) => s && s.trim()).join('; ');
+      this.current = this.create({ ...this.settings.compaction, mode: 'sequential', focus, amendOf: previous });
+      await this.current.start();
+      if (this.abort.signal.aborted || this.current.isCancelled) return { kind: 'cancelled' };
+      if (!this.current.isComplete()) return { kind: 'fallback', reason: 'the targeted update failed' };
+      const second = await this.judgeNow(2);
+      if (second === undefined) return { kind: 'cancelled' };
+      if (second.kind === 'error') return { kind: 'held', pending: this.current, reason: second.message };
+      if (second.accepted) return { kind: 'accepted', pending: this.current, verdict: second };
+      return { kind: 'fallback', reason: `the judge rejected the summary twice (last score ${second.overall}: ${second.diagnosis})` };
+    } catch (err) {
+      if (this.abort.signal.aborted) return { kind: 'cancelled' };
+      return { kind: 'failed', reason: (err as Error).message };
+    }
+  }
+
+  private async judgeNow(attempt: number): Promise<Verdict | undefined> {
+    let steps: ChatMessage[] = this.nextSteps();
+    if (steps.length === 0) {
+      // Forced with no steps at all: the forward plan is the newest request in the snapshot.
+      const lastUser = [...this.snapshot.context].reverse().find((m) => m.role === 'user' && m.kind === 'normal');
+      steps = lastUser ? [lastUser] : [];
+    }
+    try {
+      const verdict = await runJudge(this.deps.judge, this.current.summaryText(), steps, this.snapshot.context.length, {
+        threshold: this.settings.judge.threshold,
+        signal: this.abort.signal,
+        modelName: this.settings.judge.model,
+      });
+      this.deps.emit({ type: 'judge-verdict', compactionId: this.current.id, attempt, verdict, nextSteps: steps.length });
+      return verdict;
+    } catch {
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import type { CompactionEvent } from '../compaction/events';
+import type { StoredMessage, ToolCall } from '../messages';
+import type { Verdict } from './judge';
+
+export type TriggerKind = 'budget' | 'block' | 'structural' | 'temporal' | 'reactive' | 'fallback';
+
+/** Everything the agent loop reports, for the webview, the CLI's JSON lines and the log. */
+export type AgentEvent =
+  | { type: 'step-started'; step: number; contextTokens: number; window: number }
+  | { type: 'assistant-delta'; text: string }
+  | { type: 'reasoning-delta'; text: string }
+  | { type: 'assistant-message'; message: StoredMessage }
+  | { type: 'tool-call'; call: ToolCall; needsApproval: boolean }
+  | { type: 'tool-approval'; callId: string; approved: boolean; reason?: string }
+  | { type: 'tool-result'; callId: string; message: StoredMessage; isError: boolean }
+  | { type: 'trigger-fired'; trigger: TriggerKind; usedFraction: number; detail?: string }
+  | { type: 'compaction-started'; compactionId: string; background: boolean; focus: string | undefined }
+  | { type: 'compaction'; event: CompactionEvent }
+  | { type: 'waiting-for-compaction'; usedFraction: number }
+  | { type: 'judge-verdict'; compactionId: string; attempt: number; verdict: Verdict; nextSteps: number }
+  | { type: 'compaction-amending'; compactionId: string; diagnosis: string }
+  | { type: 'compaction-held'; compactionId: string; reason: string }
+  | { type: 'compaction-adopted'; compactionId: string; tokensBefore: number; tokensAfter: number; judged: boolean }
+  | { type: 'compaction-fallback'; compactionId: string; reason: string }
+  | { type: 'compaction-superseded'; compactionId: string; focus: string | undefined }
+  | { type: 'compaction-failed'; compactionId: string; error: string }
+  | { type: 'notice'; text: string }
+  | { type: 'error'; error: string }
+  | { type: 'done'; reason: 'answer' | 'max-steps' | 'cancelled' | 'error'; steps: number };

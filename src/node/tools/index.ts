@@ -1,0 +1,32 @@
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentTool } from '../../core/agent/tools';
+import type { SpillPort } from '../../core/agent/toolOutput';
+import { editFileTool, listFilesTool, readFileTool, writeFileTool } from './fileTools';
+import { runCommandTool } from './runCommandTool';
+import type { RunCommandOptions } from './runCommandTool';
+import { searchTextTool } from './searchTool';
+
+/** The Node implementations of the agent's workspace tools, confined to `root`. */
+export function nodeWorkspaceTools(root: string, opts: Partial<RunCommandOptions> = {}): AgentTool[] {
+  return [
+    readFileTool(root),
+    listFilesTool(root),
+    searchTextTool(root),
+    editFileTool(root),
+    writeFileTool(root),
+    runCommandTool(root, { allowlist: opts.allowlist ?? [], defaultTimeoutSeconds: opts.defaultTimeoutSeconds ?? 120, maxOutputChars: opts.maxOutputChars ?? 400_000 }),
+  ];
+}
+
+/** Full tool outputs that were too big for the session go to files next to it. */
+export function fileSpill(dir: string): SpillPort {
+  return {
+    async spill(callId, text) {
+      await fs.mkdir(dir, { recursive: true });
+      const path = join(dir, `${callId.replace(/[^\w.-]/g, '_')}.txt`);
+      await fs.writeFile(path, text);
+      return path;
+    },
+  };
+}
