@@ -151,8 +151,9 @@ export class AgentLoop {
     // A summary held while the agent was idle is judged against the new
     // message now; wait for that verdict so the agent answers from the
     // compacted context it was judged for.
-    if (this.background?.heldForNextMessage) await abortable(this.background.done, signal);
-    await this.adoptIfSettled();
+    const held = this.background?.heldForNextMessage ? this.background : undefined;
+    if (held) await this.timed(() => abortable(held.done, signal));
+    await this.timed(() => this.adoptIfSettled());
     const used = this.contextTokens();
     const r = evaluateBudget(used, this.settings.contextWindow, this.settings.thresholds, this.budget, this.background !== undefined);
     this.budget = r.state;
@@ -168,16 +169,19 @@ export class AgentLoop {
         return;
       case 'wait':
         this.emit({ type: 'trigger-fired', trigger: 'block', usedFraction: d.usedFraction });
-        if (this.background) {
-          // The only stall: the context is full and the summary is not ready.
-          this.emit({ type: 'waiting-for-compaction', usedFraction: d.usedFraction });
-          this.background.hurry();
-          await abortable(this.background.done, signal);
-          await this.adoptIfSettled();
-        }
-        if (this.contextTokens() >= this.settings.thresholds.block * this.settings.contextWindow) {
-          await this.compactNow({ focus: this.deps.store.snapshot.focus ?? undefined, trigger: 'block', signal });
-        }
+        await this.timed(async () => {
+          const bg = this.background;
+          if (bg) {
+            // The only stall: the context is full and the summary is not ready.
+            this.emit({ type: 'waiting-for-compaction', usedFraction: d.usedFraction });
+            bg.hurry();
+            await abortable(bg.done, signal);
+            await this.adoptIfSettled();
+          }
+          if (this.contextTokens() >= this.settings.thresholds.block * this.settings.contextWindow) {
+            await this.compactNow({ focus: this.deps.store.snapshot.focus ?? undefined, trigger: 'block', signal });
+          }
+        });
         return;
     }
   }
@@ -212,6 +216,21 @@ export class AgentLoop {
   }
 
   private applying: Promise<void> | undefined;
+  private waitedMs = 0;
+
+  /** Time the agent spent blocked on compaction (the `block` wait, synchronous and reactive compactions). */
+  get compactionWaitMs(): number {
+    return this.waitedMs;
+  }
+
+  private async timed<T>(f: () => Promise<T>): Promise<T> {
+    const t0 = this.deps.clock.now();
+    try {
+      return await f();
+    } finally {
+      this.waitedMs += this.deps.clock.now() - t0;
+    }
+  }
 
   /** Applies a finished background compaction: adopt, hold, or fall back to a synchronous one. */
   private adoptIfSettled(): Promise<void> {
@@ -378,7 +397,7 @@ export class AgentLoop {
         }
         this.background?.cancel();
         this.background = undefined;
-        await this.compactNow({ focus: this.deps.store.snapshot.focus ?? undefined, trigger: 'reactive', signal });
+        await this.timed(() => this.compactNow({ focus: this.deps.store.snapshot.focus ?? undefined, trigger: 'reactive', signal }));
         retried = true;
         continue;
       }
