@@ -12,13 +12,17 @@ export interface ToolSpec {
 export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
 
 export interface ModelRequest {
+  /** Defaults to the client's model, else the first model the server lists. */
   model?: string;
   messages: ChatMessage[];
   tools?: ToolSpec[];
   toolChoice?: ToolChoice;
+  /** max_tokens for the completion. */
   maxTokens?: number;
   temperature?: number;
+  /** Stream the reply (default true). */
   stream?: boolean;
+  /** Extra HTTP headers for this request. */
   headers?: Record<string, string>;
 }
 

@@ -3,51 +3,27 @@
  * `ModelClient` as a port; everything here is plain data.
  */
 import type { ChatMessage, ToolCall } from '../core/messages';
+import type { ModelDelta, ModelRequest, ModelUsage, ToolChoice, ToolSpec } from '../core/ports';
 
 export type { ChatMessage, ToolCall };
 
 export type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 
-/** An OpenAI function tool. */
-export interface ToolSpec {
-  type: 'function';
-  function: { name: string; description?: string; parameters?: Record<string, unknown> };
-}
+// The request, usage and delta shapes are the core's port types (src/core/ports.ts);
+// the client only adds transport options on top.
+export type { ToolSpec, ToolChoice };
 
-export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
-
-export interface ChatRequest {
-  /** Defaults to the client's model, else the first model the server lists. */
-  model?: string;
-  messages: ChatMessage[];
-  tools?: ToolSpec[];
-  toolChoice?: ToolChoice;
-  /** max_tokens for the completion. */
-  maxTokens?: number;
-  temperature?: number;
+export interface ChatRequest extends ModelRequest {
   stop?: string[];
-  /** Stream the reply (default true). */
-  stream?: boolean;
   /** Extra JSON fields merged into the request body (vLLM extensions, e.g. chat_template_kwargs). */
   extraBody?: Record<string, unknown>;
-  /** Extra HTTP headers for this request. */
-  headers?: Record<string, string>;
 }
 
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-  /** usage.prompt_tokens_details.cached_tokens; undefined when the server does not report it. */
-  cachedTokens: number | undefined;
-}
+/** usage.prompt_tokens_details.cached_tokens is undefined when the server does not report it. */
+export type Usage = ModelUsage;
 
-/** Incremental events while a reply streams in. */
-export type ChatDelta =
-  | { type: 'content'; text: string }
-  | { type: 'reasoning'; text: string }
-  | { type: 'tool_call'; index: number; id?: string; name?: string; argumentsDelta: string }
-  /** A retry is starting after deltas were already delivered: discard what this call streamed so far. */
-  | { type: 'reset'; attempt: number; reason: string };
+/** Incremental events while a reply streams in; `reset` means a retry started after deltas were delivered. */
+export type ChatDelta = ModelDelta;
 
 export interface ChatCallOptions {
   signal?: AbortSignal;
