@@ -2,7 +2,7 @@
 // suite and ends with one plain line "N passed, N failed" summed over them.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, mkdirSync, rmSync } from 'node:fs';
-import { ensureDependencies } from './ensure-deps.mjs';
+import { ensureDebianPackages, ensureDependencies } from './ensure-deps.mjs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -62,6 +62,10 @@ let failed = 0;
 const started = Date.now();
 try {
   ensureDependencies(root);
+  ensureDebianPackages([
+    { name: 'chromium', probe: '/usr/bin/chromium' },
+    { name: 'ripgrep', probe: '/usr/bin/rg' },
+  ]);
   rmSync(join(root, '.test-output'), { recursive: true, force: true });
   mkdirSync(join(root, '.test-output'), { recursive: true });
 
@@ -81,7 +85,7 @@ try {
     failed += 1;
   }
 
-  for (const suite of ['unit', 'integration']) {
+  for (const suite of ['unit', 'integration', 'webview']) {
     const s = runMochaSuite(suite, listTests(join(root, 'test', suite)), ['--timeout', '20000']);
     passed += s.passed;
     failed += s.failed;
