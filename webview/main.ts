@@ -1,24 +1,206 @@
-import type { HostToWebview, WebviewToHost } from '../src/protocol/messages';
+/**
+ * Splitpoint webview entry. The host owns session state and sends a snapshot
+ * on `ready` / `visible`, then deltas; this file routes them to the views.
+ * Only UI state (scroll, selection, drag position, history) is kept here,
+ * persisted with the VS Code state API.
+ */
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-single-select/index.js';
+import '@vscode-elements/elements/dist/vscode-option/index.js';
+import '@vscode-elements/elements/dist/vscode-badge/index.js';
+import type { HostToWebview } from '../src/protocol/messages';
+import type { Ctx } from './ctx';
+import { h } from './dom';
+import { Model, type Dirty } from './model';
+import { nearestAllowedByIndex, project, type Projection } from './projection';
+import { DEFAULT_UI, loadUi, post, saveUi } from './vscodeApi';
+import { Chat } from './views/chat';
+import { CompactionPanel } from './views/compaction';
+import { Composer } from './views/composer';
+import { Gauges } from './views/gauges';
+import { Header } from './views/header';
+import { Pins } from './views/pins';
+import { Timeline } from './views/timeline';
 
-declare function acquireVsCodeApi(): { postMessage(msg: WebviewToHost): void };
+const model = new Model();
+const ui = loadUi();
+let projCache: { tail: number; prefix: unknown; gauge: unknown; split: unknown; p: Projection } | null = null;
 
-const vscode = acquireVsCodeApi();
-const root = document.getElementById('root')!;
-
-function render(msg: HostToWebview): void {
-  switch (msg.type) {
-    case 'snapshot': {
-      const s = msg.snapshot;
-      root.textContent = '';
-      const h = document.createElement('h2');
-      h.textContent = s.sessionTitle;
-      const p = document.createElement('p');
-      p.textContent = `${s.messageCount} messages` + (s.totalTokens !== null ? `, ${s.totalTokens} tokens` : '');
-      root.append(h, p);
-      return;
+const ctx: Ctx = {
+  model,
+  ui,
+  save: (now) => saveUi(ui, now),
+  tail() {
+    const s = model.snap;
+    if (!s) return 0;
+    return ui.dragTail ?? s.split.tailStartIndex;
+  },
+  setTail(tail) {
+    ui.dragTail = tail;
+    timeline.positionHandle();
+    gauges.update();
+    saveUi(ui);
+  },
+  projection() {
+    const s = model.snap!;
+    const tail = ctx.tail();
+    const c = projCache;
+    if (c && c.tail === tail && c.prefix === model.prefix && c.gauge === s.gauge && c.split === s.split) return c.p;
+    const p = project(model.prefix, s.gauge, s.split, tail);
+    projCache = { tail, prefix: model.prefix, gauge: s.gauge, split: s.split, p };
+    return p;
+  },
+  selectMessage(index, opts = {}) {
+    const m = model.snap?.messages[index];
+    if (!m) return;
+    const prev = ui.selectedId;
+    ui.selectedId = m.id;
+    saveUi(ui);
+    timeline.onSelection(index);
+    if (opts.reveal || opts.focusChat) chat.reveal(index, opts.focusChat);
+    else chat.refreshSelection(prev);
+  },
+  selectBlock(index) {
+    ui.selectedBlock = index;
+    saveUi(ui);
+    compaction.renderPreview();
+    timeline.draw();
+  },
+  expandSummary(id) {
+    const i = ui.expanded.indexOf(id);
+    if (i >= 0) ui.expanded.splice(i, 1);
+    else {
+      ui.expanded.push(id);
+      if (!model.archived.has(id)) post({ type: 'expand-summary', summaryId: id });
     }
-  }
+    saveUi(ui);
+    const idx = model.snap?.messages.findIndex((m) => m.id === id) ?? -1;
+    if (idx >= 0) chat.reveal(idx);
+    chat.refreshMessage(id);
+  },
+  notify(level, text) {
+    toast(level, text);
+  },
+  pinText(text, messageId) {
+    post({ type: 'pin', text, kind: ui.pinKind, messageId });
+  },
+};
+
+const header = new Header(ctx);
+const pins = new Pins(ctx);
+const timeline = new Timeline(ctx);
+const gauges = new Gauges(ctx);
+const compaction = new CompactionPanel(ctx);
+const chat = new Chat(ctx);
+const composer = new Composer(ctx);
+const toasts = h('div', { class: 'toasts', role: 'status', 'aria-live': 'polite' });
+const alerts = h('div', { class: 'toasts alerts', role: 'alert' });
+const empty = h('div', { class: 'empty-state', text: 'Connecting to the Splitpoint host…' });
+
+const top = h('div', { class: 'top' }, header.el, pins.el, timeline.el, gauges.el, compaction.el);
+const app = h('main', { class: 'app', hidden: true }, top, chat.el, composer.el);
+const root = document.getElementById('root') ?? document.body;
+root.textContent = '';
+root.append(empty, app, toasts, alerts);
+
+function toast(level: 'info' | 'warning' | 'error', text: string): void {
+  const t = h('div', { class: `toast toast-${level}` }, h('span', { text }));
+  const close = h('button', { class: 'link-btn', type: 'button', 'aria-label': 'Dismiss notification', text: '✕' });
+  close.addEventListener('click', () => t.remove());
+  t.append(close);
+  (level === 'error' ? alerts : toasts).append(t);
+  if (level !== 'error') setTimeout(() => t.remove(), 8000);
+  while (toasts.childElementCount > 4) toasts.firstElementChild?.remove();
 }
 
-window.addEventListener('message', (e: MessageEvent<HostToWebview>) => render(e.data));
-vscode.postMessage({ type: 'ready' });
+function renderAll(): void {
+  empty.hidden = true;
+  app.hidden = false;
+  header.render();
+  pins.render();
+  timeline.render();
+  gauges.update();
+  compaction.render();
+  chat.render();
+  composer.render();
+}
+
+function route(d: Dirty): void {
+  if (d.all) return renderAll();
+  if (d.splitReset) {
+    ui.dragTail = null;
+    saveUi(ui);
+  }
+  if (d.messages === 'reset') {
+    chat.render();
+    timeline.render();
+  } else if (d.messages === 'append') {
+    chat.append();
+    timeline.drawNow();
+  }
+  if (d.split) {
+    timeline.render();
+    header.render();
+  }
+  if (d.gauge || d.split || d.messages) {
+    timeline.positionHandle();
+    gauges.update();
+  }
+  if (d.streaming) chat.renderStreaming();
+  if (d.agent) composer.render();
+  if (d.compaction) {
+    compaction.render();
+    header.render();
+    composer.render();
+    timeline.positionHandle();
+    timeline.draw();
+  }
+  if (d.block !== undefined) {
+    compaction.renderBlock(d.block);
+    timeline.draw();
+  }
+  if (d.approvals) chat.renderApprovals();
+  if (d.pins) pins.render();
+  if (d.archived) chat.refreshMessage(d.archived);
+  if (d.notice) toast(d.notice.level, d.notice.text);
+}
+
+function onMessage(msg: HostToWebview): void {
+  const t0 = performance.now();
+  if (msg.type === 'snapshot') {
+    // Keep a drag that is still a legal position in the new snapshot; otherwise follow the strategy.
+    const s = msg.snapshot;
+    if (ui.sessionId !== s.session.id) {
+      // Another session: UI state of the old one does not apply.
+      Object.assign(ui, { ...DEFAULT_UI, history: ui.history, pinKind: ui.pinKind, zoom: ui.zoom, sessionId: s.session.id });
+    }
+    const keep = ui.dragTail !== null && s.split.allowed[nearestAllowedByIndex(s.split.allowed, ui.dragTail)] === ui.dragTail;
+    const drag = ui.dragTail;
+    const d = model.apply(msg);
+    ui.dragTail = keep ? drag : null;
+    if (ui.selectedBlock !== null && !s.compaction?.blocks.some((b) => b.index === ui.selectedBlock)) ui.selectedBlock = null;
+    route(d);
+    performance.measure('splitpoint:render-snapshot', { start: t0, end: performance.now() });
+    return;
+  }
+  const d = model.apply(msg);
+  route(d);
+}
+
+window.addEventListener('message', (e: MessageEvent) => {
+  const data = e.data as HostToWebview | undefined;
+  if (!data || typeof data !== 'object' || typeof (data as { type?: unknown }).type !== 'string') return;
+  try {
+    onMessage(data);
+  } catch (err) {
+    console.error('[splitpoint] failed to handle', data.type, err);
+    toast('error', `View error while handling ${data.type}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+});
+
+// The view came back (e.g. the panel was re-shown without a reload): ask for fresh state.
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible' && model.snap) post({ type: 'visible' });
+});
+
+post({ type: 'ready' });

@@ -1,18 +1,28 @@
 import * as vscode from 'vscode';
-import type { HostToWebview, ViewSnapshot } from '../protocol/messages';
+import type { HostToWebview, WebviewToHost } from '../protocol/messages';
 import { isWebviewToHost } from '../protocol/messages';
 import { renderWebviewHtml } from './webviewHtml';
 
 export const VIEW_ID = 'splitpoint.view';
 
-/** Hosts the Splitpoint webview. The host owns all state; the view gets a full snapshot on ready and on becoming visible. */
+/**
+ * Hosts the Splitpoint webview and nothing else: it validates what the page
+ * sends (a page is untrusted input) and forwards it; state lives in the host.
+ * It tells the host when the view becomes visible again so a full snapshot
+ * is sent (the page is not retained while hidden).
+ */
 export class SessionViewProvider implements vscode.WebviewViewProvider {
   private view: vscode.WebviewView | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    private readonly snapshot: () => ViewSnapshot,
+    private readonly onMessage: (msg: WebviewToHost) => void,
+    private readonly onInvalid: (detail: string) => void,
   ) {}
+
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
@@ -22,20 +32,26 @@ export class SessionViewProvider implements vscode.WebviewViewProvider {
     };
     view.webview.html = renderWebviewHtml(view.webview, this.extensionUri);
     view.webview.onDidReceiveMessage((msg: unknown) => {
-      if (!isWebviewToHost(msg)) return;
-      switch (msg.type) {
-        case 'ready':
-        case 'visible':
-          this.post({ type: 'snapshot', snapshot: this.snapshot() });
-          return;
+      if (!isWebviewToHost(msg)) {
+        const type = typeof msg === 'object' && msg !== null ? String((msg as { type?: unknown }).type) : typeof msg;
+        return this.onInvalid(`ignored a malformed message from the view (type ${type})`);
       }
+      this.onMessage(msg);
     });
     view.onDidChangeVisibility(() => {
-      if (view.visible) this.post({ type: 'snapshot', snapshot: this.snapshot() });
+      if (view.visible) this.onMessage({ type: 'visible' });
+    });
+    view.onDidDispose(() => {
+      if (this.view === view) this.view = undefined;
     });
   }
 
-  private post(msg: HostToWebview): void {
-    void this.view?.webview.postMessage(msg);
+  post(msg: HostToWebview): void {
+    // A hidden view is not retained; it gets a full snapshot when it is shown again.
+    if (this.view?.visible) void this.view.webview.postMessage(msg);
+  }
+
+  reveal(): void {
+    this.view?.show(true);
   }
 }

@@ -1,24 +1,274 @@
 /**
- * Messages between the extension host and the webview. Both sides import this
- * file; each union is handled with an exhaustive switch so adding a message
- * type is a compile error until every side handles it.
+ * Messages between the extension host and the webview. Both sides import
+ * this file and handle each union with an exhaustive switch, so adding a
+ * message type is a compile error until every side handles it.
+ *
+ * The host owns all session state. On `ready` and whenever the view becomes
+ * visible again it sends a full `snapshot`; after that, deltas.
  */
 
-export interface ViewSnapshot {
-  sessionTitle: string;
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+export type MessageKind = 'normal' | 'summary' | 'pinned';
+export type Origin = 'system' | 'pinned' | 'kept' | 'summary' | 'tail';
+export type StrategyName = 'user-messages' | 'token-fraction' | 'recent-turns';
+export type BlockStatus = 'queued' | 'streaming' | 'done' | 'failed' | 'edited';
+export type Verbosity = 'concise' | 'detailed' | 'very detailed';
+
+/** One message of the active context, as the timeline and the chat show it. */
+export interface ViewMessage {
+  id: string;
+  /** Position in the active context. */
+  index: number;
+  role: Role;
+  kind: MessageKind;
+  origin: Origin;
+  /** Calibrated token count. */
+  tokens: number;
+  /** Full text for user/assistant/summary/pinned; tool output may be cut (see `truncated`). */
+  content: string;
+  truncated: boolean;
+  reasoning?: string;
+  toolCalls?: { id: string; name: string; arguments: string }[];
+  /** For tool results: the call they answer. */
+  toolCallId?: string;
+  /** For summaries: how many archived originals it stands for (expandable). */
+  archivedCount?: number;
+  /** For summaries: the judge's verdict, when async validation ran. */
+  verdict?: VerdictView;
+}
+
+export interface VerdictView {
+  alignment: number;
+  nonContradiction: number;
+  overall: number;
+  accepted: boolean;
+  diagnosis: string;
+  attempt: number;
+}
+
+export interface PinView {
+  id: string;
+  text: string;
+  kind: 'constraint' | 'open-loop' | 'note';
+  source: 'user' | 'agent';
+}
+
+export interface GaugeView {
+  /** Calibrated tokens of the active context. */
+  used: number;
+  window: number;
+  hi: number;
+  lo: number;
+  block: number;
+}
+
+export interface SplitView {
+  strategy: StrategyName;
+  /** The strategy's own choice (the handle resets to it). */
+  tailStartIndex: number;
+  /** Kept-before-tail messages (preserve-user-messages strategy). */
+  keptIndices: number[];
+  /** Tail starts the handle may snap to, ascending. */
+  allowed: number[];
+  /** Estimated tokens of the merged summary per block, for the projected gauge. */
+  summaryTokensPerBlock: number;
+  blockTokens: number;
+}
+
+export interface BlockStatsView {
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number | null;
+  ms: number;
+}
+
+export interface BlockView {
+  index: number;
+  firstMessage: number;
+  lastMessage: number;
+  tokens: number;
+  status: BlockStatus;
+  streamedTokens: number;
+  summary: string | null;
+  error: string | null;
+  stats: BlockStatsView | null;
+}
+
+export type CompactionState = 'running' | 'ready' | 'judging' | 'held' | 'adopted' | 'cancelled' | 'failed';
+
+export interface CompactionView {
+  id: string;
+  background: boolean;
+  focus: string | null;
+  state: CompactionState;
+  blocks: BlockView[];
+  headTokens: number;
+  /** Filled once every block has a summary. */
+  totals: { summaryTokens: number; compressionRatio: number; inputTokens: number; outputTokens: number; cachedTokens: number; wallMs: number } | null;
+  checks: { missingPins: string[]; openLoopsBefore: number; openLoopsAfter: number; openLoopsDropped: boolean } | null;
+  verdict: VerdictView | null;
+  /** Why it is held or failed. */
+  note: string | null;
+}
+
+export interface ApprovalView {
+  callId: string;
+  tool: string;
+  summary: string;
+  /** Command text, for run_command. */
+  command?: string;
+  /** For edits and writes: the file and a unified diff. */
+  path?: string;
+  diff?: string;
+}
+
+export interface SessionListItem {
+  id: string;
+  title: string;
+  createdAt: number;
   messageCount: number;
-  totalTokens: number | null;
-  contextWindow: number | null;
+}
+
+export interface ViewSnapshot {
+  session: SessionListItem;
+  sessions: SessionListItem[];
+  messages: ViewMessage[];
+  gauge: GaugeView;
+  split: SplitView;
+  pins: PinView[];
+  focus: string | null;
+  compaction: CompactionView | null;
+  /** Compactions in force; undo peels the last. */
+  compactionDepth: number;
+  agent: { running: boolean; streaming: string; approvals: ApprovalView[] };
+  settings: { endpoint: string; model: string | null; mode: 'parallel' | 'sequential'; layout: 'cache-aligned' | 'target-block'; verbosity: Verbosity };
+  connection: { state: 'unknown' | 'ok' | 'error'; message: string | null };
+  trusted: boolean;
 }
 
 /** Host → webview. */
-export type HostToWebview = { type: 'snapshot'; snapshot: ViewSnapshot };
+export type HostToWebview =
+  | { type: 'snapshot'; snapshot: ViewSnapshot }
+  | { type: 'message-added'; message: ViewMessage; gauge: GaugeView; split: SplitView }
+  | { type: 'assistant-delta'; text: string }
+  | { type: 'agent-state'; running: boolean }
+  | { type: 'compaction'; compaction: CompactionView | null }
+  | { type: 'block'; compactionId: string; block: BlockView }
+  | { type: 'approval-requested'; approval: ApprovalView }
+  | { type: 'approval-resolved'; callId: string; approved: boolean }
+  | { type: 'pins'; pins: PinView[] }
+  | { type: 'archived'; summaryId: string; messages: ViewMessage[] }
+  | { type: 'notice'; level: 'info' | 'warning' | 'error'; text: string }
+  /** The split changed without a new message (e.g. after `set-strategy`): the handle resets to `split.tailStartIndex`. */
+  | { type: 'split'; split: SplitView };
 
 /** Webview → host. */
-export type WebviewToHost = { type: 'ready' } | { type: 'visible' };
+export type WebviewToHost =
+  | { type: 'ready' }
+  | { type: 'visible' }
+  | { type: 'send'; text: string }
+  | { type: 'stop' }
+  | { type: 'compact'; focus: string | null; tailStartIndex: number | null }
+  | { type: 'set-strategy'; strategy: StrategyName }
+  | { type: 'block-edit'; compactionId: string; block: number; text: string }
+  | { type: 'block-regenerate'; compactionId: string; block: number }
+  | { type: 'compaction-adopt'; compactionId: string }
+  | { type: 'compaction-cancel'; compactionId: string }
+  | { type: 'undo' }
+  | { type: 'approve'; callId: string }
+  | { type: 'reject'; callId: string; reason: string | null }
+  | { type: 'pin'; text: string; kind: 'constraint' | 'open-loop' | 'note'; messageId: string | null }
+  | { type: 'unpin'; pinId: string }
+  | { type: 'edit-pin'; pinId: string; text: string }
+  | { type: 'expand-summary'; summaryId: string }
+  | { type: 'clear-focus' }
+  | { type: 'switch-session'; sessionId: string }
+  | { type: 'new-session' };
 
+const WEBVIEW_TO_HOST_TYPES: ReadonlySet<string> = new Set<WebviewToHost['type']>([
+  'ready',
+  'visible',
+  'send',
+  'stop',
+  'compact',
+  'set-strategy',
+  'block-edit',
+  'block-regenerate',
+  'compaction-adopt',
+  'compaction-cancel',
+  'undo',
+  'approve',
+  'reject',
+  'pin',
+  'unpin',
+  'edit-pin',
+  'expand-summary',
+  'clear-focus',
+  'switch-session',
+  'new-session',
+]);
+
+/**
+ * A webview message is untrusted input (a compromised page could post
+ * anything): check the shape before the host acts on it.
+ */
 export function isWebviewToHost(x: unknown): x is WebviewToHost {
   if (typeof x !== 'object' || x === null) return false;
-  const t = (x as { type?: unknown }).type;
-  return t === 'ready' || t === 'visible';
+  const m = x as Record<string, unknown>;
+  if (typeof m.type !== 'string' || !WEBVIEW_TO_HOST_TYPES.has(m.type)) return false;
+  const str = (k: string) => typeof m[k] === 'string';
+  const int = (k: string) => typeof m[k] === 'number' && Number.isInteger(m[k]);
+  const strOrNull = (k: string) => m[k] === null || typeof m[k] === 'string';
+  switch (m.type as WebviewToHost['type']) {
+    case 'ready':
+    case 'visible':
+    case 'stop':
+    case 'undo':
+    case 'clear-focus':
+    case 'new-session':
+      return true;
+    case 'send':
+      return str('text');
+    case 'compact':
+      return strOrNull('focus') && (m.tailStartIndex === null || int('tailStartIndex'));
+    case 'set-strategy':
+      return m.strategy === 'user-messages' || m.strategy === 'token-fraction' || m.strategy === 'recent-turns';
+    case 'block-edit':
+      return str('compactionId') && int('block') && str('text');
+    case 'block-regenerate':
+      return str('compactionId') && int('block');
+    case 'compaction-adopt':
+    case 'compaction-cancel':
+      return str('compactionId');
+    case 'approve':
+      return str('callId');
+    case 'reject':
+      return str('callId') && strOrNull('reason');
+    case 'pin':
+      return str('text') && (m.kind === 'constraint' || m.kind === 'open-loop' || m.kind === 'note') && strOrNull('messageId');
+    case 'unpin':
+      return str('pinId');
+    case 'edit-pin':
+      return str('pinId') && str('text');
+    case 'expand-summary':
+      return str('summaryId');
+    case 'switch-session':
+      return str('sessionId');
+  }
 }
+
+/** Parses `/compact`, `/compact focus text`, `/compact "focus text"` (quotes optional). */
+export function parseSlashCommand(input: string): { command: 'compact'; focus: string | null } | { command: 'unknown'; name: string } | undefined {
+  const t = input.trim();
+  if (!t.startsWith('/')) return undefined;
+  const m = /^\/(\S+)\s*([\s\S]*)$/.exec(t);
+  if (!m) return undefined;
+  const name = m[1]!.toLowerCase();
+  if (name !== 'compact') return { command: 'unknown', name };
+  let focus = m[2]!.trim();
+  const q = /^(["'“”‘’])([\s\S]*)(["'“”‘’])$/.exec(focus);
+  if (q) focus = q[2]!.trim();
+  return { command: 'compact', focus: focus.length > 0 ? focus : null };
+}
+
+export const SLASH_COMMANDS = [{ name: '/compact', hint: '/compact "what must survive"', description: 'Compact now; the focus steers what survives and becomes the standing focus.' }] as const;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { COMMANDS, COMMAND_CATEGORY } from '../../src/host/commandTable';
+import { COMMANDS, COMMAND_CATEGORY, CONTEXT_KEYS, manifestCommands, manifestViewTitleMenu } from '../../src/host/commandTable';
+import { SETTING_DEFS, SETTING_SECTION } from '../../src/core/config/settings';
 
 const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
 
@@ -16,6 +17,52 @@ describe('extension manifest', () => {
       declared,
       COMMANDS.map((c) => ({ id: c.id, title: c.title, category: COMMAND_CATEGORY })),
     );
+    // Icons and enablement too, so a button can't lose its icon or its when-clause silently.
+    assert.deepEqual(pkg.contributes.commands, manifestCommands());
+  });
+
+  it('has the ten commands the issue asks for, all under splitpoint.*', () => {
+    const titles = COMMANDS.map((c) => c.title);
+    for (const t of ['Open', 'New Session', 'Compact Now', 'Compact with Focus…', 'Undo Last Compaction', 'Set API Key', 'Select Model', 'Export Session', 'Import Session', 'Show Log']) {
+      assert.ok(titles.includes(t as never), `missing command "${t}"`);
+    }
+    assert.equal(new Set(COMMANDS.map((c) => c.id)).size, COMMANDS.length, 'ids are unique');
+    assert.ok(COMMANDS.every((c) => /^splitpoint\.[a-z][A-Za-z]+$/.test(c.id)));
+  });
+
+  it('puts the view title buttons of the table on the Splitpoint view only', () => {
+    assert.deepEqual(pkg.contributes.menus['view/title'], manifestViewTitleMenu());
+    for (const m of pkg.contributes.menus['view/title']) assert.equal(m.when, 'view == splitpoint.view');
+    const nav = pkg.contributes.menus['view/title'].filter((m: { group: string }) => m.group.startsWith('navigation'));
+    for (const m of nav) {
+      const cmd = pkg.contributes.commands.find((c: { command: string }) => c.command === m.command);
+      assert.ok(cmd.icon, `${m.command} is an icon button and needs an icon`);
+    }
+  });
+
+  it('uses only context keys the host sets in enablement clauses', () => {
+    const known = new Set<string>(Object.values(CONTEXT_KEYS));
+    for (const c of pkg.contributes.commands) {
+      if (!c.enablement) continue;
+      for (const key of String(c.enablement).match(/splitpoint\.[A-Za-z]+/g) ?? []) assert.ok(known.has(key), `${c.command}: unknown context key ${key}`);
+    }
+  });
+
+  it('declares every setting the reader knows, with the same default, and nothing else', () => {
+    const props = pkg.contributes.configuration.properties as Record<string, { default: unknown; type: string | string[] }>;
+    const expected = Object.keys(SETTING_DEFS).map((k) => `${SETTING_SECTION}.${k}`).sort();
+    assert.deepEqual(Object.keys(props).sort(), expected);
+    for (const [k, def] of Object.entries(SETTING_DEFS)) {
+      assert.deepEqual(props[`${SETTING_SECTION}.${k}`]!.default, def.default, `default of ${k}`);
+    }
+    assert.ok(!Object.keys(props).some((k) => /key|secret|token$/i.test(k) && !/Tokens$/.test(k)), 'no API key in settings: it lives in SecretStorage');
+  });
+
+  it('supports untrusted workspaces in a limited way, with a reason, and no virtual workspaces', () => {
+    assert.equal(pkg.capabilities.untrustedWorkspaces.supported, 'limited');
+    assert.match(pkg.capabilities.untrustedWorkspaces.description, /edit|command/i);
+    for (const k of pkg.capabilities.untrustedWorkspaces.restrictedConfigurations) assert.ok(k in pkg.contributes.configuration.properties, k);
+    assert.equal(pkg.capabilities.virtualWorkspaces.supported, false);
   });
 
   it('is a real manifest: engine, main, no eager activation, a webview view in its own container', () => {
@@ -27,6 +74,7 @@ describe('extension manifest', () => {
     const container = pkg.contributes.viewsContainers.activitybar[0];
     const view = pkg.contributes.views[container.id][0];
     assert.equal(view.type, 'webview');
+    assert.equal(view.id, 'splitpoint.view');
   });
 
   it('allowlists the VSIX contents instead of excluding', () => {

@@ -1,0 +1,211 @@
+import type { AgentEvent } from '../core/agent/events';
+import type { CompactionEvent } from '../core/compaction/events';
+import type { PinItem } from '../core/session/schema';
+import type { CompactionState, CompactionView, HostToWebview } from '../protocol/messages';
+import { blockView, checksView, totalsView, verdictView } from './viewModel';
+
+/**
+ * Builds the one CompactionView the webview shows from the engine's events,
+ * and says which protocol deltas each event causes. Event-sourced on purpose:
+ * synchronous compactions inside the agent loop (block, reactive, fallback)
+ * expose no object to poll, only events, and the same path then serves the
+ * background run and the user's preview alike.
+ */
+export interface TrackerOptions {
+  /** Pins at the time, to name missing ones in the checks. */
+  pins: () => readonly PinItem[];
+  /** Whether background results go to the judge (then "ready" means "judging"). */
+  judgeEnabled: () => boolean;
+}
+
+const TERMINAL: ReadonlySet<CompactionState> = new Set(['adopted', 'cancelled', 'failed']);
+
+export class CompactionTracker {
+  private view: CompactionView | null = null;
+  /** Compaction ids that belong to the shown view (a targeted update runs under a new id). */
+  private ids = new Set<string>();
+  /** True while the shown compaction is the user's preview, which waits for Adopt. */
+  private preview = false;
+
+  constructor(private readonly o: TrackerOptions) {}
+
+  get current(): CompactionView | null {
+    return this.view;
+  }
+
+  get isPreview(): boolean {
+    return this.preview && this.view !== null && !TERMINAL.has(this.view.state);
+  }
+
+  /** Whether an event or id refers to the shown compaction. */
+  owns(compactionId: string): boolean {
+    return this.ids.has(compactionId);
+  }
+
+  get isActive(): boolean {
+    return this.view !== null && !TERMINAL.has(this.view.state);
+  }
+
+  /** Starts showing a compaction. */
+  start(compactionId: string, background: boolean, focus: string | undefined, preview: boolean): HostToWebview[] {
+    this.ids = new Set([compactionId]);
+    this.preview = preview;
+    this.view = { id: compactionId, background, focus: focus ?? null, state: 'running', blocks: [], headTokens: 0, totals: null, checks: null, verdict: null, note: null };
+    return [this.snapshotMsg()];
+  }
+
+  /** The loop let go of a held background result: from now on the user adopts, edits or cancels it. */
+  adoptAsPreview(): void {
+    this.preview = true;
+  }
+
+  /** Forgets a finished compaction (e.g. when the next message is sent). */
+  clearIfDone(): HostToWebview[] {
+    if (!this.view || !TERMINAL.has(this.view.state)) return [];
+    this.view = null;
+    this.ids.clear();
+    this.preview = false;
+    return [{ type: 'compaction', compaction: null }];
+  }
+
+  private snapshotMsg(): HostToWebview {
+    return { type: 'compaction', compaction: this.view ? structuredClone(this.view) : null };
+  }
+
+  private set(state: CompactionState, note?: string | null): HostToWebview[] {
+    if (!this.view) return [];
+    this.view.state = state;
+    if (note !== undefined) this.view.note = note;
+    return [this.snapshotMsg()];
+  }
+
+  /** A user edit (the event carries no text). */
+  edited(compactionId: string, block: number, text: string): HostToWebview[] {
+    const b = this.view?.blocks[block];
+    if (!this.view || !this.owns(compactionId) || !b) return [];
+    b.status = 'edited';
+    b.summary = text;
+    b.error = null;
+    this.view.totals = null;
+    this.view.checks = null;
+    return [{ type: 'block', compactionId: this.view.id, block: structuredClone(b) }];
+  }
+
+  /** After an edit completes the set, the pending reports new totals and checks through here. */
+  completed(compactionId: string, totals: Parameters<typeof totalsView>[0], checks: Parameters<typeof checksView>[0]): HostToWebview[] {
+    if (!this.view || !this.owns(compactionId)) return [];
+    this.view.totals = totalsView(totals);
+    this.view.checks = checksView(checks, this.o.pins());
+    if (this.view.state === 'running') this.view.state = this.preview || !this.view.background ? 'ready' : this.o.judgeEnabled() ? 'judging' : 'ready';
+    return [this.snapshotMsg()];
+  }
+
+  onCompactionEvent(e: CompactionEvent): HostToWebview[] {
+    const v = this.view;
+    if (!v) return [];
+    if (e.type === 'planned') {
+      // A targeted update (or the loop's synchronous run) continues the view under a new id.
+      if (!this.owns(e.compactionId)) {
+        if (TERMINAL.has(v.state)) return [];
+        this.ids.add(e.compactionId);
+        v.id = e.compactionId;
+      }
+      v.blocks = e.blocks.map(blockView);
+      v.headTokens = e.headTokens;
+      v.focus = e.focus ?? v.focus;
+      v.totals = null;
+      v.checks = null;
+      v.state = 'running';
+      return [this.snapshotMsg()];
+    }
+    if (!this.owns(e.compactionId) || e.compactionId !== v.id) return [];
+    const block = (i: number) => v.blocks[i];
+    const blockMsg = (i: number): HostToWebview[] => {
+      const b = block(i);
+      return b ? [{ type: 'block', compactionId: v.id, block: structuredClone(b) }] : [];
+    };
+    switch (e.type) {
+      case 'block-queued': {
+        const b = block(e.block);
+        if (b) Object.assign(b, { status: 'queued', streamedTokens: 0, error: null });
+        return blockMsg(e.block);
+      }
+      case 'block-streaming': {
+        const b = block(e.block);
+        if (b) Object.assign(b, { status: 'streaming', streamedTokens: e.outputTokens });
+        return blockMsg(e.block);
+      }
+      case 'block-done': {
+        const b = block(e.block);
+        if (b) {
+          b.status = 'done';
+          b.summary = e.summary;
+          b.error = null;
+          b.streamedTokens = e.stats.outputTokens;
+          b.stats = { inputTokens: e.stats.inputTokens, outputTokens: e.stats.outputTokens, cachedTokens: e.stats.cachedTokens ?? null, ms: e.stats.ms };
+        }
+        return blockMsg(e.block);
+      }
+      case 'block-failed': {
+        const b = block(e.block);
+        if (b) Object.assign(b, { status: 'failed', error: e.error });
+        return blockMsg(e.block);
+      }
+      case 'block-retried':
+        if (TERMINAL.has(v.state) || v.state === 'ready' || v.state === 'judging') {
+          v.state = 'running';
+          v.totals = null;
+          v.checks = null;
+          return [this.snapshotMsg(), ...blockMsg(e.block)];
+        }
+        return blockMsg(e.block);
+      case 'block-edited':
+        // The text arrives through edited(); the event alone only marks the status.
+        return [];
+      case 'ready':
+        return this.completed(e.compactionId, e.totals, e.checks);
+      case 'cancelled':
+        return this.set('cancelled', v.note ?? 'Cancelled; nothing was adopted.');
+      case 'adopted':
+        v.totals = totalsView(e.totals);
+        return this.set('adopted');
+    }
+  }
+
+  onAgentEvent(e: AgentEvent): HostToWebview[] {
+    switch (e.type) {
+      case 'compaction-started':
+        return this.start(e.compactionId, e.background, e.focus, false);
+      case 'compaction':
+        return this.onCompactionEvent(e.event);
+      case 'judge-verdict': {
+        if (!this.view || !this.owns(e.compactionId)) return [];
+        this.view.verdict = verdictView(e.verdict, e.attempt);
+        if (e.verdict.kind === 'error') this.view.note = `The judge could not score the summary: ${e.verdict.message}`;
+        return [this.snapshotMsg()];
+      }
+      case 'compaction-amending':
+        if (!this.view || !this.owns(e.compactionId)) return [];
+        return this.set('running', `The judge rejected the summary; amending it: ${e.diagnosis}`);
+      case 'compaction-held':
+        if (!this.view || !this.owns(e.compactionId)) return [];
+        return this.set('held', e.reason);
+      case 'compaction-adopted':
+        if (!this.view || !this.owns(e.compactionId)) return [];
+        return this.set('adopted', `${e.tokensBefore} → ${e.tokensAfter} tokens${e.judged ? ', accepted by the judge' : ''}.`);
+      case 'compaction-fallback':
+        if (!this.view || !this.owns(e.compactionId)) return [];
+        return this.set('failed', `${e.reason}; compacting synchronously instead.`);
+      case 'compaction-superseded':
+        if (!this.view || !this.owns(e.compactionId)) return [];
+        this.view.focus = e.focus ?? null;
+        this.view.note = 'Superseded by your focus: unfinished blocks are redone with it.';
+        return [this.snapshotMsg()];
+      case 'compaction-failed':
+        if (!this.view || !this.owns(e.compactionId)) return [];
+        return this.set('failed', e.error);
+      default:
+        return [];
+    }
+  }
+}

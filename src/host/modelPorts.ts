@@ -1,0 +1,79 @@
+import type { SplitpointSettings } from '../core/config/settings';
+import type { ModelPort, ModelRequest, ModelResult } from '../core/ports';
+import { VllmClient, limiterFor } from '../llm';
+import type { Semaphore } from '../llm';
+import type { HostLog } from './log';
+import { redactSecrets } from './log';
+
+/**
+ * The model ports the agent loop uses, built from the settings and the API
+ * key. Every call goes through LoggedModel, which gives it a request id and
+ * logs model, sizes, timing and token usage, never message contents or keys.
+ */
+export class LoggedModel implements ModelPort {
+  /** The last failure, so the host can turn the loop's error text back into an actionable message. */
+  lastError: unknown;
+
+  constructor(
+    private readonly inner: ModelPort,
+    private readonly role: 'agent' | 'compactor' | 'judge',
+    private readonly log: HostLog,
+    private readonly seq: { n: number },
+    private readonly secrets: readonly string[],
+  ) {}
+
+  async chat(req: ModelRequest, opts?: Parameters<ModelPort['chat']>[1]): Promise<ModelResult> {
+    const id = `${this.role}#${++this.seq.n}`;
+    const started = Date.now();
+    this.log.debug(`→ ${id} model=${req.model ?? '(default)'} messages=${req.messages.length} tools=${req.tools?.length ?? 0} max_tokens=${req.maxTokens ?? '-'}`);
+    try {
+      const r = await this.inner.chat(req, opts);
+      const u = r.usage;
+      this.log.info(
+        `← ${id} ${Date.now() - started} ms` +
+          (u ? ` prompt=${u.promptTokens} cached=${u.cachedTokens ?? '?'} completion=${u.completionTokens}` : ' (no usage reported)') +
+          ` finish=${r.finishReason ?? '-'}${r.message.tool_calls?.length ? ` tool_calls=${r.message.tool_calls.length}` : ''}`,
+      );
+      return r;
+    } catch (err) {
+      this.lastError = err;
+      const kind = (err as { kind?: string }).kind ?? (err as Error).name;
+      if (kind === 'aborted' || opts?.signal?.aborted) this.log.debug(`✗ ${id} cancelled after ${Date.now() - started} ms`);
+      else this.log.warn(`✗ ${id} ${Date.now() - started} ms ${kind}: ${redactSecrets((err as Error).message ?? String(err), this.secrets)}`);
+      throw err;
+    }
+  }
+}
+
+export interface Endpoints {
+  /** The agent's client, also used for /v1/models and the window. */
+  client: VllmClient;
+  agent: LoggedModel;
+  compactor: LoggedModel;
+  judge: LoggedModel;
+  compactorLimiter: Semaphore;
+}
+
+export function buildEndpoints(s: SplitpointSettings, apiKey: string | undefined, log: HostLog, onToolFallback: (reason: string) => void): Endpoints {
+  const seq = { n: 0 };
+  const secrets = apiKey ? [apiKey] : [];
+  const make = (baseURL: string, model: string | undefined) =>
+    new VllmClient({
+      baseURL,
+      ...(apiKey ? { apiKey } : {}),
+      ...(model ? { model } : {}),
+      onRetry: (info) => log.warn(`retrying ${baseURL}: ${redactSecrets(JSON.stringify(info).slice(0, 300), secrets)}`),
+      onToolProtocolFallback: ({ reason }) => onToolFallback(reason),
+    });
+  const client = make(s.endpoint, s.model);
+  const compactorURL = s.compactor.endpoint ?? s.endpoint;
+  const compactorClient = s.compactor.endpoint ? make(s.compactor.endpoint, s.compactor.model) : client;
+  const judgeClient = s.judgeEndpoint.endpoint ? make(s.judgeEndpoint.endpoint, s.judgeEndpoint.model) : compactorClient;
+  return {
+    client,
+    agent: new LoggedModel(client, 'agent', log, seq, secrets),
+    compactor: new LoggedModel(compactorClient, 'compactor', log, seq, secrets),
+    judge: new LoggedModel(judgeClient, 'judge', log, seq, secrets),
+    compactorLimiter: limiterFor(compactorURL, s.maxConcurrency),
+  };
+}

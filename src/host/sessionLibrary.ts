@@ -1,0 +1,136 @@
+import { SessionCorruptError } from '../core/session/errors';
+import { parseLog, SessionStore } from '../core/session/sessionStore';
+import type { Clock, IdSource, SessionStorage } from '../core/session/storage';
+import type { SessionListItem } from '../protocol/messages';
+
+/**
+ * The workspace's sessions: one JSONL event log per session in one folder
+ * (the extension's workspace storage). Lists them cheaply, creates, opens
+ * and imports. No 'vscode' here; the host passes Node file storage and the
+ * folder, tests pass memory storage.
+ */
+export interface LibraryEntry extends SessionListItem {
+  path: string;
+  /** Set when the file cannot be read as a session; opening it reports the line. */
+  damaged?: string;
+}
+
+const EXT = '.jsonl';
+
+/** A title from the first user message, for sessions created before one existed. */
+function titleFrom(text: string): string {
+  const one = text.replace(/\s+/g, ' ').trim();
+  return one.length > 60 ? `${one.slice(0, 57)}…` : one || 'Untitled session';
+}
+
+/** Reads what the list needs without replaying the log: header, message count, first user line. */
+export function summarizeLog(id: string, path: string, text: string): LibraryEntry {
+  const nl = text.indexOf('\n');
+  const first = nl >= 0 ? text.slice(0, nl) : text;
+  let header: { type?: unknown; createdAt?: unknown; title?: unknown };
+  try {
+    header = JSON.parse(first) as typeof header;
+  } catch {
+    return { id, path, title: `${id} (damaged)`, createdAt: 0, messageCount: 0, damaged: 'the first line is not JSON' };
+  }
+  if (header.type !== 'session') return { id, path, title: `${id} (damaged)`, createdAt: 0, messageCount: 0, damaged: 'no session header' };
+  let messageCount = 0;
+  let firstUser: string | undefined;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{"type":"message"')) continue;
+    messageCount++;
+    if (firstUser === undefined && line.includes('"role":"user"')) {
+      try {
+        const e = JSON.parse(line) as { message?: { role?: string; content?: unknown; kind?: string } };
+        if (e.message?.role === 'user' && e.message.kind !== 'pinned' && typeof e.message.content === 'string') firstUser = e.message.content;
+      } catch {
+        // A damaged line is reported when the session is opened.
+      }
+    }
+  }
+  const title = typeof header.title === 'string' && header.title ? header.title : firstUser !== undefined ? titleFrom(firstUser) : 'New session';
+  return { id, path, title, createdAt: typeof header.createdAt === 'number' ? header.createdAt : 0, messageCount };
+}
+
+export class SessionLibrary {
+  /** Non-active sessions do not change under us; their summaries are cached by id. */
+  private readonly cache = new Map<string, LibraryEntry>();
+
+  constructor(
+    private readonly storage: SessionStorage,
+    readonly dir: string,
+    private readonly clock: Clock,
+    private readonly ids: IdSource,
+  ) {}
+
+  pathFor(id: string): string {
+    return this.storage.join(this.dir, `${id}${EXT}`);
+  }
+
+  /** Newest first. Backups (`.bak`) and temp files are not sessions. */
+  async list(): Promise<LibraryEntry[]> {
+    const names = (await this.storage.list(this.dir)).filter((n) => n.endsWith(EXT));
+    const out: LibraryEntry[] = [];
+    for (const name of names) {
+      const id = name.slice(0, -EXT.length);
+      let entry = this.cache.get(id);
+      if (!entry) {
+        const text = await this.storage.read(this.pathFor(id));
+        if (text === undefined) continue;
+        entry = summarizeLog(id, this.pathFor(id), text);
+        this.cache.set(id, entry);
+      }
+      out.push(entry);
+    }
+    return out.sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
+  }
+
+  /** Forget a cached summary (the session was active and changed). */
+  invalidate(id: string): void {
+    this.cache.delete(id);
+  }
+
+  private newId(): string {
+    const stamp = new Date(this.clock.now()).toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
+    return `${stamp}-${this.ids.next('s').replace(/^s_/, '').slice(0, 6)}`;
+  }
+
+  async create(title?: string): Promise<{ id: string; store: SessionStore }> {
+    const id = this.newId();
+    const store = await SessionStore.create({ storage: this.storage, clock: this.clock, ids: this.ids }, this.pathFor(id), title);
+    this.cache.delete(id);
+    return { id, store };
+  }
+
+  /** Opens a session. A damaged file raises the core's SessionCorruptError (line, backup) and is left as it is. */
+  async open(id: string): Promise<SessionStore> {
+    this.cache.delete(id);
+    return SessionStore.open({ storage: this.storage, clock: this.clock, ids: this.ids }, this.pathFor(id));
+  }
+
+  /**
+   * Imports a Splitpoint log or a plain OpenAI messages array as a new
+   * session. Nothing is written unless the whole input is valid.
+   */
+  async importText(text: string, sourceName: string): Promise<{ id: string; store: SessionStore; kind: 'log' | 'messages' }> {
+    const id = this.newId();
+    const path = this.pathFor(id);
+    const head = text.trimStart();
+    const firstLine = head.slice(0, head.indexOf('\n') >= 0 ? head.indexOf('\n') : head.length);
+    if (head.startsWith('{') && /"type"\s*:\s*"session"/.test(firstLine)) {
+      const parsed = parseLog(head);
+      if (!parsed.ok) throw new SessionCorruptError(sourceName, parsed.line, parsed.reason, undefined);
+      await this.storage.writeAtomic(path, head.endsWith('\n') ? head : `${head}\n`);
+      return { id, store: await this.open(id), kind: 'log' };
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw new Error(`${sourceName} is neither a Splitpoint session log (JSONL) nor a JSON messages array: ${(err as Error).message}`);
+    }
+    const title = sourceName.replace(/^.*[\\/]/, '').replace(/\.[^.]+$/, '');
+    const store = await SessionStore.importArray({ storage: this.storage, clock: this.clock, ids: this.ids }, path, raw, `Imported: ${title}`);
+    return { id, store, kind: 'messages' };
+  }
+}

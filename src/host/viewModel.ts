@@ -1,0 +1,130 @@
+import type { BlockView as CoreBlockView, CompactionTotals } from '../core/compaction/events';
+import type { SurvivalReport } from '../core/compaction/checks';
+import type { Verdict } from '../core/agent/judge';
+import type { StoredMessage } from '../core/messages';
+import type { PinItem } from '../core/session/schema';
+import type { ActiveOrigin } from '../core/session/sessionState';
+import type { StrategyName } from '../core/splitPoint';
+import { allowedBoundaries, splitWith } from '../core/splitPoint';
+import type { TokenLedger } from '../core/tokens/tokenLedger';
+import type { BudgetThresholds } from '../core/triggers';
+import type { Verbosity } from '../core/compaction/prompts';
+import type { BlockView, CompactionView, GaugeView, PinView, SplitView, VerdictView, ViewMessage } from '../protocol/messages';
+
+/**
+ * Pure conversions from engine state to the protocol's view shapes. No
+ * 'vscode' here: the unit tests build snapshots from a real SessionStore in
+ * memory and check what the webview would receive.
+ */
+
+/** Tool output shown in the chat is cut to this; the model still sees its (capped) full text. */
+export const VIEW_TOOL_OUTPUT_CHARS = 6000;
+
+export function cutForView(text: string, max = VIEW_TOOL_OUTPUT_CHARS): { content: string; truncated: boolean } {
+  if (text.length <= max) return { content: text, truncated: false };
+  const head = Math.floor(max * 0.7);
+  const tail = max - head;
+  return { content: `${text.slice(0, head)}\n… [${text.length - max} characters not shown] …\n${text.slice(text.length - tail)}`, truncated: true };
+}
+
+export function toViewMessage(m: StoredMessage, index: number, origin: ActiveOrigin, ledger: TokenLedger): ViewMessage {
+  const cut = m.role === 'tool' ? cutForView(m.content) : { content: m.content ?? '', truncated: false };
+  const v: ViewMessage = {
+    id: m.id,
+    index,
+    role: m.role,
+    kind: m.kind,
+    origin,
+    tokens: ledger.calibrated(ledger.count(m)),
+    content: cut.content,
+    truncated: cut.truncated,
+  };
+  if (m.role === 'assistant') {
+    if (m.reasoning) v.reasoning = m.reasoning;
+    if (m.tool_calls && m.tool_calls.length > 0) v.toolCalls = m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
+  }
+  if (m.role === 'tool') v.toolCallId = m.tool_call_id;
+  return v;
+}
+
+export function gaugeView(used: number, window: number, t: BudgetThresholds): GaugeView {
+  return { used, window, hi: t.hi, lo: t.lo, block: t.block };
+}
+
+/** Typical merged-summary tokens per block by verbosity, until a real compaction tells us better. */
+const SUMMARY_TOKENS_GUESS: Record<Verbosity, number> = { concise: 350, detailed: 700, 'very detailed': 1400 };
+
+/**
+ * Where the strategy would split now, and where the handle may go. Manual
+ * splits snap to message boundaries that orphan no tool result (the engine's
+ * splitManual 'message' mode), so `allowed` is exactly that set.
+ */
+export function splitView(
+  messages: readonly StoredMessage[],
+  ledger: TokenLedger,
+  o: { strategy: StrategyName; window: number; replyReserve: number; blockTokens: number; verbosity: Verbosity; lastSummaryTokensPerBlock: number | undefined },
+): SplitView {
+  const tokens = ledger.countAll(messages);
+  const r = splitWith(o.strategy, { messages, tokens }, {
+    recentTurns: {
+      turns: 2,
+      usableContextTokens: Math.max(0, o.window - o.replyReserve),
+      turnBudgetShare: 0.25,
+      turnBudgetMin: 2_000,
+      turnBudgetMax: 8_000,
+    },
+  });
+  return {
+    strategy: o.strategy,
+    tailStartIndex: r.tailStartIndex,
+    keptIndices: r.keptIndices,
+    allowed: allowedBoundaries(messages, 'message'),
+    summaryTokensPerBlock: Math.round(o.lastSummaryTokensPerBlock ?? SUMMARY_TOKENS_GUESS[o.verbosity]),
+    blockTokens: o.blockTokens,
+  };
+}
+
+export function pinView(p: PinItem): PinView {
+  return { id: p.id, text: p.text, kind: p.kind, source: p.source };
+}
+
+export function verdictView(v: Verdict, attempt: number): VerdictView | null {
+  if (v.kind !== 'scored') return null;
+  return { alignment: v.alignment, nonContradiction: v.nonContradiction, overall: v.overall, accepted: v.accepted, diagnosis: v.diagnosis, attempt };
+}
+
+export function blockView(b: CoreBlockView): BlockView {
+  return {
+    index: b.index,
+    firstMessage: b.firstMessage,
+    lastMessage: b.lastMessage,
+    tokens: b.tokens,
+    status: b.status,
+    streamedTokens: b.streamedTokens,
+    summary: b.summary ?? null,
+    error: b.error ?? null,
+    stats: b.stats ? { inputTokens: b.stats.inputTokens, outputTokens: b.stats.outputTokens, cachedTokens: b.stats.cachedTokens ?? null, ms: b.stats.ms } : null,
+  };
+}
+
+export function totalsView(t: CompactionTotals): NonNullable<CompactionView['totals']> {
+  return {
+    summaryTokens: t.summaryTokens,
+    compressionRatio: Math.round(t.compressionRatio * 100) / 100,
+    inputTokens: t.inputTokens,
+    outputTokens: t.outputTokens,
+    cachedTokens: t.cachedTokens,
+    wallMs: t.wallMs,
+  };
+}
+
+/** Missing pins are reported by their text (what the user recognises), not their ids. */
+export function checksView(c: SurvivalReport, pins: readonly PinItem[]): NonNullable<CompactionView['checks']> {
+  const byId = new Map(pins.map((p) => [p.id, p.text]));
+  return {
+    missingPins: c.missingPins.map((id) => byId.get(id) ?? id),
+    openLoopsBefore: c.openLoopsBefore,
+    openLoopsAfter: c.openLoopsAfter,
+    openLoopsDropped: c.openLoopsDropped,
+  };
+}

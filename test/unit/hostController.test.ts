@@ -1,0 +1,199 @@
+import assert from 'node:assert/strict';
+import type { AgentTool } from '../../src/core/agent/tools';
+import { defaultSettings } from '../../src/core/config/settings';
+import type { ModelRequest } from '../../src/core/ports';
+import { unlimited } from '../../src/core/ports';
+import { SessionStore } from '../../src/core/session/sessionStore';
+import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
+import { TokenLedger } from '../../src/core/tokens/tokenLedger';
+import type { HostToWebview } from '../../src/protocol/messages';
+import { MemoryLog } from '../../src/host/log';
+import { SessionController } from '../../src/host/sessionController';
+import { FakeModel } from './helpers/fakeModel';
+import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
+
+/** The agent's answers: a tool call when asked to "touch", plain text otherwise. */
+function agentModel(): FakeModel {
+  const m = new FakeModel();
+  m.chat = async (req: ModelRequest) => {
+    m.requests.push(req);
+    const last = req.messages[req.messages.length - 1]!;
+    if (last.role === 'user' && /touch/.test(last.content)) {
+      return { message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'write_file', arguments: '{"path":"x.txt","content":"hi"}' } }] }, usage: undefined, finishReason: 'tool_calls' };
+    }
+    return { message: { role: 'assistant', content: `ok: ${last.content?.slice(0, 20)}` }, usage: undefined, finishReason: 'stop' };
+  };
+  return m;
+}
+
+async function setup(opts: { history?: number } = {}) {
+  const storage = new MemoryStorage();
+  const ids = counterIds();
+  const clock = fixedClock();
+  const store = await SessionStore.create({ storage, ids, clock }, '/s/one.jsonl');
+  await store.append({ role: 'system', content: 'You are a test agent.' });
+  for (let i = 0; i < (opts.history ?? 0); i++) {
+    await store.append({ role: 'user', content: `question ${i} ${'lorem ipsum '.repeat(60)}` });
+    await store.append({ role: 'assistant', content: `answer ${i} ${'dolor sit amet '.repeat(60)}` });
+  }
+  const posted: HostToWebview[] = [];
+  const wrote: string[] = [];
+  const writeTool: AgentTool = {
+    spec: { type: 'function', function: { name: 'write_file' } },
+    needsApproval: () => true,
+    describe: (a) => `write ${String(a.path)}`,
+    execute: async (a, ctx) => {
+      const ok = c.broker.takeApproved(ctx.callId);
+      if (!ok.approved) return { content: 'not approved', isError: true };
+      wrote.push(String(a.path));
+      return { content: 'written' };
+    },
+  };
+  const agent = agentModel();
+  const compactor = new FakeModel();
+  const settings = { ...defaultSettings(), judge: { enabled: false, threshold: 7 }, blockTokens: 256 };
+  const c: SessionController = new SessionController({
+    store,
+    ledger: new TokenLedger(new CharEstimateCounter()),
+    env: { settings, contextWindow: 32_768, agent, compactor, compactorLimiter: unlimited, judge: compactor },
+    workspaceTools: () => [writeTool],
+    approvalPreview: async (call) => ({ kind: 'ask', detail: { summary: call.summary, path: 'x.txt', diff: '+hi' } }),
+    clock,
+    ids,
+    post: (m) => posted.push(m),
+    log: new MemoryLog(),
+    sessions: () => ({ session: { id: 'one', title: 'One', createdAt: 0, messageCount: store.snapshot.messages.length }, sessions: [] }),
+    connection: () => ({ state: 'ok', message: null }),
+    trusted: () => true,
+    setStrategy: () => undefined,
+  });
+  return { c, store, posted, agent, compactor, wrote };
+}
+
+const lastSnapshot = (posted: HostToWebview[]) => (posted.filter((m) => m.type === 'snapshot').pop() as Extract<HostToWebview, { type: 'snapshot' }>).snapshot;
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('host: session controller (fake model, memory storage)', () => {
+  let ctl: SessionController | undefined;
+  afterEach(async () => {
+    await ctl?.dispose();
+    ctl = undefined;
+  });
+
+  it('answers ready with a full snapshot of the session', async () => {
+    const { c, posted } = await setup({ history: 2 });
+    ctl = c;
+    await c.handle({ type: 'ready' });
+    const s = lastSnapshot(posted);
+    assert.equal(s.messages.length, 5);
+    assert.deepEqual(s.messages.map((m) => m.origin), ['system', 'tail', 'tail', 'tail', 'tail']);
+    assert.ok(s.gauge.used > 0 && s.gauge.window === 32_768 && s.gauge.hi === 0.75);
+    assert.equal(s.split.strategy, 'token-fraction');
+    assert.ok(s.split.allowed.includes(s.split.tailStartIndex));
+    assert.equal(s.compaction, null);
+    assert.equal(s.agent.running, false);
+    assert.equal(s.trusted, true);
+  });
+
+  it('runs a turn: running state, the user and assistant messages as deltas, then idle', async () => {
+    const { c, posted } = await setup();
+    ctl = c;
+    await c.handle({ type: 'send', text: 'hello there' });
+    const types = posted.map((m) => m.type);
+    assert.deepEqual(types, ['agent-state', 'message-added', 'message-added', 'agent-state']);
+    const added = posted.filter((m): m is Extract<HostToWebview, { type: 'message-added' }> => m.type === 'message-added');
+    assert.deepEqual(added.map((m) => [m.message.role, m.message.index]), [['user', 1], ['assistant', 2]]);
+    assert.equal(added[1]!.message.content, 'ok: hello there');
+    assert.ok(added[1]!.gauge.used > added[0]!.gauge.used);
+  });
+
+  it('asks for approval in the view and runs the tool only after Approve', async () => {
+    const { c, posted, wrote } = await setup();
+    ctl = c;
+    const turn = c.handle({ type: 'send', text: 'please touch x.txt' });
+    for (let i = 0; i < 20 && !posted.some((m) => m.type === 'approval-requested'); i++) await tick();
+    const req = posted.find((m) => m.type === 'approval-requested') as Extract<HostToWebview, { type: 'approval-requested' }>;
+    assert.equal(req.approval.callId, 'call_1');
+    assert.equal(req.approval.diff, '+hi');
+    assert.deepEqual(wrote, []);
+    await c.handle({ type: 'approve', callId: 'call_1' });
+    await turn;
+    assert.deepEqual(wrote, ['x.txt']);
+    assert.ok(posted.some((m) => m.type === 'approval-resolved' && m.approved));
+  });
+
+  it('turns /compact into a preview; edits and adopts it; undo restores the originals', async () => {
+    const { c, posted, store, compactor } = await setup({ history: 6 });
+    ctl = c;
+    await c.handle({ type: 'send', text: '/compact "keep the answers"' });
+    assert.equal(store.snapshot.focus, 'keep the answers', 'the focus becomes the standing focus');
+    assert.equal(store.snapshot.compactions.length, 0, 'nothing adopted without the user');
+    const views = posted.filter((m): m is Extract<HostToWebview, { type: 'compaction' }> => m.type === 'compaction').map((m) => m.compaction!);
+    const ready = views[views.length - 1]!;
+    assert.equal(ready.state, 'ready');
+    assert.equal(ready.focus, 'keep the answers');
+    assert.ok(ready.blocks.length >= 2, `parallel blocks (${ready.blocks.length})`);
+    assert.ok(ready.blocks.every((b) => b.status === 'done' && b.summary));
+    assert.ok(compactor.requests.length >= 2);
+    assert.ok(posted.some((m) => m.type === 'block'), 'blocks stream as deltas');
+
+    await c.handle({ type: 'block-edit', compactionId: ready.id, block: 0, text: 'DECISIONS:\n- edited by hand' });
+    const edited = posted.filter((m) => m.type === 'block').pop() as Extract<HostToWebview, { type: 'block' }>;
+    assert.deepEqual([edited.block.status, edited.block.summary], ['edited', 'DECISIONS:\n- edited by hand']);
+
+    await c.handle({ type: 'compaction-adopt', compactionId: ready.id });
+    assert.equal(store.snapshot.compactions.length, 1);
+    const s = lastSnapshot(posted);
+    assert.equal(s.compactionDepth, 1);
+    const summary = s.messages.find((m) => m.origin === 'summary')!;
+    assert.match(summary.content, /edited by hand/);
+    assert.ok(summary.archivedCount! > 0);
+    assert.equal(s.compaction!.state, 'adopted');
+
+    await c.handle({ type: 'expand-summary', summaryId: summary.id });
+    const archived = posted.find((m) => m.type === 'archived') as Extract<HostToWebview, { type: 'archived' }>;
+    assert.equal(archived.messages.length, summary.archivedCount);
+
+    await c.handle({ type: 'undo' });
+    assert.equal(lastSnapshot(posted).compactionDepth, 0);
+    assert.equal(lastSnapshot(posted).messages.length, 13);
+  });
+
+  it('compacts at a dragged split, and cancel adopts nothing', async () => {
+    const { c, posted, store } = await setup({ history: 6 });
+    ctl = c;
+    await c.handle({ type: 'compact', focus: null, tailStartIndex: 5 });
+    const view = (posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
+    assert.equal(view.state, 'ready');
+    assert.equal(Math.max(...view.blocks.map((b) => b.lastMessage)), 4, 'the head ends right before the split');
+    await c.handle({ type: 'compaction-cancel', compactionId: view.id });
+    assert.equal((posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!.state, 'cancelled');
+    assert.equal(store.snapshot.compactions.length, 0);
+  });
+
+  it('pins from the view land in the pinned block; empty or duplicate pins are refused with a notice', async () => {
+    const { c, posted, store } = await setup({ history: 1 });
+    ctl = c;
+    await c.handle({ type: 'pin', text: ' never touch prod ', kind: 'constraint', messageId: null });
+    await c.handle({ type: 'pin', text: 'never touch prod', kind: 'constraint', messageId: null });
+    await c.handle({ type: 'pin', text: '   ', kind: 'note', messageId: null });
+    assert.deepEqual(store.snapshot.pins.map((p) => [p.text, p.source]), [['never touch prod', 'user']]);
+    const s = lastSnapshot(posted);
+    assert.equal(s.messages[1]!.origin, 'pinned');
+    assert.match(s.messages[1]!.content, /never touch prod/);
+    assert.deepEqual(posted.filter((m) => m.type === 'notice').map((m) => (m as { text: string }).text), ['Already pinned.', 'Nothing to pin: the text is empty.']);
+    await c.handle({ type: 'edit-pin', pinId: store.snapshot.pins[0]!.id, text: 'never touch production' });
+    assert.equal(store.snapshot.pins[0]!.text, 'never touch production');
+    await c.handle({ type: 'unpin', pinId: store.snapshot.pins[0]!.id });
+    assert.equal(store.snapshot.pins.length, 0);
+  });
+
+  it('explains unknown slash commands and an empty undo instead of failing', async () => {
+    const { c, posted } = await setup();
+    ctl = c;
+    await c.handle({ type: 'send', text: '/compcat now' });
+    await c.handle({ type: 'undo' });
+    assert.deepEqual(posted.map((m) => m.type), ['notice', 'notice']);
+    assert.match((posted[0] as { text: string }).text, /Unknown command \/compcat/);
+  });
+});

@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { openView, screenshot, type View } from './harness';
+import { makeSnapshot } from './snapshot';
+
+describe('webview: chat, /compact, approvals, pins', function () {
+  let view: View;
+  const snap = makeSnapshot(40);
+  before(async () => {
+    view = await openView();
+    await view.send({ type: 'snapshot', snapshot: snap });
+  });
+  after(async () => view?.close());
+  const input = () => view.page.getByRole('combobox', { name: 'Message to the agent' });
+
+  async function submit(text: string) {
+    await input().fill(text);
+    await input().press('Enter');
+  }
+
+  it('sends plain text and /compact in every form, via parseSlashCommand', async () => {
+    await view.clearPosted();
+    await submit('hello agent');
+    await submit('/compact');
+    await submit('/compact "keep the DB migration plan"');
+    await submit('/compact keep the rollback steps');
+    await submit("/compact 'single quoted'");
+    assert.deepEqual(await view.posted(), [
+      { type: 'send', text: 'hello agent' },
+      { type: 'compact', focus: null, tailStartIndex: null },
+      { type: 'compact', focus: 'keep the DB migration plan', tailStartIndex: null },
+      { type: 'compact', focus: 'keep the rollback steps', tailStartIndex: null },
+      { type: 'compact', focus: 'single quoted', tailStartIndex: null },
+    ]);
+    assert.equal(await input().inputValue(), '');
+  });
+
+  it('/compact carries the dragged split point', async () => {
+    await view.page.getByRole('slider', { name: 'Split point' }).focus();
+    await view.page.keyboard.press('Home');
+    await view.clearPosted();
+    await submit('/compact');
+    assert.deepEqual(await view.posted(), [{ type: 'compact', focus: null, tailStartIndex: snap.split.allowed[0] }]);
+    await view.page.getByRole('slider', { name: 'Split point' }).press('Escape');
+  });
+
+  it('unknown slash commands are not sent and warn', async () => {
+    await view.clearPosted();
+    await submit('/frobnicate now');
+    assert.deepEqual(await view.posted(), []);
+    assert.match((await view.page.locator('.toast-warning').last().textContent()) ?? '', /Unknown command \/frobnicate/);
+  });
+
+  it('completes slash commands', async () => {
+    await input().fill('');
+    await input().pressSequentially('/co');
+    const list = view.page.getByRole('listbox', { name: 'Commands' });
+    assert.equal(await list.isVisible(), true);
+    assert.match((await list.textContent()) ?? '', /\/compact/);
+    await input().press('Tab');
+    assert.equal(await input().inputValue(), '/compact ');
+    assert.equal(await list.isVisible(), false);
+    await input().fill('');
+  });
+
+  it('walks the input history with Up/Down', async () => {
+    await submit('first');
+    await submit('second');
+    await input().press('ArrowUp');
+    assert.equal(await input().inputValue(), 'second');
+    await input().press('ArrowUp');
+    assert.equal(await input().inputValue(), 'first');
+    await input().press('ArrowDown');
+    assert.equal(await input().inputValue(), 'second');
+    await input().press('ArrowDown');
+    assert.equal(await input().inputValue(), '');
+  });
+
+  it('streams a reply, shows Stop while running, and clears the stream when the message lands', async () => {
+    await view.send({ type: 'agent-state', running: true });
+    assert.equal(await view.page.locator('.stop-btn').isVisible(), true);
+    await view.send({ type: 'assistant-delta', text: 'Here is **bold**' });
+    await view.send({ type: 'assistant-delta', text: ' and `code`' });
+    const stream = view.page.locator('article.streaming');
+    assert.match((await stream.innerHTML()) ?? '', /<strong>bold<\/strong> and <code>code<\/code>/);
+    await view.clearPosted();
+    await view.page.locator('.stop-btn').click();
+    assert.deepEqual(await view.posted(), [{ type: 'stop' }]);
+    const n = snap.messages.length;
+    await view.send({ type: 'message-added', message: { id: 'r1', index: n, role: 'assistant', kind: 'normal', origin: 'tail', tokens: 9, content: 'Here is **bold** and `code`', truncated: false }, gauge: snap.gauge, split: snap.split });
+    await view.send({ type: 'agent-state', running: false });
+    assert.equal(await stream.isVisible(), false);
+    assert.equal(await view.page.locator('.stop-btn').isVisible(), false);
+    assert.equal(await view.page.locator('article[data-id="r1"] strong').textContent(), 'bold');
+  });
+
+  it('approval cards show the diff or command; Approve and Reject post', async () => {
+    await view.send({ type: 'approval-requested', approval: { callId: 'c1', tool: 'edit_file', summary: 'Edit src/db.ts', path: 'src/db.ts', diff: '--- a/src/db.ts\n+++ b/src/db.ts\n@@ -1 +1 @@\n-old line\n+new line' } });
+    await view.send({ type: 'approval-requested', approval: { callId: 'c2', tool: 'run_command', summary: 'Run tests', command: 'npm test' } });
+    const cards = view.page.locator('.approval');
+    assert.equal(await cards.count(), 2);
+    assert.equal(await cards.nth(0).locator('.d-add').textContent(), '+new line');
+    assert.equal(await cards.nth(0).locator('.d-del').textContent(), '-old line');
+    assert.equal(await cards.nth(1).locator('.ap-command').textContent(), 'npm test');
+    await screenshot(view, 'approvals');
+    await view.clearPosted();
+    await cards.nth(0).locator('.ap-approve').click();
+    await cards.nth(1).locator('.ap-reason').fill('not now');
+    await cards.nth(1).locator('.ap-reject').click();
+    assert.deepEqual(await view.posted(), [
+      { type: 'approve', callId: 'c1' },
+      { type: 'reject', callId: 'c2', reason: 'not now' },
+    ]);
+    await view.send({ type: 'approval-resolved', callId: 'c1', approved: true });
+    await view.send({ type: 'approval-resolved', callId: 'c2', approved: false });
+    assert.equal(await cards.count(), 0);
+  });
+
+  it('pins a message, adds, edits and unpins items', async () => {
+    await view.clearPosted();
+    const art = view.page.locator(`article[data-id="m${snap.messages.length - 2}"]`);
+    await art.hover();
+    await art.locator('.act-pin').click();
+    const pinText = await view.page.locator('.pin-input');
+    await pinText.fill('Open loop: add the rollback');
+    await pinText.press('Enter');
+    const posted = await view.posted();
+    assert.equal(posted[0]!.type, 'pin');
+    assert.equal((posted[0] as { messageId: string }).messageId, `m${snap.messages.length - 2}`);
+    assert.deepEqual(posted[1], { type: 'pin', text: 'Open loop: add the rollback', kind: 'note', messageId: null });
+    await view.send({ type: 'pins', pins: [...snap.pins, { id: 'p2', text: 'Open loop: add the rollback', kind: 'open-loop', source: 'agent' }] });
+    assert.equal(await view.page.locator('.pin-list .pin').count(), 2);
+    await view.clearPosted();
+    await view.page.locator('.pin[data-pin="p2"]').getByRole('button', { name: /Edit pin/ }).click();
+    await view.page.locator('textarea.pin-edit').fill('Open loop: add the rollback script');
+    await view.page.locator('textarea.pin-edit').press('Enter');
+    await view.page.locator('.pin[data-pin="p1"]').getByRole('button', { name: /Unpin/ }).click();
+    assert.deepEqual(await view.posted(), [
+      { type: 'edit-pin', pinId: 'p2', text: 'Open loop: add the rollback script' },
+      { type: 'unpin', pinId: 'p1' },
+    ]);
+  });
+
+  it('the standing focus can be cleared; sessions switch; notices show', async () => {
+    await view.clearPosted();
+    await view.page.getByRole('button', { name: 'Clear standing focus' }).click();
+    await view.page.getByRole('button', { name: 'New session' }).click();
+    assert.deepEqual(await view.posted(), [{ type: 'clear-focus' }, { type: 'new-session' }]);
+    await view.send({ type: 'notice', level: 'error', text: 'Server unreachable' });
+    assert.match((await view.page.getByRole('alert').last().textContent()) ?? '', /Server unreachable/);
+    assert.deepEqual(await view.cspViolations(), []);
+    assert.deepEqual(view.errors, []);
+  });
+});

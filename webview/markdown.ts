@@ -1,0 +1,76 @@
+/** Markdown to safe HTML: marked, then DOMPurify with a tight profile (no remote content, no styles, no forms). */
+import DOMPurify from 'dompurify';
+import { Marked } from 'marked';
+
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+// Raw HTML in model output is shown as text, never parsed as markup (DOMPurify stays as the second line).
+const marked = new Marked({
+  gfm: true,
+  breaks: false,
+  async: false,
+  renderer: {
+    html(token) {
+      return escapeHtml(token.text);
+    },
+  },
+});
+
+const PURIFY = {
+  USE_PROFILES: { html: true },
+  FORBID_TAGS: ['style', 'img', 'video', 'audio', 'source', 'picture', 'iframe', 'object', 'embed', 'form', 'input', 'button', 'textarea', 'select', 'link', 'meta', 'base', 'svg', 'math'],
+  FORBID_ATTR: ['style', 'srcset', 'src', 'action', 'formaction', 'ping'],
+  ALLOW_DATA_ATTR: false,
+};
+
+let hooked = false;
+function hook(): void {
+  if (hooked) return;
+  hooked = true;
+  DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+    if (node.tagName === 'A') {
+      const href = node.getAttribute('href') ?? '';
+      // Only plain web links and in-page anchors; the host decides what to open.
+      if (!/^(https?:|#)/i.test(href)) node.removeAttribute('href');
+      node.setAttribute('rel', 'noopener noreferrer');
+    }
+  });
+}
+
+const cache = new Map<string, string>();
+
+export function renderMarkdown(src: string): string {
+  const hit = cache.get(src);
+  if (hit !== undefined) return hit;
+  hook();
+  let html: string;
+  try {
+    html = marked.parse(src, { async: false }) as string;
+  } catch {
+    html = '';
+  }
+  const clean = DOMPurify.sanitize(html, PURIFY) as unknown as string;
+  if (cache.size > 2000) cache.clear();
+  cache.set(src, clean);
+  return clean;
+}
+
+/** Fills `el` with rendered markdown and decorates code blocks with a copy button. */
+export function fillMarkdown(el: HTMLElement, src: string): void {
+  el.innerHTML = renderMarkdown(src);
+  for (const pre of Array.from(el.querySelectorAll('pre'))) {
+    const code = pre.querySelector('code');
+    const lang = code ? /language-([\w+-]+)/.exec(code.className)?.[1] : undefined;
+    const bar = document.createElement('div');
+    bar.className = 'code-bar';
+    const label = document.createElement('span');
+    label.textContent = lang ?? 'code';
+    const copy = document.createElement('button');
+    copy.className = 'link-btn copy-code';
+    copy.type = 'button';
+    copy.textContent = 'Copy';
+    copy.setAttribute('aria-label', `Copy ${lang ?? ''} code`.replace(/\s+/g, ' '));
+    bar.append(label, copy);
+    pre.before(bar);
+  }
+}

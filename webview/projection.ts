@@ -1,0 +1,106 @@
+/**
+ * Pure token arithmetic for the timeline and the split handle. Everything a
+ * drag step needs is O(log n) on prefix sums built once per message list, so
+ * the gauges follow the handle without a host round trip.
+ */
+import type { GaugeView, SplitView, ViewMessage } from '../src/protocol/messages';
+
+export interface Prefix {
+  /** all[i] = tokens of messages [0, i). Length n + 1. */
+  all: Float64Array;
+  /** head[i] = compactable tokens of messages [0, i): not system, not pinned, not kept. */
+  head: Float64Array;
+  total: number;
+}
+
+export function buildPrefix(messages: readonly ViewMessage[], split: SplitView | null): Prefix {
+  const n = messages.length;
+  const all = new Float64Array(n + 1);
+  const head = new Float64Array(n + 1);
+  const kept = split && split.keptIndices.length > 0 ? new Set(split.keptIndices) : null;
+  for (let i = 0; i < n; i++) {
+    const m = messages[i]!;
+    const t = m.tokens > 0 ? m.tokens : 0;
+    all[i + 1] = all[i]! + t;
+    const compactable = m.role !== 'system' && m.kind !== 'pinned' && m.origin !== 'system' && m.origin !== 'pinned' && !(kept && kept.has(i));
+    head[i + 1] = head[i]! + (compactable ? t : 0);
+  }
+  return { all, head, total: all[n]! };
+}
+
+export interface Projection {
+  tailStartIndex: number;
+  headTokens: number;
+  blocks: number;
+  summaryTokens: number;
+  projected: number;
+  /** head / summary; 0 when nothing would be compacted. */
+  ratio: number;
+}
+
+/** Projected context after compacting everything before `tail`: head tokens replaced by ~summaryTokensPerBlock × ceil(head / blockTokens). */
+export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail: number): Projection {
+  const t = Math.max(0, Math.min(tail, prefix.head.length - 1));
+  const headTokens = prefix.head[t]!;
+  const blockTokens = split.blockTokens > 0 ? split.blockTokens : 4096;
+  const blocks = headTokens > 0 ? Math.ceil(headTokens / blockTokens) : 0;
+  const summaryTokens = blocks * Math.max(0, split.summaryTokensPerBlock);
+  const projected = Math.max(0, gauge.used - headTokens + summaryTokens);
+  const ratio = summaryTokens > 0 ? headTokens / summaryTokens : 0;
+  return { tailStartIndex: t, headTokens, blocks, summaryTokens, projected, ratio };
+}
+
+/** Index into the sorted `allowed` list of the entry nearest to `value` (by index). */
+export function nearestAllowedByIndex(allowed: readonly number[], value: number): number {
+  if (allowed.length === 0) return -1;
+  let lo = 0;
+  let hi = allowed.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (allowed[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0 && Math.abs(allowed[lo - 1]! - value) <= Math.abs(allowed[lo]! - value)) return lo - 1;
+  return lo;
+}
+
+/** Index into `allowed` of the boundary whose token offset is nearest to `offset`. */
+export function nearestAllowedByOffset(allowed: readonly number[], prefix: Prefix, offset: number): number {
+  if (allowed.length === 0) return -1;
+  const at = (k: number) => prefix.all[Math.min(allowed[k]!, prefix.all.length - 1)]!;
+  let lo = 0;
+  let hi = allowed.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (at(mid) < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0 && Math.abs(at(lo - 1) - offset) <= Math.abs(at(lo) - offset)) return lo - 1;
+  return lo;
+}
+
+/** The message whose span contains the token offset (clamped). */
+export function messageAtOffset(prefix: Prefix, offset: number): number {
+  const n = prefix.all.length - 1;
+  if (n <= 0) return -1;
+  let lo = 0;
+  let hi = n - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (prefix.all[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** Thresholds may arrive as fractions of the window (0.75) or as token counts; normalise to tokens. */
+export function thresholdTokens(value: number, window: number): number {
+  return value > 0 && value <= 1 ? value * window : value;
+}
+
+export function formatTokens(n: number): string {
+  const r = Math.round(n);
+  if (Math.abs(r) >= 100_000) return `${(r / 1000).toFixed(0)}K`;
+  if (Math.abs(r) >= 10_000) return `${(r / 1000).toFixed(1)}K`;
+  return r.toLocaleString('en-US');
+}

@@ -1,0 +1,254 @@
+/**
+ * The block overlay: the partition of the head while a compaction runs, each
+ * block's status, a preview of the selected block's summary with edit and
+ * regenerate, Adopt / Cancel, checks, the judge's verdict, and Undo.
+ */
+import type { BlockView, CompactionView, VerdictView } from '../../src/protocol/messages';
+import type { Ctx } from '../ctx';
+import { button, clear, h, setDisabled, setText } from '../dom';
+import { fillMarkdown } from '../markdown';
+import { formatTokens } from '../projection';
+import { post } from '../vscodeApi';
+import { meter } from './gauges';
+
+const STATUS_LABEL: Record<BlockView['status'], string> = {
+  queued: 'queued',
+  streaming: 'streaming',
+  done: 'done',
+  failed: 'failed',
+  edited: 'edited',
+};
+
+export class CompactionPanel {
+  readonly el: HTMLElement;
+  private title = h('h2', { class: 'cp-title' });
+  private stateBadge = h('vscode-badge', { class: 'cp-state' });
+  private meta = h('div', { class: 'cp-meta' });
+  private verdict = h('div', { class: 'verdict-slot' });
+  private checks = h('div', { class: 'cp-checks' });
+  private grid = h('div', { class: 'cp-blocks', role: 'listbox', 'aria-label': 'Summary blocks', 'aria-orientation': 'horizontal', tabindex: -1 });
+  private preview = h('div', { class: 'cp-preview', 'aria-live': 'polite' });
+  private adopt = button('Adopt', { title: 'Replace the head with these summaries (undoable)', cls: 'cp-adopt' });
+  private cancel = button('Cancel', { secondary: true, title: 'Discard this compaction', cls: 'cp-cancel' });
+  private dismiss = button('Dismiss', { secondary: true, cls: 'cp-dismiss' });
+  private chips = new Map<number, HTMLElement>();
+  private editing: { block: number; text: string } | null = null;
+  private dismissedId: string | null = null;
+
+  constructor(private ctx: Ctx) {
+    this.adopt.addEventListener('click', () => {
+      const c = this.ctx.model.snap?.compaction;
+      if (c) post({ type: 'compaction-adopt', compactionId: c.id });
+    });
+    this.cancel.addEventListener('click', () => {
+      const c = this.ctx.model.snap?.compaction;
+      if (c) post({ type: 'compaction-cancel', compactionId: c.id });
+    });
+    this.dismiss.addEventListener('click', () => {
+      this.dismissedId = this.ctx.model.snap?.compaction?.id ?? null;
+      this.render();
+    });
+    this.grid.addEventListener('keydown', (e) => this.gridKeys(e));
+    this.el = h(
+      'section',
+      { class: 'compaction', 'aria-label': 'Compaction preview', hidden: true },
+      h('div', { class: 'cp-head' }, this.title, this.stateBadge, h('span', { class: 'spacer' }), this.adopt, this.cancel, this.dismiss),
+      this.meta,
+      this.verdict,
+      this.grid,
+      this.checks,
+      this.preview,
+    );
+  }
+
+  render(): void {
+    const c = this.ctx.model.snap?.compaction ?? null;
+    if (!c || c.id === this.dismissedId) {
+      this.el.hidden = true;
+      this.chips.clear();
+      clear(this.grid);
+      return;
+    }
+    this.el.hidden = false;
+    setText(this.title, c.background ? 'Background compaction' : 'Compaction');
+    this.renderHeader(c);
+    // Rebuild chips only when the partition changed.
+    const key = c.blocks.map((b) => b.index).join(',');
+    if (this.grid.dataset.key !== key || this.grid.dataset.cid !== c.id) {
+      this.grid.dataset.key = key;
+      this.grid.dataset.cid = c.id;
+      clear(this.grid);
+      this.chips.clear();
+      for (const b of c.blocks) {
+        const chip = h('button', { class: 'cp-chip', type: 'button', role: 'option', 'data-block': b.index, tabindex: -1 });
+        chip.addEventListener('click', () => this.ctx.selectBlock(b.index));
+        this.chips.set(b.index, chip);
+        this.grid.append(chip);
+      }
+    }
+    for (const b of c.blocks) this.renderChip(b);
+    this.fixTabStop(c);
+    this.renderPreview();
+  }
+
+  /** One block changed (a `block` delta): repaint its chip, the header counts, and the preview if it is the selected one. */
+  renderBlock(index: number): void {
+    const c = this.ctx.model.snap?.compaction;
+    if (!c || this.el.hidden) return this.render();
+    const b = c.blocks.find((x) => x.index === index);
+    if (!b || !this.chips.has(index)) return this.render();
+    this.renderChip(b);
+    this.renderHeader(c);
+    if (this.ctx.ui.selectedBlock === index) this.renderPreview();
+  }
+
+  private renderHeader(c: CompactionView): void {
+    setText(this.stateBadge, c.state);
+    this.stateBadge.className = `cp-state state-${c.state}`;
+    const done = c.blocks.filter((b) => b.status === 'done' || b.status === 'edited').length;
+    const failed = c.blocks.filter((b) => b.status === 'failed').length;
+    const parts = [`${done}/${c.blocks.length} blocks ready`, `head ${formatTokens(c.headTokens)} tok`];
+    if (failed) parts.push(`${failed} failed`);
+    if (c.totals) parts.push(`summary ${formatTokens(c.totals.summaryTokens)} tok`, `${c.totals.wallMs.toLocaleString('en-US')} ms`, `${formatTokens(c.totals.cachedTokens)} cached`);
+    clear(this.meta);
+    this.meta.append(h('span', { text: parts.join(' · ') }));
+    if (c.focus) this.meta.append(h('span', { class: 'focus-chip', title: 'Focus for this compaction', text: `focus: ${c.focus}` }));
+    if (c.note) this.meta.append(h('div', { class: `cp-note ${c.state === 'failed' ? 'error' : ''}`, role: c.state === 'failed' ? 'alert' : null, text: c.note }));
+    clear(this.verdict);
+    if (c.verdict) this.verdict.append(verdictView(c.verdict));
+    clear(this.checks);
+    if (c.checks) {
+      const ck = c.checks;
+      if (ck.missingPins.length) this.checks.append(h('div', { class: 'check bad', role: 'alert', text: `Missing pinned items: ${ck.missingPins.join('; ')}` }));
+      this.checks.append(
+        h('div', { class: `check ${ck.openLoopsDropped ? 'bad' : 'ok'}`, text: `Open loops ${ck.openLoopsBefore} → ${ck.openLoopsAfter}${ck.openLoopsDropped ? ' (dropped!)' : ''}` }),
+      );
+    }
+    const live = c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held';
+    const allReady = c.blocks.length > 0 && c.blocks.every((b) => b.status === 'done' || b.status === 'edited');
+    this.adopt.hidden = !live;
+    this.cancel.hidden = !live;
+    this.dismiss.hidden = live;
+    setDisabled(this.adopt, !(allReady && (c.state === 'ready' || c.state === 'held' || c.state === 'judging')));
+  }
+
+  private renderChip(b: BlockView): void {
+    const chip = this.chips.get(b.index);
+    if (!chip) return;
+    const io = b.stats ? `${formatTokens(b.stats.inputTokens)}→${formatTokens(b.stats.outputTokens)}` : b.status === 'streaming' ? `${formatTokens(b.tokens)}→${b.streamedTokens}…` : `${formatTokens(b.tokens)}`;
+    chip.className = `cp-chip st-${b.status}${this.ctx.ui.selectedBlock === b.index ? ' selected' : ''}`;
+    chip.setAttribute('aria-selected', String(this.ctx.ui.selectedBlock === b.index));
+    chip.setAttribute('aria-label', `Block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}, ${STATUS_LABEL[b.status]}${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in, ')}${b.stats ? ' out' : ''}`);
+    chip.title = `Block ${b.index + 1}: messages ${b.firstMessage}–${b.lastMessage} · ${b.status}`;
+    clear(chip);
+    chip.append(h('span', { class: 'chip-n', text: `#${b.index + 1}` }), h('span', { class: 'chip-st', text: STATUS_LABEL[b.status] }), h('span', { class: 'chip-io', text: io }));
+  }
+
+  private fixTabStop(c: CompactionView): void {
+    const sel = this.ctx.ui.selectedBlock;
+    const target = sel !== null && this.chips.has(sel) ? sel : c.blocks[0]?.index;
+    for (const [i, chip] of this.chips) chip.tabIndex = i === target ? 0 : -1;
+  }
+
+  private gridKeys(e: KeyboardEvent): void {
+    const c = this.ctx.model.snap?.compaction;
+    if (!c || c.blocks.length === 0) return;
+    const idx = c.blocks.findIndex((b) => b.index === this.ctx.ui.selectedBlock);
+    let next = idx;
+    if (e.key === 'ArrowRight' || e.key === 'ArrowDown') next = Math.min(c.blocks.length - 1, idx + 1);
+    else if (e.key === 'ArrowLeft' || e.key === 'ArrowUp') next = Math.max(0, idx - 1);
+    else if (e.key === 'Home') next = 0;
+    else if (e.key === 'End') next = c.blocks.length - 1;
+    else return;
+    e.preventDefault();
+    const b = c.blocks[next]!;
+    this.ctx.selectBlock(b.index);
+    this.chips.get(b.index)?.focus();
+  }
+
+  renderPreview(): void {
+    const c = this.ctx.model.snap?.compaction;
+    const sel = this.ctx.ui.selectedBlock;
+    for (const [i, chip] of this.chips) {
+      chip.classList.toggle('selected', i === sel);
+      chip.setAttribute('aria-selected', String(i === sel));
+    }
+    if (c) this.fixTabStop(c);
+    clear(this.preview);
+    const b = c?.blocks.find((x) => x.index === sel);
+    if (!c || !b) {
+      if (c && c.blocks.length) this.preview.append(h('p', { class: 'muted', text: 'Select a block to preview its summary.' }));
+      return;
+    }
+    const stats = b.stats ? ` · ${formatTokens(b.stats.inputTokens)} → ${formatTokens(b.stats.outputTokens)} tok · ${b.stats.ms} ms${b.stats.cachedTokens !== null ? ` · ${formatTokens(b.stats.cachedTokens)} cached` : ''}` : '';
+    const m = meter(`Block ${b.index + 1} tokens out of in`, 'm-block');
+    const inTok = b.stats?.inputTokens ?? b.tokens;
+    const outTok = b.stats?.outputTokens ?? b.streamedTokens;
+    m.set(outTok, 0, Math.max(1, inTok), `${formatTokens(inTok)} in, ${formatTokens(outTok)} out`, `${formatTokens(inTok)} → ${formatTokens(outTok)}`);
+    this.preview.append(
+      h('div', { class: 'pv-head' }, h('strong', { text: `Block ${b.index + 1}` }), h('span', { class: `pv-status st-${b.status}`, text: STATUS_LABEL[b.status] }), h('span', { class: 'muted', text: `messages ${b.firstMessage}–${b.lastMessage}${stats}` })),
+      m.el,
+    );
+    if (b.error) this.preview.append(h('div', { class: 'error', role: 'alert', text: b.error }));
+    const editable = b.status === 'done' || b.status === 'edited' || b.status === 'failed';
+    if (this.editing && this.editing.block === b.index) {
+      const ta = h('textarea', { class: 'pv-edit', 'aria-label': `Edit summary of block ${b.index + 1}`, rows: 10 });
+      ta.value = this.editing.text;
+      ta.addEventListener('input', () => {
+        if (this.editing) this.editing.text = ta.value;
+      });
+      const save = button('Save', { cls: 'pv-save' });
+      const cancel = button('Discard', { secondary: true, cls: 'pv-discard' });
+      const doSave = () => {
+        post({ type: 'block-edit', compactionId: c.id, block: b.index, text: ta.value });
+        this.editing = null;
+        this.renderPreview();
+      };
+      save.addEventListener('click', doSave);
+      cancel.addEventListener('click', () => {
+        this.editing = null;
+        this.renderPreview();
+      });
+      ta.addEventListener('keydown', (e) => {
+        if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+          e.preventDefault();
+          doSave();
+        } else if (e.key === 'Escape') {
+          e.preventDefault();
+          this.editing = null;
+          this.renderPreview();
+        }
+      });
+      this.preview.append(ta, h('div', { class: 'row' }, save, cancel, h('span', { class: 'muted', text: 'Ctrl+Enter saves, Esc discards' })));
+      requestAnimationFrame(() => ta.focus());
+      return;
+    }
+    const body = h('div', { class: 'pv-body md' });
+    if (b.summary) fillMarkdown(body, b.summary);
+    else if (b.status === 'streaming') body.append(h('p', { class: 'muted', text: `Streaming… ${b.streamedTokens} tokens so far` }));
+    else if (b.status === 'queued') body.append(h('p', { class: 'muted', text: 'Queued.' }));
+    else body.append(h('p', { class: 'muted', text: 'No summary.' }));
+    const edit = button('Edit', { secondary: true, cls: 'pv-edit-btn', disabled: !editable });
+    edit.addEventListener('click', () => {
+      this.editing = { block: b.index, text: b.summary ?? '' };
+      this.renderPreview();
+    });
+    const regen = button('Regenerate', { secondary: true, cls: 'pv-regen', disabled: b.status === 'queued' || b.status === 'streaming' });
+    regen.addEventListener('click', () => post({ type: 'block-regenerate', compactionId: c.id, block: b.index }));
+    const show = button('Show messages', { secondary: true, cls: 'pv-show' });
+    show.addEventListener('click', () => this.ctx.selectMessage(b.firstMessage, { reveal: true }));
+    this.preview.append(body, h('div', { class: 'row' }, edit, regen, show));
+  }
+}
+
+export function verdictView(v: VerdictView): HTMLElement {
+  const cls = v.accepted ? 'ok' : 'bad';
+  return h(
+    'div',
+    { class: `verdict ${cls}`, role: 'group', 'aria-label': `Judge verdict: ${v.accepted ? 'accepted' : 'rejected'}, score ${v.overall} of 10` },
+    h('span', { class: 'verdict-score', text: `${v.overall}/10` }),
+    h('span', { class: 'verdict-word', text: v.accepted ? 'accepted' : 'rejected' }),
+    h('span', { class: 'muted', text: `alignment ${v.alignment} · non-contradiction ${v.nonContradiction}${v.attempt > 1 ? ` · attempt ${v.attempt}` : ''}` }),
+    v.diagnosis ? h('div', { class: 'verdict-diag', text: v.diagnosis }) : null,
+  );
+}

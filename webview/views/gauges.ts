@@ -1,0 +1,120 @@
+import type { Ctx } from '../ctx';
+import { h, setAttr, setText } from '../dom';
+import { formatTokens, thresholdTokens } from '../projection';
+
+export interface Meter {
+  el: HTMLElement;
+  set(now: number, min: number, max: number, valueText: string, display: string): void;
+  marks(marks: { name: string; at: number }[]): void;
+}
+
+/** A role="meter" bar: value, accessible value text, optional threshold marks. */
+export function meter(label: string, cls: string, short = label): Meter {
+  const fill = h('div', { class: 'meter-fill' });
+  const track = h('div', { class: 'meter-track' }, fill);
+  const value = h('span', { class: 'meter-value' });
+  const el = h(
+    'div',
+    { class: `meter ${cls}`, role: 'meter', 'aria-label': label, 'aria-valuemin': 0, 'aria-valuemax': 1, 'aria-valuenow': 0 },
+    h('div', { class: 'meter-head' }, h('span', { class: 'meter-label', 'aria-hidden': 'true', title: label, text: short }), value),
+    track,
+  );
+  let markKey = '';
+  return {
+    el,
+    set(now, min, max, valueText, display) {
+      setAttr(el, 'aria-valuemin', String(min));
+      setAttr(el, 'aria-valuemax', String(max));
+      setAttr(el, 'aria-valuenow', String(Math.round(now * 100) / 100));
+      setAttr(el, 'aria-valuetext', valueText);
+      setText(value, display);
+      const frac = max > min ? Math.max(0, Math.min(1, (now - min) / (max - min))) : 0;
+      fill.style.setProperty('--fill', frac.toFixed(4));
+    },
+    marks(marks) {
+      const key = marks.map((m) => `${m.name}@${m.at.toFixed(4)}`).join('|');
+      if (key === markKey) return;
+      markKey = key;
+      for (const old of Array.from(track.querySelectorAll('.meter-mark'))) old.remove();
+      for (const m of marks) {
+        const mark = h('span', { class: `meter-mark mark-${m.name}`, title: `${m.name} ${(m.at * 100).toFixed(0)}%`, 'aria-hidden': 'true' });
+        mark.style.setProperty('--at', Math.max(0, Math.min(1, m.at)).toFixed(4));
+        track.append(mark);
+      }
+    },
+  };
+}
+
+export class Gauges {
+  readonly el: HTMLElement;
+  private used = meter('Context used', 'm-used', 'Used');
+  private projected = meter('Projected after compaction', 'm-projected', 'Projected');
+  private io = meter('Block tokens in → out', 'm-io', 'In → out');
+  private ratio = meter('Compression ratio', 'm-ratio', 'Ratio');
+
+  constructor(private ctx: Ctx) {
+    this.el = h('section', { class: 'gauges', 'aria-label': 'Token gauges' }, this.used.el, this.projected.el, this.io.el, this.ratio.el);
+  }
+
+  /** Hot path (every drag step): attribute writes only, no layout reads. */
+  update(): void {
+    const s = this.ctx.model.snap;
+    if (!s) return;
+    const g = s.gauge;
+    const win = g.window > 0 ? g.window : Math.max(1, g.used);
+    const marks = [
+      { name: 'lo', at: thresholdTokens(g.lo, win) / win },
+      { name: 'hi', at: thresholdTokens(g.hi, win) / win },
+      { name: 'block', at: thresholdTokens(g.block, win) / win },
+    ];
+    const pct = (n: number) => `${((n / win) * 100).toFixed(1)}%`;
+    this.used.marks(marks);
+    this.used.set(g.used, 0, win, `${formatTokens(g.used)} of ${formatTokens(win)} tokens (${pct(g.used)})`, `${formatTokens(g.used)} / ${formatTokens(win)} · ${pct(g.used)}`);
+    this.used.el.classList.toggle('over-hi', g.used >= thresholdTokens(g.hi, win));
+    this.used.el.classList.toggle('over-block', g.used >= thresholdTokens(g.block, win));
+
+    const p = this.ctx.projection();
+    this.projected.marks(marks);
+    this.projected.set(
+      p.projected,
+      0,
+      win,
+      `${formatTokens(p.projected)} tokens (${pct(p.projected)}) after compacting ${p.tailStartIndex} messages in ${p.blocks} blocks`,
+      `${formatTokens(p.projected)} · ${pct(p.projected)} · ${p.blocks} block${p.blocks === 1 ? '' : 's'}`,
+    );
+
+    const c = s.compaction;
+    let inTok: number;
+    let outTok: number;
+    let estimated: boolean;
+    if (c && c.blocks.length > 0) {
+      inTok = 0;
+      outTok = 0;
+      for (const b of c.blocks) {
+        inTok += b.stats?.inputTokens ?? b.tokens;
+        outTok += b.stats?.outputTokens ?? (b.status === 'streaming' ? b.streamedTokens : 0);
+      }
+      if (c.totals) {
+        outTok = c.totals.summaryTokens || c.totals.outputTokens || outTok;
+      }
+      inTok = Math.max(inTok, c.headTokens);
+      estimated = false;
+    } else {
+      inTok = p.headTokens;
+      outTok = p.summaryTokens;
+      estimated = true;
+    }
+    const est = estimated ? ' (estimate)' : '';
+    this.io.set(outTok, 0, Math.max(1, inTok), `${formatTokens(inTok)} tokens in, ${formatTokens(outTok)} out${est}`, `${formatTokens(inTok)} → ${formatTokens(outTok)}${estimated ? ' est.' : ''}`);
+
+    // compressionRatio is in/out (e.g. 12.4); tolerate a host that sends out/in (< 1).
+    // While blocks are still running, the ratio counts finished blocks only (queued ones have no output yet).
+    let finIn = 0;
+    let finOut = 0;
+    if (c && !c.totals) for (const b of c.blocks) if (b.stats) ((finIn += b.stats.inputTokens), (finOut += b.stats.outputTokens));
+    const raw = c?.totals ? c.totals.compressionRatio : c && c.blocks.length ? (finOut > 0 ? finIn / finOut : 0) : outTok > 0 ? inTok / outTok : 0;
+    const ratio = raw > 0 && raw < 1 ? 1 / raw : raw;
+    const max = Math.max(20, Math.ceil(ratio));
+    this.ratio.set(ratio, 0, max, ratio > 0 ? `${ratio.toFixed(1)} to 1${est}` : 'nothing to compact', ratio > 0 ? `${ratio.toFixed(1)}×${estimated ? ' est.' : ''}` : '—');
+  }
+}

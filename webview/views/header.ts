@@ -1,0 +1,53 @@
+/** Session picker, new session, connection state, undo. */
+import type { Ctx } from '../ctx';
+import { button, clear, h, setDisabled, setText } from '../dom';
+import { post } from '../vscodeApi';
+
+export class Header {
+  readonly el: HTMLElement;
+  private sessions: HTMLElement;
+  private conn = h('span', { class: 'conn', role: 'status' });
+  private undo = button('Undo compaction', { secondary: true, cls: 'undo-btn', title: 'Peel off the last compaction' });
+  private depth = h('span', { class: 'muted depth' });
+  private banner = h('div', { class: 'banner', role: 'alert', hidden: true });
+  private key = '';
+
+  constructor(private ctx: Ctx) {
+    this.sessions = h('vscode-single-select', { class: 'session-select', 'aria-label': 'Session' });
+    this.sessions.addEventListener('change', () => {
+      const v = (this.sessions as unknown as { value: string }).value;
+      if (v && v !== this.ctx.model.snap?.session.id) post({ type: 'switch-session', sessionId: v });
+    });
+    const add = button('New', { secondary: true, cls: 'new-session', title: 'Start a new session', ariaLabel: 'New session' });
+    add.addEventListener('click', () => post({ type: 'new-session' }));
+    this.undo.addEventListener('click', () => post({ type: 'undo' }));
+    this.el = h('header', { class: 'app-header' }, h('div', { class: 'row' }, this.sessions, add, h('span', { class: 'spacer' }), this.depth, this.undo), h('div', { class: 'row' }, this.conn), this.banner);
+  }
+
+  render(): void {
+    const s = this.ctx.model.snap;
+    if (!s) return;
+    const list = s.sessions.some((x) => x.id === s.session.id) ? s.sessions : [s.session, ...s.sessions];
+    const key = list.map((x) => `${x.id}:${x.title}:${x.messageCount}`).join('|');
+    if (key !== this.key) {
+      this.key = key;
+      clear(this.sessions);
+      for (const x of list) {
+        const o = h('vscode-option', { value: x.id, description: `${x.messageCount} messages` });
+        o.textContent = x.title || x.id;
+        this.sessions.append(o);
+      }
+    }
+    (this.sessions as unknown as { value: string }).value = s.session.id;
+    const c = s.connection;
+    this.conn.className = `conn conn-${c.state}`;
+    setText(this.conn, `${c.state === 'ok' ? '●' : c.state === 'error' ? '●' : '○'} ${s.settings.model ?? 'model ?'} @ ${s.settings.endpoint}${c.message ? ` — ${c.message}` : ''} · ${s.settings.mode}, ${s.settings.layout}, ${s.settings.verbosity}`);
+    this.conn.setAttribute('aria-label', `Connection ${c.state}${c.message ? `: ${c.message}` : ''}`);
+    const busy = !!s.compaction && (s.compaction.state === 'running' || s.compaction.state === 'judging');
+    this.undo.hidden = s.compactionDepth <= 0;
+    setDisabled(this.undo, busy);
+    setText(this.depth, s.compactionDepth > 0 ? `${s.compactionDepth} compaction${s.compactionDepth === 1 ? '' : 's'} in force` : '');
+    this.banner.hidden = s.trusted;
+    setText(this.banner, s.trusted ? '' : 'This workspace is not trusted: the agent cannot run tools here.');
+  }
+}
