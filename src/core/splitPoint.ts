@@ -245,6 +245,11 @@ export interface AllStrategiesOptions {
   recentTurns: RecentTurnsOptions;
 }
 
+/** The seed's defaults for every strategy, given the window and the reply reserve. */
+export function defaultStrategyOptions(contextWindow: number, replyReserve: number): AllStrategiesOptions {
+  return { recentTurns: { ...DEFAULT_SPLIT_OPTIONS.recentTurns, usableContextTokens: Math.max(0, contextWindow - replyReserve) } };
+}
+
 export function splitWith(name: StrategyName, input: SplitInput, opts: AllStrategiesOptions): SplitResult {
   switch (name) {
     case 'user-messages':

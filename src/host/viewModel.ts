@@ -5,7 +5,7 @@ import type { StoredMessage } from '../core/messages';
 import type { PinItem } from '../core/session/schema';
 import type { ActiveOrigin } from '../core/session/sessionState';
 import type { StrategyName } from '../core/splitPoint';
-import { allowedBoundaries, splitWith } from '../core/splitPoint';
+import { allowedBoundaries, defaultStrategyOptions, splitWith } from '../core/splitPoint';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import type { BudgetThresholds } from '../core/triggers';
 import type { Verbosity } from '../core/compaction/prompts';
@@ -65,15 +65,7 @@ export function splitView(
   o: { strategy: StrategyName; window: number; replyReserve: number; blockTokens: number; verbosity: Verbosity; lastSummaryTokensPerBlock: number | undefined },
 ): SplitView {
   const tokens = ledger.countAll(messages);
-  const r = splitWith(o.strategy, { messages, tokens }, {
-    recentTurns: {
-      turns: 2,
-      usableContextTokens: Math.max(0, o.window - o.replyReserve),
-      turnBudgetShare: 0.25,
-      turnBudgetMin: 2_000,
-      turnBudgetMax: 8_000,
-    },
-  });
+  const r = splitWith(o.strategy, { messages, tokens }, defaultStrategyOptions(o.window, o.replyReserve));
   return {
     strategy: o.strategy,
     tailStartIndex: r.tailStartIndex,

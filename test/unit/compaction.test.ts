@@ -276,3 +276,46 @@ describe('parallel block compaction', () => {
     assert.equal(countOpenItems('OPEN:\n- a\n- none\n- b\nFACTS:\n- c'), 2);
   });
 });
+
+describe('recent-turns per-turn budget', () => {
+  it('holds a preserved turn over the budget to it when splicing, keeps the original whole, and re-compacts cleanly', async () => {
+    const d = { storage: new MemoryStorage(), ids: counterIds(), clock: fixedClock() };
+    const store = await SessionStore.create(d, '/t.jsonl');
+    await store.append({ role: 'system', content: 'sys' });
+    for (let t = 0; t < 4; t++) {
+      await store.append({ role: 'user', content: `turn ${t}` });
+      await store.append({ role: 'assistant', content: null, tool_calls: [{ id: `c${t}`, type: 'function', function: { name: 'read_file', arguments: '{}' } }] });
+      // the last turn reads a huge file: ~15K tokens against a budget of 2K
+      await store.append({ role: 'tool', tool_call_id: `c${t}`, content: t === 3 ? 'line of a huge log\n'.repeat(3300) : 'small output' });
+      await store.append({ role: 'assistant', content: `done ${t}` });
+    }
+    const huge = store.snapshot.messages.find((m) => m.role === 'tool' && m.content.length > 10_000)!;
+    const ledger = new TokenLedger(counter);
+    // usable context 6000 → budget clamp(1500) = 2000
+    const snap = snapshotSession(store, ledger, { strategy: 'recent-turns' }, TOOLS, { contextWindow: 10_000, replyReserve: 4_000 });
+    const pc = createCompaction(snap, settings({ contextWindow: 10_000 }), deps(new FakeModel()));
+    await pc.start();
+    const rec = await pc.adopt(store);
+    assert.equal(rec.turnBudget, 2_000);
+    const active = store.active().messages;
+    const cappedCopy = active.find((m) => m.id === `${huge.id}~capped`)!;
+    assert.ok(cappedCopy, 'the huge result is replaced by a capped copy');
+    assert.ok(cappedCopy.content!.length < huge.content!.length / 4);
+    assert.match(cappedCopy.content!, /chars cut/);
+    const lastTurn = active.slice(active.findIndex((m) => m.role === 'user' && m.content === 'turn 3'));
+    assert.ok(lastTurn.reduce((s, m) => s + counter.countMessage(m), 0) <= 2_000);
+    assert.equal(store.snapshot.messages.find((m) => m.id === huge.id)!.content, huge.content, 'the stored original is whole');
+    assert.ok(store.archived().some((m) => m.id === huge.id), 'and reachable by recall');
+    // a later compaction whose split sees the capped copy records the original's id
+    for (const t of [4, 5]) {
+      await store.append({ role: 'user', content: `turn ${t}` });
+      await store.append({ role: 'assistant', content: `done ${t}` });
+    }
+    const snap2 = snapshotSession(store, ledger, { strategy: 'recent-turns' }, TOOLS, { contextWindow: 10_000, replyReserve: 4_000 });
+    const pc2 = createCompaction(snap2, settings({ contextWindow: 10_000 }), deps(new FakeModel()));
+    await pc2.start();
+    const rec2 = await pc2.adopt(store);
+    assert.ok(rec2.coveredIds.includes(huge.id));
+    assert.ok(!rec2.coveredIds.some((id) => id.endsWith('~capped')));
+  });
+});

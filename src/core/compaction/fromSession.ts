@@ -1,7 +1,7 @@
 import type { ToolSpec } from '../ports';
 import type { SessionStore } from '../session/sessionStore';
 import type { SplitResult, StrategyName } from '../splitPoint';
-import { splitManual, splitWith } from '../splitPoint';
+import { defaultStrategyOptions, splitManual, splitWith } from '../splitPoint';
 import type { TokenLedger } from '../tokens/tokenLedger';
 import type { CompactionDeps } from './pendingCompaction';
 import { PendingCompaction } from './pendingCompaction';
@@ -27,15 +27,7 @@ export function snapshotSession(
   const split: SplitResult =
     'manualIndex' in choice
       ? splitManual(context, choice.manualIndex, 'message')
-      : splitWith(choice.strategy, { messages: context, tokens }, {
-          recentTurns: {
-            turns: 2,
-            usableContextTokens: Math.max(0, settings.contextWindow - settings.replyReserve),
-            turnBudgetShare: 0.25,
-            turnBudgetMin: 2_000,
-            turnBudgetMax: 8_000,
-          },
-        });
+      : splitWith(choice.strategy, { messages: context, tokens }, defaultStrategyOptions(settings.contextWindow, settings.replyReserve));
   return {
     context,
     tokens,

@@ -1,5 +1,7 @@
 import type { ChatMessage } from '../messages';
 import { frameEnd } from '../splitPoint';
+import { originalId } from '../session/sessionState';
+import type { RecentTurnsResult } from '../splitPoint';
 import type { LimiterPort, ModelPort } from '../ports';
 import type { CompactionRecord, PinItem } from '../session/schema';
 import type { Clock, IdSource } from '../session/storage';
@@ -371,10 +373,11 @@ export class PendingCompaction {
     const record: Omit<CompactionRecord, 'at'> = {
       id: this.id,
       summary: summaryMessage(`${this.id}_summary`, this.deps.clock.now(), text, this.summaryTokens()),
-      tailStartId: tailStart ? tailStart.id : null,
-      keptIds: split.keptIndices.map((i) => ctx[i]!.id),
-      coveredIds: split.headIndices.map((i) => ctx[i]!.id),
-      lastSnapshotId: ctx.length > 0 ? ctx[ctx.length - 1]!.id : null,
+      // Ids name stored originals: a capped copy in the context stands for its original.
+      tailStartId: tailStart ? originalId(tailStart.id) : null,
+      keptIds: split.keptIndices.map((i) => originalId(ctx[i]!.id)),
+      coveredIds: split.headIndices.map((i) => originalId(ctx[i]!.id)),
+      lastSnapshotId: ctx.length > 0 ? originalId(ctx[ctx.length - 1]!.id) : null,
       strategy: this.plan.snapshot.strategy,
       depth: this.plan.depth,
       stats: {
@@ -392,6 +395,7 @@ export class PendingCompaction {
       },
     };
     if (this.focus) record.focus = this.focus;
+    if ('overBudgetTurnStarts' in split && (split as RecentTurnsResult).overBudgetTurnStarts.length > 0) record.turnBudget = (split as RecentTurnsResult).turnBudget;
     return record;
   }
 

@@ -58,6 +58,8 @@ export const compactionRecordSchema = z.object({
   /** 1 for a summary of originals; n + 1 when it folds in a layer-n summary. */
   depth: z.number().int().positive(),
   focus: z.string().optional(),
+  /** Recent-turns strategy: the per-turn budget the preserved turns are held to when spliced. */
+  turnBudget: z.number().int().positive().optional(),
   stats: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).optional(),
 });
 

@@ -1,4 +1,6 @@
-import type { StoredMessage } from '../messages';
+import type { ChatMessage, StoredMessage } from '../messages';
+import { capTurnToBudget } from '../pretrim';
+import { countMessageWith } from '../tokens/tokenCounter';
 import type { CompactionRecord, PinItem, SessionEvent } from './schema';
 import { SessionStateError } from './errors';
 
@@ -139,8 +141,53 @@ export function activeContext(state: SessionState, index?: Map<string, number>):
   if (c.tailStartId !== null) from = idx.get(c.tailStartId)!;
   else if (c.lastSnapshotId !== null && idx.has(c.lastSnapshotId)) from = idx.get(c.lastSnapshotId)! + 1;
   else from = state.messages.length;
-  for (let j = Math.max(from, i); j < state.messages.length; j++) push(state.messages[j]!, 'tail');
+  const tail = state.messages.slice(Math.max(from, i));
+  const preservedEnd = c.lastSnapshotId !== null && idx.has(c.lastSnapshotId) ? idx.get(c.lastSnapshotId)! + 1 - Math.max(from, i) : 0;
+  for (const m of c.turnBudget ? capPreservedTurns(tail, preservedEnd, c.turnBudget) : tail) push(m, 'tail');
   return { messages: out, origins, compaction: c };
+}
+
+const CAPPED_SUFFIX = '~capped';
+
+/** The stored message a (possibly capped) active-context message stands for. */
+export function originalId(id: string): string {
+  return id.endsWith(CAPPED_SUFFIX) ? id.slice(0, -CAPPED_SUFFIX.length) : id;
+}
+
+/** Local estimate used when a message has no cached count. */
+function estimate(m: ChatMessage): number {
+  const own = (m as Partial<StoredMessage>).tokens;
+  return own ?? countMessageWith({ countText: (t) => Math.ceil(t.length / 4) }, m);
+}
+
+/**
+ * The recent-turns strategy holds each preserved turn (the ones in the tail
+ * at snapshot time) to the per-turn budget by cutting its largest tool
+ * outputs. The cut copies get their own ids, so token caches never confuse
+ * them with the archived originals, which stay whole for recall.
+ */
+function capPreservedTurns(tail: readonly StoredMessage[], preservedEnd: number, budget: number): StoredMessage[] {
+  const out: StoredMessage[] = [];
+  let k = 0;
+  while (k < tail.length) {
+    let end = k + 1;
+    while (end < tail.length && tail[end]!.role !== 'user') end++;
+    const turn = tail.slice(k, end);
+    if (k < preservedEnd && turn.reduce((s, m) => s + estimate(m), 0) > budget) {
+      const capped = capTurnToBudget(turn, budget, estimate);
+      const cut = new Set(capped.cutIds);
+      for (const m of capped.messages) {
+        if (!cut.has(m.id)) out.push(m);
+        else {
+          const copy = { ...m, id: `${m.id}${CAPPED_SUFFIX}` } as StoredMessage;
+          delete copy.tokens;
+          out.push(copy);
+        }
+      }
+    } else out.push(...turn);
+    k = end;
+  }
+  return out;
 }
 
 export function buildIndex(messages: readonly StoredMessage[]): Map<string, number> {
