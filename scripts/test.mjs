@@ -90,6 +90,19 @@ try {
     passed += s.passed;
     failed += s.failed;
   }
+
+  // Real VS Code (code-server) and end-to-end in Chromium; installs code-server on first use.
+  console.log('\n[test] suite vscode (host) and e2e');
+  try {
+    // Imported only now: it needs packages that ensureDependencies has just installed.
+    const { runVscodeTests } = await import('./test-vscode.mjs');
+    const v = await runVscodeTests({ build: false });
+    passed += v.passed;
+    failed += v.failed;
+  } catch (err) {
+    console.log(`[test] FAILED: the VS Code suites could not run: ${err instanceof Error ? err.stack : String(err)}`);
+    failed += 1;
+  }
 } catch (err) {
   console.error(`[test] ${err instanceof Error ? err.message : String(err)}`);
   failed += 1;

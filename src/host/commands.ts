@@ -12,7 +12,7 @@ import { VIEW_ID } from './sessionViewProvider';
  * The handler of every command in the table. The Record type makes a
  * command in the table without a handler (or the reverse) a compile error.
  */
-export function commandHandlers(host: SplitpointHost): Record<CommandId, () => unknown> {
+export function commandHandlers(host: SplitpointHost): Record<CommandId, (...args: unknown[]) => unknown> {
   const controller = () => host.ensureStarted();
   return {
     'splitpoint.open': () => vscode.commands.executeCommand(`${VIEW_ID}.focus`),
@@ -39,16 +39,22 @@ export function commandHandlers(host: SplitpointHost): Record<CommandId, () => u
       await c.compact(focus.trim() || null, null);
     },
     'splitpoint.undoCompaction': async () => (await controller()).undo(),
-    'splitpoint.setApiKey': () => setApiKey(host),
-    'splitpoint.selectModel': () => selectModel(host),
-    'splitpoint.exportSession': () => exportSession(host),
-    'splitpoint.importSession': () => importSession(host),
+    // Each of these takes its answer as an argument too (scripts, keybindings, tests) instead of asking.
+    'splitpoint.setApiKey': (key?: unknown) => setApiKey(host, typeof key === 'string' ? key : undefined),
+    'splitpoint.selectModel': (id?: unknown) => selectModel(host, typeof id === 'string' ? id : undefined),
+    'splitpoint.exportSession': (uri?: unknown, format?: unknown) => exportSession(host, uri instanceof vscode.Uri ? uri : undefined, isFormat(format) ? format : undefined),
+    'splitpoint.importSession': (uri?: unknown) => importSession(host, uri instanceof vscode.Uri ? uri : undefined),
     'splitpoint.showLog': () => host.log.show(),
   };
 }
 
-async function setApiKey(host: SplitpointHost): Promise<void> {
-  const key = await vscode.window.showInputBox({
+type ExportFormat = 'log' | 'active' | 'originals';
+function isFormat(x: unknown): x is ExportFormat {
+  return x === 'log' || x === 'active' || x === 'originals';
+}
+
+async function setApiKey(host: SplitpointHost, given: string | undefined): Promise<void> {
+  const key = given ?? await vscode.window.showInputBox({
     title: 'Splitpoint: API Key',
     prompt: 'The key your server expects (vLLM --api-key). Stored in VS Code\'s secret storage, never in settings. Leave empty to remove it.',
     password: true,
@@ -67,16 +73,21 @@ async function setApiKey(host: SplitpointHost): Promise<void> {
   }
 }
 
-async function selectModel(host: SplitpointHost): Promise<void> {
+async function selectModel(host: SplitpointHost, given: string | undefined): Promise<void> {
   await host.ensureStarted();
+  if (given !== undefined) {
+    await updateSetting('model', given);
+    return;
+  }
   const e = host.endpointsForCommands;
   if (!e) return;
   let models;
   try {
     models = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Splitpoint: asking ${e.client.baseURL} for its models…` }, () => e.client.listModels());
   } catch (err) {
-    const open = await vscode.window.showErrorMessage(`Splitpoint: ${(err as Error).message}`, 'Open Settings');
-    if (open) void vscode.commands.executeCommand('workbench.action.openSettings', 'splitpoint.endpoint');
+    void vscode.window.showErrorMessage(`Splitpoint: ${(err as Error).message}`, 'Open Settings').then((open) => {
+      if (open) void vscode.commands.executeCommand('workbench.action.openSettings', 'splitpoint.endpoint');
+    });
     return;
   }
   if (models.length === 0) {
@@ -95,9 +106,10 @@ async function selectModel(host: SplitpointHost): Promise<void> {
   await updateSetting('model', picked.id);
 }
 
-async function exportSession(host: SplitpointHost): Promise<void> {
+async function exportSession(host: SplitpointHost, givenUri: vscode.Uri | undefined, givenFormat: ExportFormat | undefined): Promise<void> {
   const c = await host.ensureStarted();
-  const format = await vscode.window.showQuickPick(
+  const inferred: ExportFormat | undefined = givenFormat ?? (givenUri ? (givenUri.path.endsWith('.jsonl') ? 'log' : 'active') : undefined);
+  const format = inferred ? { id: inferred } : await vscode.window.showQuickPick(
     [
       { label: 'Splitpoint session log (.jsonl)', detail: 'Everything: originals, compactions, undos, pins. Import it back to continue.', id: 'log' as const },
       { label: 'OpenAI messages, active context (.json)', detail: 'What the agent sends now: system, pinned block, summary, recent messages.', id: 'active' as const },
@@ -108,7 +120,7 @@ async function exportSession(host: SplitpointHost): Promise<void> {
   if (!format) return;
   const stem = (c.store.snapshot.title ?? host.activeSessionId ?? 'session').replace(/[^\w.-]+/g, '-').slice(0, 60);
   const ext = format.id === 'log' ? 'jsonl' : 'json';
-  const target = await vscode.window.showSaveDialog({
+  const target = givenUri ?? await vscode.window.showSaveDialog({
     defaultUri: vscode.Uri.joinPath(vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(homedir()), `${stem}.${ext}`),
     filters: format.id === 'log' ? { 'Splitpoint session': ['jsonl'] } : { 'JSON messages': ['json'] },
     title: 'Export Session',
@@ -124,13 +136,15 @@ async function exportSession(host: SplitpointHost): Promise<void> {
   }
   await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(text));
   host.log.info(`exported session ${host.activeSessionId} as ${format.id} (${text.length} chars)`);
-  const open = await vscode.window.showInformationMessage(`Splitpoint: exported to ${vscode.workspace.asRelativePath(target)}.`, 'Open');
-  if (open) void vscode.window.showTextDocument(target);
+  // Not awaited: the command is done when the file is written, not when the toast is dismissed.
+  void vscode.window.showInformationMessage(`Splitpoint: exported to ${vscode.workspace.asRelativePath(target)}.`, 'Open').then((open) => {
+    if (open) void vscode.window.showTextDocument(target);
+  });
 }
 
-async function importSession(host: SplitpointHost): Promise<void> {
+async function importSession(host: SplitpointHost, givenUri: vscode.Uri | undefined): Promise<void> {
   await host.ensureStarted();
-  const picked = await vscode.window.showOpenDialog({
+  const picked = givenUri ? [givenUri] : await vscode.window.showOpenDialog({
     canSelectMany: false,
     filters: { 'Sessions and message arrays': ['jsonl', 'json'], 'All files': ['*'] },
     title: 'Import Session: a Splitpoint log or an OpenAI messages array',

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { agentSystemPrompt } from '../core/agent/systemPrompt';
-import type { SplitpointSettings } from '../core/config/settings';
+import type { SettingsReport, SplitpointSettings } from '../core/config/settings';
 import { SessionCorruptError } from '../core/session/errors';
 import type { SessionStore } from '../core/session/sessionStore';
 import { randomIds, systemClock } from '../core/session/storage';
@@ -334,8 +334,27 @@ export class SplitpointHost implements vscode.Disposable {
 
   // ------------------------------------------------------------ view
 
+  private readonly postListeners = new Set<(msg: HostToWebview) => void>();
+
   post(msg: HostToWebview): void {
     this.view.post(msg);
+    for (const l of this.postListeners) l(msg);
+  }
+
+  /** Every message sent to the webview, whether or not it is open (the test API uses this). */
+  onDidPost(listener: (msg: HostToWebview) => void): vscode.Disposable {
+    this.postListeners.add(listener);
+    return new vscode.Disposable(() => this.postListeners.delete(listener));
+  }
+
+  /** The snapshot the view would get now; the host must have started (first `ready` or command). */
+  currentSnapshot(): ViewSnapshot {
+    if (!this.controller) throw new Error('Splitpoint has not started yet: send {type: "ready"} or run a command first.');
+    return this.controller.snapshot();
+  }
+
+  currentSettings(): SettingsReport {
+    return readVscodeSettings();
   }
 
   pushSnapshot(): void {

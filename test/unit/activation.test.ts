@@ -31,4 +31,19 @@ describe('activation of the built extension bundle', () => {
       uninstall();
     }
   });
+
+  it('exports the test API only outside production', () => {
+    const { uninstall } = installFakeVscode();
+    try {
+      delete require.cache[bundle];
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const ext = require(bundle) as { activate(ctx: unknown): unknown };
+      const ctx = (mode: number) => ({ subscriptions: [], extensionUri: { path: '/ext', fsPath: '/ext' }, extensionMode: mode });
+      assert.equal(ext.activate(ctx(1)), undefined, 'installed from a VSIX, nothing is exported');
+      const api = ext.activate(ctx(3)) as Record<string, unknown>;
+      assert.deepEqual(Object.keys(api).sort(), ['onDidPost', 'receive', 'settings', 'snapshot']);
+    } finally {
+      uninstall();
+    }
+  });
 });

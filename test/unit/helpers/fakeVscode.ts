@@ -17,6 +17,13 @@ export function installFakeVscode(): { fake: FakeVscode; uninstall(): void } {
   const disposable = { dispose() {} };
   const uri = (p: string) => ({ fsPath: p, path: p, toString: () => `file://${p}` });
   fake.api = {
+    ExtensionMode: { Production: 1, Development: 2, Test: 3 },
+    Disposable: class {
+      constructor(private readonly f: () => void) {}
+      dispose(): void {
+        this.f();
+      }
+    },
     Uri: { joinPath: (base: { path: string }, ...parts: string[]) => uri([base.path, ...parts].join('/')), file: uri },
     window: {
       createOutputChannel: (name: string) => {

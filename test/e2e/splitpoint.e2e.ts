@@ -1,0 +1,239 @@
+/**
+ * The Splitpoint view in a real VS Code, driven like a person would: the
+ * packaged VSIX installed into code-server (or desktop VS Code, see
+ * target.ts), the scripted simulator as the model server. Steps run in order
+ * and share one window; each saves a screenshot under .test-output/e2e/.
+ *
+ * Run: node scripts/test-vscode.mjs e2e   (packages the VSIX, then this file)
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Frame } from 'playwright-core';
+import type { SimHandle } from '../sim';
+import { ROOT, startSim } from '../vscode/harness.mjs';
+import { packageVsix } from '../../scripts/package.mjs';
+import agentScript from '../vscode/fixtures/agent-script.json';
+import { launchTarget, type Target } from './target';
+import { messageInput, NAMES, numberAttr, openView, until, viewFrame } from './ui';
+
+const OUT = process.env.SPLITPOINT_E2E_OUTPUT ?? join(ROOT, '.test-output', 'e2e');
+const FOCUS = 'keep the parser decisions';
+const EDITED = 'EDITED-BY-E2E: keep the Pratt parser in src/parser.ts with ^ at [31, 30].';
+
+describe('Splitpoint in VS Code (e2e)', function () {
+  this.timeout(120_000);
+  let sim: SimHandle;
+  let target: Target;
+  let shot = 0;
+  let view: Frame;
+
+  const snap = async (name: string) => {
+    shot += 1;
+    mkdirSync(OUT, { recursive: true });
+    await target.page.screenshot({ path: join(OUT, `${String(shot).padStart(2, '0')}-${name}.png`) }).catch(() => {});
+  };
+  const input = () => messageInput(view);
+  const conversation = () => view.getByRole('log', { name: NAMES.conversation });
+  const send = async (text: string) => {
+    await input().fill(text);
+    await input().press('Enter');
+    // A completion list may take the first Enter; the Send button always sends.
+    const left = await until('the input to clear', async () => ((await input().inputValue()) === '' ? 'empty' : undefined), 1500).catch(() => undefined);
+    if (!left) await view.getByRole('button', { name: NAMES.send, exact: true }).click();
+    await until('the input to clear', async () => (await input().inputValue()) === '');
+  };
+  const seeInChat = (re: RegExp, timeoutMs = 30_000) => conversation().getByText(re).first().waitFor({ timeout: timeoutMs });
+  /** Long tool output may be collapsed: present in the conversation, not necessarily visible. */
+  const inChat = (re: RegExp, timeoutMs = 30_000) => conversation().getByText(re).first().waitFor({ state: 'attached', timeout: timeoutMs });
+
+  // The steps build on each other: after one fails, the rest fail at once
+  // (naming the step that broke) instead of each waiting for its timeouts.
+  let broken: string | undefined;
+  const step = (title: string, fn: () => Promise<void>) =>
+    it(title, async () => {
+      if (broken) throw new Error(`not run: the earlier step "${broken}" failed`);
+      try {
+        await fn();
+      } catch (err) {
+        broken = title;
+        await snap('FAILED').catch(() => {});
+        throw err;
+      }
+    });
+
+  const cleanup = async () => {
+    await target?.close().catch(() => {});
+    await sim?.close().catch(() => {});
+  };
+  const onSignal = () => void cleanup().finally(() => process.exit(130));
+
+  before(async function () {
+    this.timeout(240_000);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    mkdirSync(OUT, { recursive: true });
+    const vsix = process.env.SPLITPOINT_VSIX && existsSync(process.env.SPLITPOINT_VSIX)
+      ? process.env.SPLITPOINT_VSIX
+      : packageVsix({ root: ROOT, out: join(OUT, 'splitpoint.vsix'), build: false, quiet: true }).vsix;
+    // Slow enough to watch blocks stream, fast enough for CI.
+    sim = await startSim({ script: agentScript, latency: { decodeMsPerToken: 4, prefillMsPerToken: 0.02 }, summaryTokens: 24 });
+    target = await launchTarget({
+      vsix,
+      settings: {
+        'splitpoint.endpoint': sim.url,
+        'splitpoint.compaction.blockTokens': 512,
+        'splitpoint.compaction.async': false,
+        'splitpoint.compaction.idleMinutes': 0,
+      },
+    });
+  });
+
+  after(async () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    if (target) {
+      mkdirSync(OUT, { recursive: true });
+      writeFileSync(join(OUT, 'workbench.log'), target.log());
+    }
+    await cleanup();
+  });
+
+  step('opens the Splitpoint view from the activity bar', async () => {
+    view = await openView(target.page);
+    await input().waitFor({ state: 'visible' });
+    await snap('view-open');
+  });
+
+  step('sends a message, asks approval for the tool call, runs it after Approve', async () => {
+    await send('Please check the parser');
+    const card = view.getByRole('group', { name: NAMES.approvalGroup });
+    await card.waitFor({ timeout: 30_000 });
+    await view.getByText('node check-parser.js').first().waitFor();
+    await snap('approval');
+    await card.getByRole('button', { name: NAMES.approve, exact: true }).click();
+    await inChat(/parser ok: 12 rules/);
+    await seeInChat(/binding powers/);
+    await snap('tool-result-and-reply');
+  });
+
+  step('builds up a conversation to compact', async () => {
+    await send('Summarize the decisions about the lexer');
+    await seeInChat(/hand-written loop/);
+    await send('What is left to do?');
+    await seeInChat(/number scanner/);
+    await snap('conversation');
+  });
+
+  let usedBefore = 0;
+  step(`/compact "${FOCUS}" streams blocks into the overlay`, async () => {
+    const used = view.getByRole('meter', { name: NAMES.contextMeter });
+    usedBefore = await numberAttr(used);
+    await send(`/compact "${FOCUS}"`);
+    const blocks = view.getByRole('listbox', { name: NAMES.blocks });
+    await blocks.waitFor({ timeout: 30_000 });
+    const options = blocks.getByRole('option');
+    await until('several blocks', async () => (await options.count()) >= 2);
+    // Catch at least one block while it is queued or streaming, then all done.
+    const labels = async () => Promise.all((await options.all()).map((o) => o.getAttribute('aria-label')));
+    const seen = new Set<string>();
+    let streamingShot = false;
+    await until(
+      'every block done',
+      async () => {
+        const ls = (await labels()).map((l) => l ?? '');
+        for (const l of ls) for (const st of ['queued', 'streaming', 'done', 'failed']) if (l.toLowerCase().includes(st)) seen.add(st);
+        if (!streamingShot && ls.some((l) => /streaming/i.test(l))) {
+          streamingShot = true;
+          await snap('blocks-streaming');
+        }
+        return ls.length >= 2 && ls.every((l) => /done/i.test(l));
+      },
+      60_000,
+    );
+    assert.ok(!seen.has('failed'), 'no block failed');
+    await snap('blocks-done');
+  });
+
+  step('previews a block, edits its summary, and adopts', async () => {
+    const blocks = view.getByRole('listbox', { name: NAMES.blocks });
+    await blocks.getByRole('option', { name: NAMES.block(1) }).click();
+    await view.getByText(/DECISIONS:/).first().waitFor();
+    await snap('block-preview');
+    await view.getByRole('button', { name: NAMES.edit, exact: true }).click();
+    const editor = view.getByRole('textbox', { name: NAMES.editSummary(1) });
+    await editor.fill(`DECISIONS:\n- ${EDITED}`);
+    await view.getByRole('button', { name: NAMES.save, exact: true }).click();
+    await blocks.getByRole('option', { name: /^Block 1,.*edited/i }).waitFor();
+    await snap('block-edited');
+    await view.getByRole('button', { name: NAMES.adopt, exact: true }).click();
+    await seeInChat(/EDITED-BY-E2E/);
+    const usedAfter = await until('the context gauge to drop', async () => {
+      const v = await numberAttr(view.getByRole('meter', { name: NAMES.contextMeter }));
+      return v < usedBefore ? v : undefined;
+    });
+    assert.ok(usedAfter < usedBefore);
+    await snap('adopted');
+  });
+
+  step('drags the split point with the mouse and moves it with arrow keys; the projected gauge follows', async () => {
+    // One more turn, so the kept tail has more than one place to split.
+    await send('Please remember the release codename');
+    await seeInChat(/pelican-42/);
+    const slider = view.getByRole('slider', { name: NAMES.slider });
+    const projected = view.getByRole('meter', { name: NAMES.projectedMeter });
+    await slider.waitFor();
+    const min = await numberAttr(slider, 'aria-valuemin');
+    const max = await numberAttr(slider, 'aria-valuemax');
+    assert.ok(max > min, `the slider has a range (${min}..${max})`);
+    const v0 = await numberAttr(slider);
+    const p0 = await numberAttr(projected);
+
+    // Mouse: drag the handle to the far end away from where it is.
+    const handle = (await slider.boundingBox())!;
+    const track = (await view.getByLabel(NAMES.timeline).first().boundingBox())!;
+    const toLeft = v0 - min > max - v0;
+    const x0 = handle.x + handle.width / 2;
+    const y0 = handle.y + handle.height / 2;
+    const x1 = toLeft ? track.x + 4 : track.x + track.width - 4;
+    await target.page.mouse.move(x0, y0);
+    await target.page.mouse.down();
+    await target.page.mouse.move(x1, y0, { steps: 12 });
+    await target.page.mouse.up();
+    const v1 = await until('the handle to move', async () => {
+      const v = await numberAttr(slider);
+      return v !== v0 ? v : undefined;
+    });
+    const p1 = await numberAttr(projected);
+    assert.notEqual(p1, p0, 'the projected gauge changed with the drag');
+    await snap('split-dragged');
+
+    // Keyboard: one step back the other way.
+    await slider.focus();
+    await target.page.keyboard.press(toLeft ? 'ArrowRight' : 'ArrowLeft');
+    const v2 = await until('the handle to step', async () => {
+      const v = await numberAttr(slider);
+      return v !== v1 ? v : undefined;
+    });
+    assert.ok(toLeft ? v2 > v1 : v2 < v1, `ArrowKey moved ${v1} -> ${v2}`);
+    const p2 = await numberAttr(projected);
+    assert.notEqual(p2, p1, 'the projected gauge changed with the key');
+    await snap('split-keys');
+  });
+
+  step('undoes the compaction: the originals are back', async () => {
+    const usedNow = await numberAttr(view.getByRole('meter', { name: NAMES.contextMeter }));
+    await view.getByRole('button', { name: NAMES.undo, exact: true }).click();
+    await until('the context gauge to grow back', async () => (await numberAttr(view.getByRole('meter', { name: NAMES.contextMeter }))) > usedNow);
+    await inChat(/parser ok: 12 rules/);
+    await snap('undone');
+  });
+
+  step('finds the session again after reloading the window', async () => {
+    await target.reload();
+    view = await openView(target.page).catch(() => viewFrame(target.page));
+    await seeInChat(/pelican-42/, 30_000);
+    await seeInChat(/Please check the parser/);
+    await snap('after-reload');
+  });
+});
