@@ -118,5 +118,6 @@ export function checksView(c: SurvivalReport, pins: readonly PinItem[]): NonNull
     openLoopsBefore: c.openLoopsBefore,
     openLoopsAfter: c.openLoopsAfter,
     openLoopsDropped: c.openLoopsDropped,
+    grows: c.grows,
   };
 }

@@ -105,7 +105,14 @@ export interface CompactionView {
   headTokens: number;
   /** Filled once every block has a summary. */
   totals: { summaryTokens: number; compressionRatio: number; inputTokens: number; outputTokens: number; cachedTokens: number; wallMs: number } | null;
-  checks: { missingPins: string[]; openLoopsBefore: number; openLoopsAfter: number; openLoopsDropped: boolean } | null;
+  checks: {
+    missingPins: string[];
+    openLoopsBefore: number;
+    openLoopsAfter: number;
+    openLoopsDropped: boolean;
+    /** The summary is not smaller than the head it replaces. */
+    grows?: boolean;
+  } | null;
   verdict: VerdictView | null;
   /** Why it is held or failed. */
   note: string | null;

@@ -319,3 +319,19 @@ describe('recent-turns per-turn budget', () => {
     assert.ok(!rec2.coveredIds.some((id) => id.endsWith('~capped')));
   });
 });
+
+describe('summary size against the block', () => {
+  it('asks small blocks for proportionally short summaries and flags a summary that would grow the context', async () => {
+    const { store } = await sessionWith(6, 300);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const model = new FakeModel(() => 'DECISIONS:\n- ' + 'a long-winded restatement of everything '.repeat(80));
+    const pc = createCompaction(snap, settings({ blockTokens: 200 }), deps(model));
+    await pc.start();
+    for (const [k, req] of model.requests.entries()) {
+      const asked = Number(/TARGET_TOKENS: (\d+)/.exec(req.messages.at(-1)!.content!)![1]);
+      assert.ok(asked <= Math.max(48, Math.round(0.4 * pc.plan.blocks[k]!.tokens)), `block ${k} asked for ${asked}`);
+      assert.ok(req.maxTokens! <= 2 * asked + 128 || req.maxTokens === 256);
+    }
+    assert.equal(pc.checks().grows, true, 'a summary longer than the head is flagged');
+  });
+});

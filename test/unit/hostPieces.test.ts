@@ -31,10 +31,10 @@ describe('host: compaction tracker (engine events → protocol deltas)', () => {
     assert.deepEqual(streaming, [{ type: 'block', compactionId: 'c1', block: { ...block(1), status: 'streaming', streamedTokens: 32, summary: null, error: null, stats: null } }]);
     ev({ type: 'block-done', compactionId: 'c1', block: 0, summary: 'S0', stats });
     ev({ type: 'block-done', compactionId: 'c1', block: 1, summary: 'S1', stats });
-    const ready = ev({ type: 'ready', compactionId: 'c1', totals, checks: { missingPins: ['pin_1'], openLoopsBefore: 2, openLoopsAfter: 1, openLoopsDropped: true } });
+    const ready = ev({ type: 'ready', compactionId: 'c1', totals, checks: { missingPins: ['pin_1'], openLoopsBefore: 2, openLoopsAfter: 1, openLoopsDropped: true, grows: false } });
     const view = (ready[0] as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
     assert.equal(view.state, 'ready', 'a preview waits for Adopt');
-    assert.deepEqual(view.checks, { missingPins: ['never drop the users table'], openLoopsBefore: 2, openLoopsAfter: 1, openLoopsDropped: true });
+    assert.deepEqual(view.checks, { missingPins: ['never drop the users table'], openLoopsBefore: 2, openLoopsAfter: 1, openLoopsDropped: true, grows: false });
     assert.equal(view.totals!.compressionRatio, 2);
     assert.equal(view.blocks[0]!.stats!.cachedTokens, 800);
     assert.ok(t.isPreview);
@@ -50,7 +50,7 @@ describe('host: compaction tracker (engine events → protocol deltas)', () => {
     t.onAgentEvent({ type: 'compaction-started', compactionId: 'b1', background: true, focus: undefined });
     t.onAgentEvent({ type: 'compaction', event: { type: 'planned', compactionId: 'b1', blocks: [block(0)], headTokens: 100, layout: 'cache-aligned', mode: 'parallel', focus: undefined } });
     t.onAgentEvent({ type: 'compaction', event: { type: 'block-done', compactionId: 'b1', block: 0, summary: 'S', stats } });
-    const ready = t.onAgentEvent({ type: 'compaction', event: { type: 'ready', compactionId: 'b1', totals, checks: { missingPins: [], openLoopsBefore: 0, openLoopsAfter: 0, openLoopsDropped: false } } });
+    const ready = t.onAgentEvent({ type: 'compaction', event: { type: 'ready', compactionId: 'b1', totals, checks: { missingPins: [], openLoopsBefore: 0, openLoopsAfter: 0, openLoopsDropped: false, grows: false } } });
     assert.equal((ready[0] as Extract<HostToWebview, { type: 'compaction' }>).compaction!.state, 'judging');
     t.onAgentEvent({ type: 'judge-verdict', compactionId: 'b1', attempt: 1, nextSteps: 2, verdict: { kind: 'scored', alignment: 4, nonContradiction: 8, overall: 4, diagnosis: 'lost the migration file name', accepted: false } });
     const amending = t.onAgentEvent({ type: 'compaction-amending', compactionId: 'b1', diagnosis: 'lost the migration file name' });

@@ -120,6 +120,7 @@ export class CompactionPanel {
     if (c.checks) {
       const ck = c.checks;
       if (ck.missingPins.length) this.checks.append(h('div', { class: 'check bad', role: 'alert', text: `Missing pinned items: ${ck.missingPins.join('; ')}` }));
+      if (ck.grows) this.checks.append(h('div', { class: 'check bad', role: 'alert', text: 'The summary is not smaller than what it replaces: adopting it would grow the context. Try larger blocks or a later split.' }));
       this.checks.append(
         h('div', { class: `check ${ck.openLoopsDropped ? 'bad' : 'ok'}`, text: `Open loops ${ck.openLoopsBefore} → ${ck.openLoopsAfter}${ck.openLoopsDropped ? ' (dropped!)' : ''}` }),
       );

@@ -159,6 +159,10 @@ export class BackgroundCompaction {
           return { kind: 'failed', reason: failed ? `block ${failed.index}: ${failed.error}` : 'no block finished' };
         }
       }
+      // A summary no smaller than what it replaces is never adopted automatically.
+      if (this.current.checks().grows) {
+        return { kind: 'failed', reason: `the summary (${this.current.summaryTokens()} tokens) is not smaller than the ${this.current.plan.headTokens} tokens it would replace; try larger blocks or a later split` };
+      }
       if (!this.settings.judge.enabled) return { kind: 'accepted', pending: this.current, verdict: undefined };
       // The judge needs at least one step after the snapshot: the agent's, or the user's next message.
       // An idle agent has none yet: the summary is held (the UI can preview it) and judged against

@@ -12,6 +12,8 @@ export interface SurvivalReport {
   openLoopsAfter: number;
   /** True when the summary lists fewer open loops than the head had. */
   openLoopsDropped: boolean;
+  /** True when the summary is not smaller than the head it replaces: adopting it would grow the context. */
+  grows: boolean;
 }
 
 const OPEN_LOOP_RE = /\bTODO\b|\bFIXME\b|^\s*[-*] \[ \]|\bopen question\b|\bstill (?:need|to do|failing)\b|\bnot yet\b|\bfollow[- ]up\b/gim;
@@ -47,11 +49,17 @@ export function countOpenItems(summary: string): number {
   return n;
 }
 
-export function survivalChecks(head: readonly ChatMessage[], after: readonly ChatMessage[], summary: string, pins: readonly PinItem[]): SurvivalReport {
+export function survivalChecks(
+  head: readonly ChatMessage[],
+  after: readonly ChatMessage[],
+  summary: string,
+  pins: readonly PinItem[],
+  sizes: { headTokens: number; summaryTokens: number } = { headTokens: Infinity, summaryTokens: 0 },
+): SurvivalReport {
   const text = after.map((m) => m.content ?? '').join('\n');
   const missingPins = pins.filter((p) => !text.includes(p.text)).map((p) => p.id);
   const before = countOpenLoops(head);
   const pinnedLoops = pins.filter((p) => p.kind === 'open-loop').length;
   const afterCount = countOpenItems(summary) + pinnedLoops;
-  return { missingPins, openLoopsBefore: before, openLoopsAfter: afterCount, openLoopsDropped: afterCount < before };
+  return { missingPins, openLoopsBefore: before, openLoopsAfter: afterCount, openLoopsDropped: afterCount < before, grows: sizes.summaryTokens >= sizes.headTokens };
 }

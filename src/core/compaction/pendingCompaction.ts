@@ -343,7 +343,7 @@ export class PendingCompaction {
   checks(pins: readonly PinItem[] = this.plan.snapshot.pins): SurvivalReport {
     const ctx = this.plan.snapshot.context;
     const head = this.plan.snapshot.split.headIndices.map((i) => ctx[i]!);
-    return survivalChecks(head, this.projectedContext(), this.summaryText(), pins);
+    return survivalChecks(head, this.projectedContext(), this.summaryText(), pins, { headTokens: this.plan.headTokens, summaryTokens: this.summaryTokens() });
   }
 
   totals(): CompactionTotals {

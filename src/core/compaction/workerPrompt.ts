@@ -6,7 +6,7 @@ import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
 import { MAX_OUTPUT_TOKENS } from './plan';
 import type { InstructionInput } from './prompts';
-import { cacheAlignedInstruction, renderTranscript, targetBlockPrompt } from './prompts';
+import { cacheAlignedInstruction, renderTranscript, targetBlockPrompt, targetTokens } from './prompts';
 
 export interface WorkerPrompt {
   request: ModelRequest;
@@ -38,6 +38,7 @@ export function instructionInput(plan: CompactionPlan, block: Block, focus: stri
     blockNumber: block.index + 1,
     blockCount: plan.blocks.length,
     amendOf: plan.settings.amendOf,
+    blockTokens: block.tokens,
   };
 }
 
@@ -47,7 +48,8 @@ export function instructionInput(plan: CompactionPlan, block: Block, focus: stri
  */
 export function buildWorkerPrompt(plan: CompactionPlan, block: Block, focus: string | undefined, count: (m: ChatMessage) => number): WorkerPrompt {
   const x = instructionInput(plan, block, focus);
-  const maxTokens = MAX_OUTPUT_TOKENS[plan.settings.verbosity];
+  // Room for the target plus structure, but bounded by the block so output cannot dwarf input.
+  const maxTokens = Math.min(MAX_OUTPUT_TOKENS[plan.settings.verbosity], Math.max(256, 2 * targetTokens(x) + 128));
   const budget = plan.settings.contextWindow - maxTokens;
   const prompt = plan.settings.layout === 'cache-aligned' ? cacheAligned(plan, block, x, maxTokens, budget, count) : targetBlock(plan, block, x, maxTokens, budget, count);
   prompt.request.stream = plan.settings.streamWorkers;
