@@ -14,8 +14,30 @@ const common = {
   legalComments: 'none',
 };
 
+// The tokenizer's BPE ranks are ~1 MB of source. Bundled inline they would be
+// parsed on every activation even though they are only evaluated on first
+// use, so they live in their own file that the lazy import loads at run time.
+const RANKS = 'js-tiktoken/ranks/cl100k_base';
+const RANKS_FILE = './tokenizer-ranks.js';
+/** @type {esbuild.Plugin} */
+const ranksApart = {
+  name: 'ranks-apart',
+  setup(build) {
+    build.onResolve({ filter: /^js-tiktoken\/ranks\/cl100k_base$/ }, () => ({ path: RANKS_FILE, external: true }));
+  },
+};
+
 /** @type {esbuild.BuildOptions[]} */
 const targets = [
+  {
+    ...common,
+    entryPoints: { 'tokenizer-ranks': RANKS },
+    outdir: 'dist',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    sourcemap: false,
+  },
   {
     ...common,
     entryPoints: ['src/host/extension.ts'],
@@ -24,6 +46,7 @@ const targets = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
+    plugins: [ranksApart],
   },
   {
     ...common,
@@ -42,6 +65,7 @@ const targets = [
     format: 'cjs',
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
+    plugins: [ranksApart],
   },
 ];
 
@@ -53,6 +77,7 @@ if (existsSync('test/sim/index.ts')) {
     platform: 'node',
     format: 'cjs',
     target: 'node20',
+    plugins: [ranksApart],
   });
 }
 

@@ -27,9 +27,23 @@ export function loadTiktokenCounter(): Promise<TokenCounter> {
   loading ??= (async () => {
     const [{ Tiktoken }, ranks] = await Promise.all([import('js-tiktoken/lite'), import('js-tiktoken/ranks/cl100k_base')]);
     (globalThis as Record<symbol, number | undefined>)[LOADS] = tokenizerLoadCount() + 1;
-    return new TiktokenCounter(new Tiktoken(ranks.default));
+    return new TiktokenCounter(new Tiktoken(unwrapRanks(ranks)));
   })();
   return loading;
+}
+
+type Ranks = ConstructorParameters<typeof import('js-tiktoken/lite').Tiktoken>[0];
+
+/**
+ * The ranks module arrives as an ES module namespace (source, tests) or, in
+ * the bundles, as a separate CommonJS file loaded with import(), which wraps
+ * its exports in one more `default`. Unwrap until the ranks themselves.
+ */
+function unwrapRanks(mod: unknown): Ranks {
+  let r = mod as Record<string, unknown> | undefined;
+  for (let i = 0; i < 3 && r && !('bpe_ranks' in r) && 'default' in r; i++) r = r.default as Record<string, unknown>;
+  if (!r || !('bpe_ranks' in r)) throw new Error('the tokenizer data did not load (js-tiktoken ranks not found)');
+  return r as unknown as Ranks;
 }
 
 class TiktokenCounter implements TokenCounter {
