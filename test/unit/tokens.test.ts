@@ -65,3 +65,15 @@ describe('calibration', () => {
     assert.equal(Calibration.restore({ factor: -3, samples: 2 }).factor, 1);
   });
 });
+
+describe('token ledger with derived messages', () => {
+  it('recounts a message whose text changed under the same id (the pinned block after a pin edit)', () => {
+    const counter: TokenCounter = { countText: (t) => t.length, countMessage: (m) => (m.content ?? '').length };
+    const ledger = new TokenLedger(counter);
+    const pinned = { ...user('PINNED: keep the users table'), id: 'pinned-block', kind: 'pinned' as const };
+    assert.equal(ledger.count(pinned), 28);
+    const edited = { ...user('PINNED: keep the users table; port 8123 stays'), id: 'pinned-block', kind: 'pinned' as const };
+    assert.equal(ledger.count(edited), 45);
+    assert.equal(ledger.estimate({ role: 'user', content: 'x', id: 'pinned-block' } as never), 1);
+  });
+});

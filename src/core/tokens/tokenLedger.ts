@@ -2,12 +2,22 @@ import type { ChatMessage, StoredMessage } from '../messages';
 import type { TokenCounter } from './tokenCounter';
 import { Calibration } from './calibration';
 
+/** Chars a message puts into a prompt: a fingerprint that changes when its text does. */
+function size(m: ChatMessage): number {
+  let n = m.content?.length ?? 0;
+  if (m.role === 'assistant') for (const c of m.tool_calls ?? []) n += c.function.name.length + c.function.arguments.length;
+  return n;
+}
+
 /**
  * Token counts for a session, cached per message id so adding one message to a
- * 200K-token session costs only that message's tokenisation.
+ * 200K-token session costs only that message's tokenisation. Stored messages
+ * never change, but derived ones keep their id while their text changes (the
+ * pinned block after an edit, a capped copy under a new budget), so an entry
+ * is only reused while the message's size is the same.
  */
 export class TokenLedger {
-  private readonly cache = new Map<string, number>();
+  private readonly cache = new Map<string, { n: number; size: number }>();
   readonly calibration: Calibration;
 
   constructor(
@@ -19,10 +29,11 @@ export class TokenLedger {
 
   /** Local estimate for one message; uses and fills the cache (and the message's own `tokens` field). */
   count(message: StoredMessage): number {
+    const s = size(message);
     const cached = this.cache.get(message.id);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined && cached.size === s) return cached.n;
     const n = message.tokens ?? this.counter.countMessage(message);
-    this.cache.set(message.id, n);
+    this.cache.set(message.id, { n, size: s });
     message.tokens = n;
     return n;
   }
@@ -30,7 +41,8 @@ export class TokenLedger {
   /** Local estimate for a message that is not part of the session (a prompt being built); not cached. */
   estimate(message: ChatMessage): number {
     const id = (message as Partial<StoredMessage>).id;
-    return id !== undefined && this.cache.has(id) ? this.cache.get(id)! : this.counter.countMessage(message);
+    const cached = id === undefined ? undefined : this.cache.get(id);
+    return cached !== undefined && cached.size === size(message) ? cached.n : this.counter.countMessage(message);
   }
 
   /** Per-message local estimates, in order. */
@@ -49,7 +61,4 @@ export class TokenLedger {
     return this.calibration.apply(localTokens);
   }
 
-  forget(id: string): void {
-    this.cache.delete(id);
-  }
 }
