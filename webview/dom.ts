@@ -52,7 +52,3 @@ export function setDisabled(el: Element, disabled: boolean): void {
   if (disabled) el.setAttribute('disabled', '');
   else el.removeAttribute('disabled');
 }
-
-export function prefersReducedMotion(): boolean {
-  return typeof matchMedia === 'function' && matchMedia('(prefers-reduced-motion: reduce)').matches;
-}

@@ -39,8 +39,9 @@ function hook(): void {
 
 const cache = new Map<string, string>();
 
-export function renderMarkdown(src: string): string {
-  const hit = cache.get(src);
+/** `cache: false` for text that is still growing (a streaming reply): every frame would add a key. */
+export function renderMarkdown(src: string, useCache = true): string {
+  const hit = useCache ? cache.get(src) : undefined;
   if (hit !== undefined) return hit;
   hook();
   let html: string;
@@ -50,14 +51,15 @@ export function renderMarkdown(src: string): string {
     html = '';
   }
   const clean = DOMPurify.sanitize(html, PURIFY) as unknown as string;
+  if (!useCache) return clean;
   if (cache.size > 2000) cache.clear();
   cache.set(src, clean);
   return clean;
 }
 
 /** Fills `el` with rendered markdown and decorates code blocks with a copy button. */
-export function fillMarkdown(el: HTMLElement, src: string): void {
-  el.innerHTML = renderMarkdown(src);
+export function fillMarkdown(el: HTMLElement, src: string, useCache = true): void {
+  el.innerHTML = renderMarkdown(src, useCache);
   for (const pre of Array.from(el.querySelectorAll('pre'))) {
     const code = pre.querySelector('code');
     const lang = code ? /language-([\w+-]+)/.exec(code.className)?.[1] : undefined;

@@ -28,3 +28,10 @@ export function intOption(value: string | boolean | undefined, flag: string, fal
   if (typeof value !== 'string' || !Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer ≥ ${min}, got ${String(value)}`);
   return n;
 }
+
+/** A flag that must be one of a fixed set of words. */
+export function oneOf<T extends string>(value: string | boolean | undefined, allowed: readonly T[], flag: string, fallback: T): T {
+  if (value === undefined) return fallback;
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(`${flag} must be one of ${allowed.join(', ')}; got ${String(value)}`);
+}

@@ -10,7 +10,7 @@ import type { StrategyName } from '../core/splitPoint';
 import { randomIds, systemClock } from '../core/session/storage';
 import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
 import { TokenLedger } from '../core/tokens/tokenLedger';
-import { intOption, parseCommandArgs, requireString, UsageError } from './args';
+import { intOption, oneOf, parseCommandArgs, requireString, UsageError } from './args';
 import { openSession } from './openSession';
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
 import type { Endpoint } from './endpoint';
@@ -109,8 +109,7 @@ export async function benchCommand(argv: string[], io: CliIO): Promise<number> {
   const { values } = parseCommandArgs(argv, OPTIONS);
   const path = requireString(values.session, '--session');
   const blockTokens = intOption(values['block-tokens'], '--block-tokens', DEFAULT_COMPACTION_SETTINGS.blockTokens, 64);
-  const strategy = (values.strategy ?? 'token-fraction') as StrategyName;
-  if (!STRATEGY_NAMES.includes(strategy)) throw new UsageError(`--strategy must be one of ${STRATEGY_NAMES.join(', ')}`);
+  const strategy = oneOf<StrategyName>(values.strategy, STRATEGY_NAMES, '--strategy', 'token-fraction');
   const runs = typeof values.runs === 'string' ? parseRuns(values.runs) : DEFAULT_RUNS;
   const endpoint = await connect(values, io);
   const result = await runBench({ path, blockTokens, strategy, runs, endpoint, io, quiet: values.json });

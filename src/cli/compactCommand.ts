@@ -12,7 +12,7 @@ import { randomIds, systemClock } from '../core/session/storage';
 import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
 import { TokenLedger } from '../core/tokens/tokenLedger';
 import { openSession } from './openSession';
-import { UsageError, intOption, parseCommandArgs, requireString } from './args';
+import { UsageError, intOption, oneOf, parseCommandArgs, requireString } from './args';
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
 import type { CliIO } from './io';
 
@@ -48,11 +48,6 @@ const OPTIONS = {
   json: { type: 'boolean', default: false },
 } as const;
 
-function oneOf<T extends string>(value: string | boolean | undefined, allowed: readonly T[], flag: string, fallback: T): T {
-  if (value === undefined) return fallback;
-  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
-  throw new UsageError(`${flag} must be one of ${allowed.join(', ')}; got ${String(value)}`);
-}
 
 export async function compactCommand(argv: string[], io: CliIO): Promise<number> {
   const { values } = parseCommandArgs(argv, OPTIONS);

@@ -1,5 +1,5 @@
 import { MemoryStorage } from '../core/session/memoryStorage';
-import { SessionStore } from '../core/session/sessionStore';
+import { isSessionLog, SessionStore } from '../core/session/sessionStore';
 import { NodeFileStorage } from '../node/fileStorage';
 
 /**
@@ -10,9 +10,7 @@ export async function openSession(path: string): Promise<{ store: SessionStore; 
   const storage = new NodeFileStorage();
   const text = await storage.read(path);
   if (text === undefined) throw new Error(`No such file: ${path}`);
-  const head = text.trimStart();
-  const firstLine = head.slice(0, head.indexOf('\n') >= 0 ? head.indexOf('\n') : head.length);
-  if (head.startsWith('{') && /"type"\s*:\s*"session"/.test(firstLine)) return { store: await SessionStore.open({ storage }, path), isLog: true };
+  if (isSessionLog(text)) return { store: await SessionStore.open({ storage }, path), isLog: true };
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -19,7 +19,7 @@ import { TokenLedger } from '../core/tokens/tokenLedger';
 import { DEFAULT_THRESHOLDS, validateThresholds } from '../core/triggers';
 import { NodeFileStorage } from '../node/fileStorage';
 import { fileSpill, nodeWorkspaceTools } from '../node/tools';
-import { intOption, parseCommandArgs, requireString, UsageError } from './args';
+import { intOption, oneOf, parseCommandArgs, requireString, UsageError } from './args';
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
 import type { CliIO } from './io';
 
@@ -70,8 +70,7 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const task = requireString(values.task, '--task');
   const stat = await fs.stat(workspace).catch(() => undefined);
   if (!stat?.isDirectory()) throw new UsageError(`--workspace ${workspace} is not a folder`);
-  const strategy = (values.strategy ?? 'token-fraction') as StrategyName;
-  if (!STRATEGY_NAMES.includes(strategy)) throw new UsageError(`--strategy must be one of ${STRATEGY_NAMES.join(', ')}`);
+  const strategy = oneOf<StrategyName>(values.strategy, STRATEGY_NAMES, '--strategy', 'token-fraction');
   const thresholds = { hi: fraction(values.hi, '--hi', DEFAULT_THRESHOLDS.hi), lo: fraction(values.lo, '--lo', DEFAULT_THRESHOLDS.lo), block: fraction(values.block, '--block', DEFAULT_THRESHOLDS.block) };
   const problems = validateThresholds(thresholds);
   if (problems.length > 0) throw new UsageError(problems.join('; '));
@@ -95,7 +94,7 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
       compactorLimiter: endpoint.limiter,
       judge: endpoint.client,
       tools,
-      approvals: approvals(values.yes, io),
+      approvals: approvals(values.yes),
       spill: fileSpill(`${sessionPath}.spill`),
       clock: systemClock,
       ids: randomIds,
@@ -128,7 +127,7 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
   }
 }
 
-function approvals(yes: boolean, io: CliIO): ApprovalPort {
+function approvals(yes: boolean): ApprovalPort {
   if (yes) return { request: async () => ({ approved: true }) };
   if (!process.stdin.isTTY) return { request: async () => ({ approved: false, reason: 'no terminal to ask on (pass --yes to approve writes and commands)' }) };
   return {
@@ -139,7 +138,6 @@ function approvals(yes: boolean, io: CliIO): ApprovalPort {
         return /^y(es)?$/i.test(answer.trim()) ? { approved: true } : { approved: false, reason: 'rejected at the prompt' };
       } finally {
         rl.close();
-        void io;
       }
     },
   };

@@ -1,5 +1,5 @@
 import type { StoredMessage } from './messages';
-import { splitPreserveUserMessages, splitRecentTurns, splitTokenFraction, DEFAULT_SPLIT_OPTIONS } from './splitPoint';
+import { defaultStrategyOptions, splitPreserveUserMessages, splitRecentTurns, splitTokenFraction } from './splitPoint';
 import type { RecentTurnsResult, SplitResult } from './splitPoint';
 import { splitIntoTurns } from './turns';
 import type { TokenLedger } from './tokens/tokenLedger';
@@ -49,12 +49,7 @@ export function inspectSession(messages: readonly StoredMessage[], ledger: Token
     strategies: {
       'user-messages': withTotals(splitPreserveUserMessages(input)),
       'token-fraction': withTotals(splitTokenFraction(input)),
-      'recent-turns': withTotals(
-        splitRecentTurns(input, {
-          ...DEFAULT_SPLIT_OPTIONS.recentTurns,
-          usableContextTokens: Math.max(0, opts.contextWindow - opts.replyReserve),
-        }),
-      ),
+      'recent-turns': withTotals(splitRecentTurns(input, defaultStrategyOptions(opts.contextWindow, opts.replyReserve).recentTurns)),
     },
   };
 }

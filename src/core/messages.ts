@@ -37,18 +37,6 @@ export interface MessageMeta {
 
 export type StoredMessage = ChatMessage & MessageMeta;
 
-export function isUser(m: ChatMessage): boolean {
-  return m.role === 'user';
-}
-
-export function isToolResult(m: ChatMessage): m is Extract<ChatMessage, { role: 'tool' }> {
-  return m.role === 'tool';
-}
-
-export function toolCallsOf(m: ChatMessage): ToolCall[] {
-  return m.role === 'assistant' && m.tool_calls ? m.tool_calls : [];
-}
-
 /** Strips the bookkeeping so the message can be sent to a server. */
 export function toWire(m: StoredMessage): ChatMessage {
   switch (m.role) {

@@ -28,7 +28,6 @@ export interface CommandDef {
 }
 
 const inView = 'view == splitpoint.view';
-export const VIEW_TITLE_WHEN = inView;
 
 export const COMMANDS = [
   { id: 'splitpoint.open', title: 'Open' },

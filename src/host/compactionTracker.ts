@@ -79,20 +79,8 @@ export class CompactionTracker {
     return [this.snapshotMsg()];
   }
 
-  /** A user edit (the event carries no text). */
-  edited(compactionId: string, block: number, text: string): HostToWebview[] {
-    const b = this.view?.blocks[block];
-    if (!this.view || !this.owns(compactionId) || !b) return [];
-    b.status = 'edited';
-    b.summary = text;
-    b.error = null;
-    this.view.totals = null;
-    this.view.checks = null;
-    return [{ type: 'block', compactionId: this.view.id, block: structuredClone(b) }];
-  }
-
-  /** After an edit completes the set, the pending reports new totals and checks through here. */
-  completed(compactionId: string, totals: Parameters<typeof totalsView>[0], checks: Parameters<typeof checksView>[0]): HostToWebview[] {
+  /** Every block has a summary: totals, checks and the state that follows. */
+  private completed(compactionId: string, totals: Parameters<typeof totalsView>[0], checks: Parameters<typeof checksView>[0]): HostToWebview[] {
     if (!this.view || !this.owns(compactionId)) return [];
     this.view.totals = totalsView(totals);
     this.view.checks = checksView(checks, this.o.pins());
@@ -159,9 +147,13 @@ export class CompactionTracker {
           return [this.snapshotMsg(), ...blockMsg(e.block)];
         }
         return blockMsg(e.block);
-      case 'block-edited':
-        // The text arrives through edited(); the event alone only marks the status.
-        return [];
+      case 'block-edited': {
+        const b = block(e.block);
+        if (b) Object.assign(b, { status: 'edited', summary: e.summary, error: null });
+        v.totals = null;
+        v.checks = null;
+        return blockMsg(e.block);
+      }
       case 'ready':
         return this.completed(e.compactionId, e.totals, e.checks);
       case 'cancelled':

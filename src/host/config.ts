@@ -24,8 +24,3 @@ export async function updateSetting(key: SettingKey, value: unknown): Promise<vo
         : vscode.ConfigurationTarget.Global;
   await cfg.update(key, value, target);
 }
-
-/** Settings whose change needs new model clients or a new agent loop. */
-export function affectsSplitpoint(e: vscode.ConfigurationChangeEvent): boolean {
-  return e.affectsConfiguration(SETTING_SECTION);
-}

@@ -15,7 +15,7 @@ import { DiffView } from './diffView';
 import type { Endpoints } from './modelPorts';
 import { buildEndpoints } from './modelPorts';
 import { SessionController } from './sessionController';
-import { SessionLibrary } from './sessionLibrary';
+import { SessionLibrary, titleFrom } from './sessionLibrary';
 import type { SessionViewProvider } from './sessionViewProvider';
 import { previewCall, vscodeWorkspaceTools } from './tools/workspaceTools';
 import type { ToolEnv } from './tools/workspaceTools';
@@ -265,8 +265,7 @@ export class SplitpointHost implements vscode.Disposable {
       onStateChange: () => this.updateStatus(),
     });
     this.controller = controller;
-    this.pushSnapshot();
-    this.updateStatus();
+    this.pushSnapshot(); // also updates the status bar
     this.log.info(`session ${id} open: ${store.snapshot.messages.length} messages, ${store.snapshot.compactions.length} compaction(s) in force`);
     return controller;
   }
@@ -318,10 +317,6 @@ export class SplitpointHost implements vscode.Disposable {
 
   get sessionLibrary(): SessionLibrary | undefined {
     return this.library;
-  }
-
-  get activeController(): SessionController | undefined {
-    return this.controller;
   }
 
   get activeSessionId(): string | undefined {
@@ -426,8 +421,6 @@ export class SplitpointHost implements vscode.Disposable {
 }
 
 function titleOf(store: SessionStore): string {
-  const first = store.snapshot.messages.find((m) => m.role === 'user' && m.kind === 'normal');
-  if (!first || !first.content) return 'New session';
-  const one = first.content.replace(/\s+/g, ' ').trim();
-  return one.length > 60 ? `${one.slice(0, 57)}…` : one;
+  const first = store.snapshot.messages.find((m) => m.role === 'user' && m.kind !== 'pinned');
+  return first ? titleFrom(first.content ?? '') : 'New session';
 }

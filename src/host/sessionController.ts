@@ -195,7 +195,8 @@ export class SessionController {
     return splitView(active.messages, this.deps.ledger, {
       strategy: s.strategy,
       window: this.env.contextWindow,
-      replyReserve: s.replyReserve,
+      // The same (clamped) reserve compaction uses, so the handle starts where compaction would split.
+      replyReserve: agentSettingsFrom(s, this.env.contextWindow).replyReserve,
       blockTokens: s.blockTokens,
       verbosity: s.verbosity,
       lastSummaryTokensPerBlock: perBlock,
@@ -494,8 +495,6 @@ export class SessionController {
     } catch (err) {
       return this.notice('error', (err as Error).message);
     }
-    this.postAll(this.tracker.edited(id, block, text));
-    if (p.isComplete()) this.postAll(this.tracker.completed(id, p.totals(), p.checks()));
   }
 
   private async regenerateBlock(id: string, block: number): Promise<void> {

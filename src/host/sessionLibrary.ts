@@ -1,5 +1,5 @@
 import { SessionCorruptError } from '../core/session/errors';
-import { parseLog, SessionStore } from '../core/session/sessionStore';
+import { isSessionLog, parseLog, SessionStore } from '../core/session/sessionStore';
 import type { Clock, IdSource, SessionStorage } from '../core/session/storage';
 import type { SessionListItem } from '../protocol/messages';
 
@@ -18,7 +18,7 @@ export interface LibraryEntry extends SessionListItem {
 const EXT = '.jsonl';
 
 /** A title from the first user message, for sessions created before one existed. */
-function titleFrom(text: string): string {
+export function titleFrom(text: string): string {
   const one = text.replace(/\s+/g, ' ').trim();
   return one.length > 60 ? `${one.slice(0, 57)}…` : one || 'Untitled session';
 }
@@ -115,9 +115,8 @@ export class SessionLibrary {
   async importText(text: string, sourceName: string): Promise<{ id: string; store: SessionStore; kind: 'log' | 'messages' }> {
     const id = this.newId();
     const path = this.pathFor(id);
-    const head = text.trimStart();
-    const firstLine = head.slice(0, head.indexOf('\n') >= 0 ? head.indexOf('\n') : head.length);
-    if (head.startsWith('{') && /"type"\s*:\s*"session"/.test(firstLine)) {
+    if (isSessionLog(text)) {
+      const head = text.trimStart();
       const parsed = parseLog(head);
       if (!parsed.ok) throw new SessionCorruptError(sourceName, parsed.line, parsed.reason, undefined);
       await this.storage.writeAtomic(path, head.endsWith('\n') ? head : `${head}\n`);

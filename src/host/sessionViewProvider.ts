@@ -50,8 +50,4 @@ export class SessionViewProvider implements vscode.WebviewViewProvider {
     // A hidden view is not retained; it gets a full snapshot when it is shown again.
     if (this.view?.visible) void this.view.webview.postMessage(msg);
   }
-
-  reveal(): void {
-    this.view?.show(true);
-  }
 }

@@ -135,10 +135,6 @@ export class ProtocolError extends LlmError {
   }
 }
 
-export function isLlmError(e: unknown): e is LlmError {
-  return e instanceof LlmError;
-}
-
 /** The text vLLM returns when a request has tools but the server has no tool parser. */
 export const TOOLS_UNSUPPORTED_RE = /enable-auto-tool-choice[\s\S]*tool-call-parser|tool-call-parser[\s\S]*enable-auto-tool-choice/i;
 

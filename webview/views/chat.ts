@@ -207,7 +207,7 @@ export class Chat {
       const show = !!s && (text.length > 0 || s.agent.running);
       this.streamEl.hidden = !show;
       if (show) {
-        if (text) fillMarkdown(this.streamBody, text);
+        if (text) fillMarkdown(this.streamBody, text, false);
         else {
           clear(this.streamBody);
           this.streamBody.append(h('span', { class: 'thinking', text: 'Working…' }));

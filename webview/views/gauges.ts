@@ -107,13 +107,13 @@ export class Gauges {
     const est = estimated ? ' (estimate)' : '';
     this.io.set(outTok, 0, Math.max(1, inTok), `${formatTokens(inTok)} tokens in, ${formatTokens(outTok)} out${est}`, `${formatTokens(inTok)} → ${formatTokens(outTok)}${estimated ? ' est.' : ''}`);
 
-    // compressionRatio is in/out (e.g. 12.4); tolerate a host that sends out/in (< 1).
+    // compressionRatio is head ÷ summary (e.g. 12.4); below 1 the summary is larger and is shown as such.
     // While blocks are still running, the ratio counts finished blocks only (queued ones have no output yet).
     let finIn = 0;
     let finOut = 0;
     if (c && !c.totals) for (const b of c.blocks) if (b.stats) ((finIn += b.stats.inputTokens), (finOut += b.stats.outputTokens));
     const raw = c?.totals ? c.totals.compressionRatio : c && c.blocks.length ? (finOut > 0 ? finIn / finOut : 0) : outTok > 0 ? inTok / outTok : 0;
-    const ratio = raw > 0 && raw < 1 ? 1 / raw : raw;
+    const ratio = raw;
     const max = Math.max(20, Math.ceil(ratio));
     this.ratio.set(ratio, 0, max, ratio > 0 ? `${ratio.toFixed(1)} to 1${est}` : 'nothing to compact', ratio > 0 ? `${ratio.toFixed(1)}×${estimated ? ' est.' : ''}` : '—');
   }

@@ -301,7 +301,7 @@ export class AgentLoop {
         return outcome.pending;
       }
       if (outcome.kind === 'cancelled') throw new Cancelled();
-      const reason = outcome.kind === 'failed' || outcome.kind === 'fallback' ? outcome.reason : outcome.reason;
+      const reason = outcome.reason;
       this.emit({ type: 'compaction-failed', compactionId: bg.id, error: reason });
       throw new Error(`Compaction failed (${reason}); the session is unchanged.`);
     } finally {

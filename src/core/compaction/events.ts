@@ -53,7 +53,7 @@ export type CompactionEvent =
   | { type: 'block-done'; compactionId: string; block: number; summary: string; stats: BlockStats }
   | { type: 'block-failed'; compactionId: string; block: number; error: string }
   | { type: 'block-retried'; compactionId: string; block: number; attempt: number; reason: string }
-  | { type: 'block-edited'; compactionId: string; block: number }
+  | { type: 'block-edited'; compactionId: string; block: number; summary: string }
   | { type: 'ready'; compactionId: string; totals: CompactionTotals; checks: SurvivalReport }
   | { type: 'cancelled'; compactionId: string }
   | { type: 'adopted'; compactionId: string; totals: CompactionTotals };

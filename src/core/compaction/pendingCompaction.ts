@@ -92,7 +92,8 @@ export class PendingCompaction {
   }
 
   private emit(e: CompactionEvent): void {
-    this.version++;
+    // Progress and lifecycle events leave the summaries as they were: keep the memoised merge.
+    if (e.type !== 'block-streaming' && e.type !== 'ready' && e.type !== 'adopted' && e.type !== 'planned') this.version++;
     for (const l of this.listeners) l(e);
   }
 
@@ -238,7 +239,9 @@ export class PendingCompaction {
       s.run = undefined;
     }
     s.view = { ...s.view, status: 'edited', summary: text, error: undefined };
-    this.emit({ type: 'block-edited', compactionId: this.id, block: index });
+    this.emit({ type: 'block-edited', compactionId: this.id, block: index, summary: text });
+    // An edit can be what completes the set: report it as the workers' last block would.
+    if (this.isComplete()) this.emit({ type: 'ready', compactionId: this.id, totals: this.totals(), checks: this.checks() });
   }
 
   /** Runs one block again, optionally with a new focus; the others are kept. */
@@ -323,7 +326,8 @@ export class PendingCompaction {
    */
   private contiguousTailStart(): number {
     const split = this.plan.snapshot.split;
-    const last = Math.max(-1, ...split.headIndices, ...split.keptIndices);
+    // Both lists are ascending: their last elements are their maxima.
+    const last = Math.max(-1, split.headIndices.at(-1) ?? -1, split.keptIndices.at(-1) ?? -1);
     return Math.max(last + 1, split.keptIndices.length > 0 ? 0 : split.tailStartIndex);
   }
 
@@ -406,8 +410,7 @@ export class PendingCompaction {
   async adopt(store: SessionStore): Promise<CompactionRecord> {
     this.assertOpen();
     const record = this.toRecord();
-    const known = new Set(store.snapshot.messages.map((m) => m.id));
-    const missing = [record.tailStartId, ...record.keptIds].filter((id): id is string => id !== null && !known.has(id));
+    const missing = [record.tailStartId, ...record.keptIds].filter((id): id is string => id !== null && !store.hasMessage(id));
     if (missing.length > 0) throw new Error(`The session no longer has message ${missing[0]}; this compaction's snapshot is stale. Run it again.`);
     const adopted = await store.adoptCompaction(record);
     this.adopted = true;

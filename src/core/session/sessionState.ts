@@ -1,5 +1,6 @@
 import type { ChatMessage, StoredMessage } from '../messages';
 import { capTurnToBudget } from '../pretrim';
+import { leadingSystemCount } from '../turns';
 import { countMessageWith } from '../tokens/tokenCounter';
 import type { CompactionRecord, PinItem, SessionEvent } from './schema';
 import { SessionStateError } from './errors';
@@ -60,9 +61,8 @@ export function checkEvent(state: SessionState, e: SessionEvent, index: Map<stri
   }
 }
 
-/** Applies one event that checkEvent accepted. */
+/** Applies one event; the caller has run checkEvent on it first. */
 export function applyEvent(state: SessionState, e: SessionEvent, index: Map<string, number>): void {
-  checkEvent(state, e, index);
   switch (e.type) {
     case 'session':
       return;
@@ -126,8 +126,8 @@ export function activeContext(state: SessionState, index?: Map<string, number>):
     out.push(m);
     origins.push(o);
   };
-  let i = 0;
-  while (i < state.messages.length && state.messages[i]!.role === 'system') push(state.messages[i++]!, 'system');
+  let i = leadingSystemCount(state.messages);
+  for (let j = 0; j < i; j++) push(state.messages[j]!, 'system');
   const pinned = renderPinned(state.pins, state.createdAt);
   if (pinned) push(pinned, 'pinned');
   const c = state.compactions[state.compactions.length - 1];
@@ -201,7 +201,7 @@ export function buildIndex(messages: readonly StoredMessage[]): Map<string, numb
  * Includes the originals behind every layer, since summaries of summaries keep
  * pointing at the same originals.
  */
-export function archivedMessages(state: SessionState): StoredMessage[] {
-  const active = new Set(activeContext(state).messages.map((m) => m.id));
+export function archivedMessages(state: SessionState, context: ActiveContext = activeContext(state)): StoredMessage[] {
+  const active = new Set(context.messages.map((m) => m.id));
   return state.messages.filter((m) => !active.has(m.id));
 }

@@ -23,6 +23,9 @@ export class SessionStore {
   private index: Map<string, number>;
   private queue: Promise<unknown> = Promise.resolve();
   private listeners = new Set<(e: SessionEvent) => void>();
+  /** Bumped by every committed event; keys the memoised active context. */
+  private version = 0;
+  private activeMemo: { version: number; value: ActiveContext } | undefined;
 
   private constructor(
     readonly path: string,
@@ -85,12 +88,21 @@ export class SessionStore {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * The spliced context, rebuilt only after an event changed the session
+   * (the agent asks for it several times per step). Treat it as read-only.
+   */
   active(): ActiveContext {
-    return activeContext(this.state, this.index);
+    if (this.activeMemo?.version !== this.version) this.activeMemo = { version: this.version, value: activeContext(this.state, this.index) };
+    return this.activeMemo.value;
   }
 
   archived(): StoredMessage[] {
-    return archivedMessages(this.state);
+    return archivedMessages(this.state, this.active());
+  }
+
+  hasMessage(id: string): boolean {
+    return this.index.has(id);
   }
 
   newMessageId(): string {
@@ -134,12 +146,20 @@ export class SessionStore {
       checkEvent(this.state, e, this.index);
       await this.storage.append(this.path, JSON.stringify(e) + '\n');
       applyEvent(this.state, e, this.index);
+      this.version++;
       for (const l of this.listeners) l(e);
     };
     const next = this.queue.then(run, run);
     this.queue = next.catch(() => undefined);
     return next;
   }
+}
+
+/** True when the text is a Splitpoint session log (its first line is the session header), not a messages array. */
+export function isSessionLog(text: string): boolean {
+  const head = text.trimStart();
+  const nl = head.indexOf('\n');
+  return head.startsWith('{') && /"type"\s*:\s*"session"/.test(nl >= 0 ? head.slice(0, nl) : head);
 }
 
 type ParseResult = { ok: true; state: SessionState } | { ok: false; line: number; reason: string };
@@ -177,6 +197,7 @@ export function parseLog(text: string): ParseResult {
       continue;
     }
     try {
+      checkEvent(state!, e, index);
       applyEvent(state!, e, index);
     } catch (err) {
       return { ok: false, line: lineNo, reason: (err as Error).message };
