@@ -148,7 +148,7 @@ export interface ViewSnapshot {
   /** Compactions in force; undo peels the last. */
   compactionDepth: number;
   agent: { running: boolean; streaming: string; approvals: ApprovalView[] };
-  settings: { endpoint: string; model: string | null; mode: 'parallel' | 'sequential'; layout: 'cache-aligned' | 'target-block'; verbosity: Verbosity };
+  settings: { endpoint: string; model: string | null; mode: 'auto' | 'parallel' | 'sequential'; layout: 'auto' | 'cache-aligned' | 'target-block'; verbosity: Verbosity };
   connection: { state: 'unknown' | 'ok' | 'error'; message: string | null };
   trusted: boolean;
 }
