@@ -192,28 +192,44 @@ export type WebviewToHost =
   | { type: 'switch-session'; sessionId: string }
   | { type: 'new-session' };
 
-const WEBVIEW_TO_HOST_TYPES: ReadonlySet<string> = new Set<WebviewToHost['type']>([
-  'ready',
-  'visible',
-  'send',
-  'stop',
-  'compact',
-  'set-strategy',
-  'block-edit',
-  'block-regenerate',
-  'compaction-adopt',
-  'compaction-cancel',
-  'undo',
-  'approve',
-  'reject',
-  'pin',
-  'unpin',
-  'edit-pin',
-  'expand-summary',
-  'clear-focus',
-  'switch-session',
-  'new-session',
-]);
+type Fields = Record<string, unknown>;
+const str = (m: Fields, k: string) => typeof m[k] === 'string';
+const int = (m: Fields, k: string) => typeof m[k] === 'number' && Number.isInteger(m[k]);
+const strOrNull = (m: Fields, k: string) => m[k] === null || typeof m[k] === 'string';
+const PIN_KINDS: readonly unknown[] = ['constraint', 'open-loop', 'note'] satisfies PinView['kind'][];
+const STRATEGIES: readonly unknown[] = ['user-messages', 'token-fraction', 'recent-turns'] satisfies StrategyName[];
+
+/**
+ * The shape check of every webview message type. Keyed by the union's own
+ * types, so a new message type is a compile error until it has a check; the
+ * host's dispatch table (src/host/webviewDispatch.ts) is keyed the same way
+ * and a unit test holds the two key sets equal.
+ */
+const WEBVIEW_MESSAGE_CHECKS = {
+  ready: () => true,
+  visible: () => true,
+  stop: () => true,
+  undo: () => true,
+  'clear-focus': () => true,
+  'new-session': () => true,
+  send: (m) => str(m, 'text'),
+  compact: (m) => strOrNull(m, 'focus') && (m.tailStartIndex === null || int(m, 'tailStartIndex')),
+  'set-strategy': (m) => STRATEGIES.includes(m.strategy),
+  'block-edit': (m) => str(m, 'compactionId') && int(m, 'block') && str(m, 'text'),
+  'block-regenerate': (m) => str(m, 'compactionId') && int(m, 'block'),
+  'compaction-adopt': (m) => str(m, 'compactionId'),
+  'compaction-cancel': (m) => str(m, 'compactionId'),
+  approve: (m) => str(m, 'callId'),
+  reject: (m) => str(m, 'callId') && strOrNull(m, 'reason'),
+  pin: (m) => str(m, 'text') && PIN_KINDS.includes(m.kind) && strOrNull(m, 'messageId'),
+  unpin: (m) => str(m, 'pinId'),
+  'edit-pin': (m) => str(m, 'pinId') && str(m, 'text'),
+  'expand-summary': (m) => str(m, 'summaryId'),
+  'switch-session': (m) => str(m, 'sessionId'),
+} satisfies { [K in WebviewToHost['type']]: (m: Fields) => boolean };
+
+/** Every webview message type, from the check table. */
+export const WEBVIEW_TO_HOST_TYPES: readonly WebviewToHost['type'][] = Object.keys(WEBVIEW_MESSAGE_CHECKS) as WebviewToHost['type'][];
 
 /**
  * A webview message is untrusted input (a compromised page could post
@@ -221,47 +237,9 @@ const WEBVIEW_TO_HOST_TYPES: ReadonlySet<string> = new Set<WebviewToHost['type']
  */
 export function isWebviewToHost(x: unknown): x is WebviewToHost {
   if (typeof x !== 'object' || x === null) return false;
-  const m = x as Record<string, unknown>;
-  if (typeof m.type !== 'string' || !WEBVIEW_TO_HOST_TYPES.has(m.type)) return false;
-  const str = (k: string) => typeof m[k] === 'string';
-  const int = (k: string) => typeof m[k] === 'number' && Number.isInteger(m[k]);
-  const strOrNull = (k: string) => m[k] === null || typeof m[k] === 'string';
-  switch (m.type as WebviewToHost['type']) {
-    case 'ready':
-    case 'visible':
-    case 'stop':
-    case 'undo':
-    case 'clear-focus':
-    case 'new-session':
-      return true;
-    case 'send':
-      return str('text');
-    case 'compact':
-      return strOrNull('focus') && (m.tailStartIndex === null || int('tailStartIndex'));
-    case 'set-strategy':
-      return m.strategy === 'user-messages' || m.strategy === 'token-fraction' || m.strategy === 'recent-turns';
-    case 'block-edit':
-      return str('compactionId') && int('block') && str('text');
-    case 'block-regenerate':
-      return str('compactionId') && int('block');
-    case 'compaction-adopt':
-    case 'compaction-cancel':
-      return str('compactionId');
-    case 'approve':
-      return str('callId');
-    case 'reject':
-      return str('callId') && strOrNull('reason');
-    case 'pin':
-      return str('text') && (m.kind === 'constraint' || m.kind === 'open-loop' || m.kind === 'note') && strOrNull('messageId');
-    case 'unpin':
-      return str('pinId');
-    case 'edit-pin':
-      return str('pinId') && str('text');
-    case 'expand-summary':
-      return str('summaryId');
-    case 'switch-session':
-      return str('sessionId');
-  }
+  const m = x as Fields;
+  if (typeof m.type !== 'string' || !Object.hasOwn(WEBVIEW_MESSAGE_CHECKS, m.type)) return false;
+  return WEBVIEW_MESSAGE_CHECKS[m.type as WebviewToHost['type']](m);
 }
 
 /** Parses `/compact`, `/compact focus text`, `/compact "focus text"` (quotes optional). */
