@@ -1,18 +1,18 @@
 /**
  * Messages between the extension host and the webview. Both sides import
- * this file and handle each union with an exhaustive switch, so adding a
- * message type is a compile error until every side handles it.
+ * this file. Each webview message type needs a shape check (./validate.ts)
+ * and a handler (src/host/webviewDispatch.ts), both tables keyed by this
+ * union, so adding a type is a compile error until both exist; the webview
+ * handles HostToWebview with an exhaustive switch.
  *
  * The host owns all session state. On `ready` and whenever the view becomes
  * visible again it sends a full `snapshot`; after that, deltas.
  */
 
-export type Role = 'system' | 'user' | 'assistant' | 'tool';
-export type MessageKind = 'normal' | 'summary' | 'pinned';
-export type Origin = 'system' | 'pinned' | 'kept' | 'summary' | 'tail';
-export type StrategyName = 'user-messages' | 'token-fraction' | 'recent-turns';
-export type BlockStatus = 'queued' | 'streaming' | 'done' | 'failed' | 'edited';
-export type Verbosity = 'concise' | 'detailed' | 'very detailed';
+import type { BlockSpan, Layout, MessageKind, Mode, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
+
+// The shared vocabulary is the core's (src/core/vocabulary.ts); the lists themselves are in ./vocabulary.
+export type { BlockStatus, Layout, MessageKind, Mode, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
 
 /** One message of the active context, as the timeline and the chat show it. */
 export interface ViewMessage {
@@ -49,7 +49,7 @@ export interface VerdictView {
 export interface PinView {
   id: string;
   text: string;
-  kind: 'constraint' | 'open-loop' | 'note';
+  kind: PinKind;
   source: 'user' | 'agent';
 }
 
@@ -82,13 +82,8 @@ export interface BlockStatsView {
   ms: number;
 }
 
-export interface BlockView {
-  index: number;
-  firstMessage: number;
-  lastMessage: number;
-  tokens: number;
-  status: BlockStatus;
-  streamedTokens: number;
+/** The engine's block on the wire: absent values are null. */
+export interface BlockView extends BlockSpan {
   summary: string | null;
   error: string | null;
   stats: BlockStatsView | null;
@@ -148,7 +143,7 @@ export interface ViewSnapshot {
   /** Compactions in force; undo peels the last. */
   compactionDepth: number;
   agent: { running: boolean; streaming: string; approvals: ApprovalView[] };
-  settings: { endpoint: string; model: string | null; mode: 'parallel' | 'sequential'; layout: 'cache-aligned' | 'target-block'; verbosity: Verbosity };
+  settings: { endpoint: string; model: string | null; mode: Mode; layout: Layout; verbosity: Verbosity };
   connection: { state: 'unknown' | 'ok' | 'error'; message: string | null };
   trusted: boolean;
 }
@@ -184,63 +179,13 @@ export type WebviewToHost =
   | { type: 'undo' }
   | { type: 'approve'; callId: string }
   | { type: 'reject'; callId: string; reason: string | null }
-  | { type: 'pin'; text: string; kind: 'constraint' | 'open-loop' | 'note'; messageId: string | null }
+  | { type: 'pin'; text: string; kind: PinKind; messageId: string | null }
   | { type: 'unpin'; pinId: string }
   | { type: 'edit-pin'; pinId: string; text: string }
   | { type: 'expand-summary'; summaryId: string }
   | { type: 'clear-focus' }
   | { type: 'switch-session'; sessionId: string }
   | { type: 'new-session' };
-
-type Fields = Record<string, unknown>;
-const str = (m: Fields, k: string) => typeof m[k] === 'string';
-const int = (m: Fields, k: string) => typeof m[k] === 'number' && Number.isInteger(m[k]);
-const strOrNull = (m: Fields, k: string) => m[k] === null || typeof m[k] === 'string';
-const PIN_KINDS: readonly unknown[] = ['constraint', 'open-loop', 'note'] satisfies PinView['kind'][];
-const STRATEGIES: readonly unknown[] = ['user-messages', 'token-fraction', 'recent-turns'] satisfies StrategyName[];
-
-/**
- * The shape check of every webview message type. Keyed by the union's own
- * types, so a new message type is a compile error until it has a check; the
- * host's dispatch table (src/host/webviewDispatch.ts) is keyed the same way
- * and a unit test holds the two key sets equal.
- */
-const WEBVIEW_MESSAGE_CHECKS = {
-  ready: () => true,
-  visible: () => true,
-  stop: () => true,
-  undo: () => true,
-  'clear-focus': () => true,
-  'new-session': () => true,
-  send: (m) => str(m, 'text'),
-  compact: (m) => strOrNull(m, 'focus') && (m.tailStartIndex === null || int(m, 'tailStartIndex')),
-  'set-strategy': (m) => STRATEGIES.includes(m.strategy),
-  'block-edit': (m) => str(m, 'compactionId') && int(m, 'block') && str(m, 'text'),
-  'block-regenerate': (m) => str(m, 'compactionId') && int(m, 'block'),
-  'compaction-adopt': (m) => str(m, 'compactionId'),
-  'compaction-cancel': (m) => str(m, 'compactionId'),
-  approve: (m) => str(m, 'callId'),
-  reject: (m) => str(m, 'callId') && strOrNull(m, 'reason'),
-  pin: (m) => str(m, 'text') && PIN_KINDS.includes(m.kind) && strOrNull(m, 'messageId'),
-  unpin: (m) => str(m, 'pinId'),
-  'edit-pin': (m) => str(m, 'pinId') && str(m, 'text'),
-  'expand-summary': (m) => str(m, 'summaryId'),
-  'switch-session': (m) => str(m, 'sessionId'),
-} satisfies { [K in WebviewToHost['type']]: (m: Fields) => boolean };
-
-/** Every webview message type, from the check table. */
-export const WEBVIEW_TO_HOST_TYPES: readonly WebviewToHost['type'][] = Object.keys(WEBVIEW_MESSAGE_CHECKS) as WebviewToHost['type'][];
-
-/**
- * A webview message is untrusted input (a compromised page could post
- * anything): check the shape before the host acts on it.
- */
-export function isWebviewToHost(x: unknown): x is WebviewToHost {
-  if (typeof x !== 'object' || x === null) return false;
-  const m = x as Fields;
-  if (typeof m.type !== 'string' || !Object.hasOwn(WEBVIEW_MESSAGE_CHECKS, m.type)) return false;
-  return WEBVIEW_MESSAGE_CHECKS[m.type as WebviewToHost['type']](m);
-}
 
 /** Parses `/compact`, `/compact focus text`, `/compact "focus text"` (quotes optional). */
 export function parseSlashCommand(input: string): { command: 'compact'; focus: string | null } | { command: 'unknown'; name: string } | undefined {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { HANDLED_TYPES } from '../../src/host/webviewDispatch';
-import { isWebviewToHost, WEBVIEW_TO_HOST_TYPES } from '../../src/protocol/messages';
+import { isWebviewToHost, WEBVIEW_TO_HOST_TYPES } from '../../src/protocol/validate';
 
 describe('protocol: one list of webview message types', () => {
   it('the validator accepts exactly the types the host dispatch table handles', () => {

@@ -1,4 +1,4 @@
-import type { BlockStatus, ViewMessage } from '../../src/protocol/messages';
+import type { BlockStatus, Role, ViewMessage } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { messageAtOffset } from '../projection';
 import type { TimelineGeometry } from './timelineGeometry';
@@ -7,7 +7,7 @@ export const SEG_H = 26;
 export const BAND_H = 8;
 
 /** Colours from the theme's CSS variables, read once per theme. */
-export type Palette = Record<'user' | 'assistant' | 'tool' | 'system' | 'summary' | 'pinned', string> &
+export type Palette = Record<Role | 'summary' | 'pinned', string> &
   Record<'bg' | 'sep' | 'focus' | 'hover' | 'kept' | 'allowed', string> &
   Record<BlockStatus, string>;
 
