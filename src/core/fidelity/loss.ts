@@ -1,7 +1,8 @@
 import type { ChatMessage } from '../messages';
 import type { CompactionPlan } from '../compaction/plan';
 import { contextText, factsKeptIn } from './survival';
-import { extractFacts } from './extract';
+import { headFacts } from './head';
+import type { HeadFactOptions } from './head';
 import type { DroppedFact, Fact, FactKind, LossReport } from './types';
 import { FACT_KINDS, FACT_KIND_LABELS } from './types';
 
@@ -63,13 +64,13 @@ export function blockLookup(plan: CompactionPlan): (messageIndex: number) => num
  * facts of the head that the context after adoption no longer carries.
  * `after` is the projected context (pins, summary, kept messages and tail).
  */
-export function compactionLoss(plan: CompactionPlan, after: readonly ChatMessage[], reached?: ReadonlySet<string>): { facts: Fact[]; report: LossReport } {
-  const ctx = plan.snapshot.context;
-  const headIdx = plan.blocks.flatMap((b) => b.messageIndices);
-  const unique = [...new Set(headIdx)].sort((a, b) => a - b);
-  // Extract from the head in context order, then map local indices back to the context.
-  const local = extractFacts(unique.map((i) => ctx[i]!), plan.snapshot.pins);
-  const facts = local.map((f) => (f.messageIndex >= 0 ? { ...f, messageIndex: unique[f.messageIndex]! } : f));
+export function compactionLoss(
+  plan: CompactionPlan,
+  after: readonly ChatMessage[],
+  opts: { reached?: ReadonlySet<string>; facts?: readonly Fact[] } & HeadFactOptions = {},
+): { facts: Fact[]; report: LossReport } {
+  const facts = opts.facts ? [...opts.facts] : headFacts(plan, opts);
+  const reached = opts.reached;
   const kept = factsKeptIn(facts, contextText(after));
   return { facts, report: lossReport(facts, kept, { blockOfMessage: blockLookup(plan), ...(reached ? { reached } : {}) }) };
 }
