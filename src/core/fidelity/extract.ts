@@ -50,6 +50,8 @@ function add(c: Ctx, kind: FactKind, key: string, text: string, position: FactPo
   c.out.set(id, { id, kind, key, text: shown.length > 200 ? `${shown.slice(0, 197)}...` : shown, messageId: c.messageId, messageIndex: c.messageIndex, position, ...extra });
 }
 
+const TAGGED_STATEMENT_RE = /^[\s#/*>-]*(?:DECISION|CONSTRAINT):/;
+
 /** The most specific checkable token of a statement: path, identifier, number with unit, quoted text. */
 export function distinctiveToken(sentence: string): string | undefined {
   const p = pathsIn(sentence)[0];
@@ -106,7 +108,8 @@ export function extractFacts(messages: readonly FactSource[], pins: readonly Pin
   messages.forEach((m, i) => {
     if (m.role === 'system') return;
     const c: Ctx = { out, messageId: originalId(m.id ?? `#${i}`), messageIndex: i, kinds };
-    const text = messageText(m);
+    // Tool names are the agent's vocabulary, not facts of the work: only call arguments count.
+    const text = m.role === 'assistant' ? [m.content ?? '', ...(m.tool_calls ?? []).map((c) => c.function.arguments)].join('\n') : messageText(m);
     const lines = text.split('\n');
     const long = m.role === 'tool' && (lines.length > pt.maxLines || text.length > pt.maxChars);
     const positionOf = (lineNo: number): FactPosition => {
@@ -126,8 +129,10 @@ export function extractFacts(messages: readonly FactSource[], pins: readonly Pin
         const key = errorKey(line);
         if (key) add(c, 'error', key, line, pos);
       }
-      if (prose) {
-        for (const s of sentences(line)) {
+      // Tool output (a design doc, CONTRIBUTING.md) states decisions and constraints only when it tags them.
+      const tagged = !prose && TAGGED_STATEMENT_RE.test(line);
+      if (prose || tagged) {
+        for (const s of tagged ? [line.replace(/^[\s#/*>-]+/, '')] : sentences(line)) {
           const kind: FactKind | undefined = DECISION_RE.test(s)
             ? 'decision'
             : CONSTRAINT_RE.test(s)
@@ -139,8 +144,11 @@ export function extractFacts(messages: readonly FactSource[], pins: readonly Pin
           if (kind && key) add(c, kind, key, s, pos);
         }
       }
-      for (const p of pathsIn(line)) add(c, 'path', p, line, pos);
-      for (const x of identifiersIn(line)) add(c, 'identifier', x, line, pos);
+      const paths = pathsIn(line);
+      for (const p of paths) add(c, 'path', p, line, pos);
+      // An identifier inside a path is the path's, not a fact of its own.
+      const bare = paths.reduce((l, p) => l.split(p).join(' '), line);
+      for (const x of identifiersIn(bare)) if (x.length >= 4) add(c, 'identifier', x, line, pos);
       for (const x of numbersIn(line)) add(c, 'number', x, line, pos);
     });
   });
