@@ -1,6 +1,8 @@
 import type { SurvivalReport } from './checks';
 
-export type BlockStatus = 'queued' | 'streaming' | 'done' | 'failed' | 'edited';
+import type { BlockSpan } from '../vocabulary';
+
+export type { BlockStatus } from '../vocabulary';
 
 export interface BlockStats {
   /** Prompt tokens: the server's count when it reported one, else the local estimate. */
@@ -18,15 +20,7 @@ export interface BlockStats {
   trimmed: boolean;
 }
 
-export interface BlockView {
-  index: number;
-  firstMessage: number;
-  lastMessage: number;
-  /** Tokens of head content in the block (local estimate). */
-  tokens: number;
-  status: BlockStatus;
-  /** Output tokens so far while streaming. */
-  streamedTokens: number;
+export interface BlockView extends BlockSpan {
   summary: string | undefined;
   error: string | undefined;
   stats: BlockStats | undefined;

@@ -11,8 +11,9 @@ import type { PlanChoice } from './events';
 import type { Block } from './partition';
 import { headModel } from './headModel';
 import type { Layout, Verbosity } from './prompts';
+import type { Mode } from '../vocabulary';
 
-export type CompactionMode = 'parallel' | 'sequential';
+export type CompactionMode = Mode;
 
 export interface CompactionSettings {
   /** 'auto' = the planner chooses. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Layout, Verbosity } from '../compaction/prompts';
 import type { CompactionMode } from '../compaction/plan';
 import type { StrategyName } from '../splitPoint';
-import { STRATEGY_NAMES } from '../splitPoint';
+import { LAYOUT_SETTINGS, MODE_SETTINGS, STRATEGY_NAMES, VERBOSITIES } from '../vocabulary';
 import type { BudgetThresholds } from '../triggers';
 import { DEFAULT_THRESHOLDS, validateThresholds } from '../triggers';
 
@@ -85,15 +85,15 @@ export const SETTING_DEFS = {
   'compaction.hi': { schema: fraction, default: DEFAULT_THRESHOLDS.hi },
   'compaction.lo': { schema: fraction, default: DEFAULT_THRESHOLDS.lo },
   'compaction.block': { schema: fraction, default: DEFAULT_THRESHOLDS.block },
-  'compaction.strategy': { schema: z.enum(STRATEGY_NAMES as [StrategyName, ...StrategyName[]]), default: 'token-fraction' },
-  'compaction.mode': { schema: z.enum(['auto', 'parallel', 'sequential']), default: 'auto' },
+  'compaction.strategy': { schema: z.enum(STRATEGY_NAMES), default: 'token-fraction' },
+  'compaction.mode': { schema: z.enum(MODE_SETTINGS), default: 'auto' },
   'compaction.blockTokens': { schema: z.union([z.literal(0), posInt(256, 131_072)]), default: 0 },
   'compaction.maxConcurrency': { schema: posInt(1, 256), default: 64 },
-  'compaction.layout': { schema: z.enum(['auto', 'cache-aligned', 'target-block']), default: 'auto' },
+  'compaction.layout': { schema: z.enum(LAYOUT_SETTINGS), default: 'auto' },
   'compaction.endpoints': { schema: z.array(url), default: [] as string[] },
   'compaction.profile': { schema: z.string().trim(), default: '' },
   'compaction.maxAgentSlowdown': { schema: z.number().min(1).max(10), default: 1.5 },
-  'compaction.verbosity': { schema: z.enum(['concise', 'detailed', 'very detailed']), default: 'detailed' },
+  'compaction.verbosity': { schema: z.enum(VERBOSITIES), default: 'detailed' },
   'compaction.async': { schema: z.boolean(), default: true },
   'compaction.idleMinutes': { schema: z.number().min(0).max(24 * 60), default: 5 },
   'compaction.endpoint': { schema: optionalUrl, default: '' },
