@@ -62,6 +62,8 @@ export interface CompactionSettings {
   replicas?: number;
   /** Most tokens of earlier conversation a target-block worker gets before its block. */
   targetContextTokens?: number;
+  /** The total summary volume; unset = from the verbosity and the target after compaction. */
+  summaryTokens?: number;
 }
 
 /** Target-block workers get this much of the conversation just before their block, for continuity. */
@@ -156,7 +158,7 @@ export function planCompaction(snapshot: CompactionSnapshot, settings: Compactio
   const model = headModel({ context, tokens, head, priorSummaries: overCap ? [] : priorSummaries, tools: snapshot.tools, verbosity: settings.verbosity, focus: settings.focus, targetContextTokens: settings.targetContextTokens ?? TARGET_CONTEXT_TOKENS });
   const total = tokens.reduce((a, b) => a + b, 0);
   const room = summaryRoom({ lo: settings.targetFraction ?? 0.4, window: settings.contextWindow, keptTokens: total - headTokens });
-  const summaryTokens = summaryVolume({ headTokens, verbosity: settings.verbosity, room });
+  const summaryTokens = settings.summaryTokens ?? summaryVolume({ headTokens, verbosity: settings.verbosity, room });
   const { work, choice } = planWork({
     head: model,
     summaryTokens,
