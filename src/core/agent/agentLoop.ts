@@ -191,7 +191,7 @@ export class AgentLoop {
         const overflow = isOverflow(err);
         if (!overflow) throw err;
         const decision = evaluateOverflow(overflow, retried);
-        if (decision.kind === 'give-up') throw new Error(`The server refused the request as too long: ${decision.reason}.`);
+        if (decision.kind === 'give-up') throw new Error(`The server refused the request as too long: ${decision.reason}.`, { cause: err });
         const usedFraction = (overflow.input ?? localPrompt) / overflow.window;
         this.emit({ type: 'trigger-fired', trigger: 'reactive', usedFraction, detail: `server window ${overflow.window}` });
         if (overflow.window < this.settings.contextWindow) this.correctWindow(overflow.window);

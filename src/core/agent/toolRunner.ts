@@ -62,7 +62,7 @@ export async function runToolCalls(d: ToolRunnerDeps, calls: readonly ToolCall[]
       }
     }
     let content: string;
-    let isError = false;
+    let isError: boolean;
     try {
       const r = await tool.execute(parsed.args, { signal, callId: call.id });
       content = r.content;
