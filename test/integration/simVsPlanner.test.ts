@@ -22,13 +22,17 @@ describe('simulator ↔ planner step model (h100-7b)', () => {
     try {
       const text = 'abcdefghij'.repeat(Math.ceil((workers * blockTokens) / 10));
       // Cache-aligned workers: worker i replays the head up to the end of its block, then its instruction.
-      const prompts = Array.from({ length: workers }, (_, i) => [{ role: 'user' as const, content: `${text.slice(0, blockTokens * (i + 1))}\nSUMMARISE ${i}` }]);
+      const prompts = Array.from({ length: workers }, (_, i) => [
+        { role: 'user' as const, content: `${text.slice(0, blockTokens * (i + 1))}\nSUMMARISE ${i}` },
+      ]);
       const lengths = prompts.map((m) => sim.tokenize(m).length);
       const client = new OpenAI({ baseURL: sim.url, apiKey: 'none' });
       sim.pauseScheduler();
-      const sent = prompts.map((messages) => client.chat.completions.create({ model: sim.model, messages, stream: true }).then(async (s) => {
-        for await (const _ of s) void _;
-      }));
+      const sent = prompts.map((messages) =>
+        client.chat.completions.create({ model: sim.model, messages, stream: true }).then(async (s) => {
+          for await (const _ of s) void _;
+        }),
+      );
       while (sim.stats.queued < workers) await new Promise((r) => setTimeout(r, 2));
       // FIFO order is arrival order over HTTP: give the planner the same order.
       const order = sim.stats.requests.map((r) => lengths.indexOf(r.promptTokens));
