@@ -204,7 +204,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
   });
 
   it('cancelling a background compaction adopts nothing and the agent finishes its task', async () => {
-    const h = await harness({}, { summaryTokens: 1500, timeScale: 0.2 });
+    const h = await harness({}, { summaryTokens: 1500, timeScale: 0.3 });
     sim.setScript(readingScript(14));
     h.loop.on((e) => {
       if (e.type === 'compaction-started' && e.background) setTimeout(() => h.loop.cancelCompaction(), 50);
