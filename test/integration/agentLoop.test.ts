@@ -215,7 +215,10 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.equal(h.of('compaction-started').length >= 1, true);
     assert.equal(h.store.snapshot.compactions.length, 0, 'nothing adopted');
     assert.ok(h.of('compaction').some((e) => e.event.type === 'cancelled'));
-    assert.ok(sim.stats.requests.filter((r) => r.kind === 'compaction').every((r) => r.status !== 'running'));
+    // The abort reaches the server over HTTP: give it a moment to see the sockets close.
+    const stopped = () => sim.stats.requests.filter((r) => r.kind === 'compaction').every((r) => r.status !== 'running');
+    for (let i = 0; i < 40 && !stopped(); i++) await new Promise((r) => setTimeout(r, 25));
+    assert.ok(stopped());
   });
 
   it('stopping the agent mid-step leaves every tool call answered', async () => {
