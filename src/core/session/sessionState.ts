@@ -5,6 +5,7 @@ import { countMessageWith } from '../tokens/tokenCounter';
 import { COUNTER_ID } from '../tokens/bpeCounter';
 import type { CompactionRecord, PinItem, SessionEvent, StoredVerdict } from './schema';
 import { SessionStateError } from './errors';
+import type { Origin } from '../vocabulary';
 
 /**
  * The session as the event log describes it: every original message ever
@@ -132,7 +133,7 @@ export function renderPinned(pins: readonly PinItem[], timestamp: number): Store
 }
 
 /** Where each message of the active context came from. */
-export type ActiveOrigin = 'system' | 'pinned' | 'kept' | 'summary' | 'tail';
+export type ActiveOrigin = Origin;
 
 export interface ActiveContext {
   messages: StoredMessage[];
