@@ -40,10 +40,11 @@ export class Replier {
   private seq = 0;
   constructor(private readonly o: ReplierOptions) {}
 
-  produce(messages: WireMessage[], tools: WireTool[], toolChoice: unknown): Reply {
+  produce(messages: WireMessage[], tools: WireTool[], toolChoice: unknown, maxTokens?: number): Reply {
     const compaction = detectCompaction(messages);
     if (compaction) {
-      return { kind: 'compaction', content: summarize(compaction, { targetTokens: this.o.summaryTokens, count: this.o.count }), toolCalls: [] };
+      const content = summarize(compaction, { targetTokens: this.o.summaryTokens, count: this.o.count, ...(maxTokens !== undefined ? { maxTokens } : {}) });
+      return { kind: 'compaction', content, toolCalls: [] };
     }
     const j = detectJudge(messages);
     if (j) {

@@ -181,7 +181,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<SimHandle> 
       return fail(400, overflowMessage(opts.overflowWording ?? 'current', maxModelLen, tokens.length, maxTokens));
     }
 
-    const reply = replier.produce(messages, tools, toolChoice);
+    const reply = replier.produce(messages, tools, toolChoice, maxTokens);
     record.kind = reply.kind;
     const budget = maxTokens ?? maxModelLen - tokens.length;
     let content = reply.content;
