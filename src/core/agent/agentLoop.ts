@@ -199,7 +199,9 @@ export class AgentLoop {
         retried = true;
         continue;
       }
-      if (result.usage) this.deps.ledger.calibration.observe(result.usage.promptTokens, localPrompt);
+      // The factor is kept in the log (only when it moved) so a reopened session starts calibrated.
+      const calibration = this.deps.ledger.calibration;
+      if (result.usage && calibration.observe(result.usage.promptTokens, localPrompt)) await this.deps.store.recordCalibration(calibration.toJSON());
       const m = result.message;
       const stored = await this.deps.store.append({
         role: 'assistant',
