@@ -67,7 +67,7 @@ export async function handleChat(
     return fail(400, overflowMessage(opts.overflowWording ?? 'current', maxModelLen, tokens.length, maxTokens));
   }
 
-  const reply = ctx.replier.produce(messages, tools, toolChoice);
+  const reply = ctx.replier.produce(messages, tools, toolChoice, maxTokens);
   record.kind = reply.kind;
   const budget = maxTokens ?? maxModelLen - tokens.length;
   let content = reply.content;
