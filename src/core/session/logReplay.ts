@@ -14,8 +14,8 @@ export type ParseResult =
   | { ok: true; state: SessionState; torn?: { line: number; keptChars: number }; unterminated?: boolean }
   | { ok: false; line: number; reason: string };
 
-/** Text between two pauses of an asynchronous replay: about 10 ms of parsing on a 2-core machine. */
-const SLICE_CHARS = 1 << 20;
+/** Text between two pauses of an asynchronous replay: a few ms of parsing on a 2-core machine. */
+const SLICE_CHARS = 1 << 18;
 
 /**
  * Replays the log step by step, yielding after about SLICE_CHARS characters
