@@ -252,14 +252,27 @@ const RANKS_PER_SLICE = 4096;
  * arrays are built per lookup. Yields after every slice.
  */
 function* fillRanks(data: BpeRanks, ranks: Map<string, number>): Generator<void> {
-  for (const line of data.bpe_ranks.split('\n')) {
-    if (line === '') continue;
-    const fields = line.split(' ');
-    const offset = Number.parseInt(fields[1]!, 10);
-    for (let i = 2; i < fields.length; i++) {
-      ranks.set(atob(fields[i]!), offset + i - 2);
-      if (i % RANKS_PER_SLICE === 0) yield;
+  // Each line is "<ignored> <first rank> <base64 token> <base64 token> …"; cl100k has one
+  // line of 100K tokens, walked with indexOf so no 100K-element array is built at once.
+  const text = data.bpe_ranks;
+  let lineStart = 0;
+  while (lineStart < text.length) {
+    let lineEnd = text.indexOf('\n', lineStart);
+    if (lineEnd < 0) lineEnd = text.length;
+    const first = text.indexOf(' ', lineStart);
+    const second = first < 0 || first >= lineEnd ? -1 : text.indexOf(' ', first + 1);
+    if (second > 0 && second < lineEnd) {
+      let rank = Number.parseInt(text.slice(first + 1, second), 10);
+      let at = second + 1;
+      while (at < lineEnd) {
+        let end = text.indexOf(' ', at);
+        if (end < 0 || end > lineEnd) end = lineEnd;
+        if (end > at) ranks.set(atob(text.slice(at, end)), rank++);
+        at = end + 1;
+        if (rank % RANKS_PER_SLICE === 0) yield;
+      }
     }
+    lineStart = lineEnd + 1;
   }
 }
 
