@@ -16,7 +16,7 @@ export async function openSession(path: string, options: { readOnly?: boolean } 
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${path} is neither a Splitpoint session log nor valid JSON: ${(err as Error).message}`);
+    throw new Error(`${path} is neither a Splitpoint session log nor valid JSON: ${(err as Error).message}`, { cause: err });
   }
   const store = await SessionStore.importArray({ storage: new MemoryStorage() }, '/memory/session.jsonl', raw);
   return { store, isLog: false };

@@ -131,7 +131,9 @@ export class SessionLibrary {
     try {
       raw = JSON.parse(text);
     } catch (err) {
-      throw new Error(`${sourceName} is neither a Splitpoint session log (JSONL) nor a JSON messages array: ${(err as Error).message}`);
+      throw new Error(`${sourceName} is neither a Splitpoint session log (JSONL) nor a JSON messages array: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     const title = sourceName.replace(/^.*[\\/]/, '').replace(/\.[^.]+$/, '');
     const store = await SessionStore.importArray({ storage: this.storage, clock: this.clock, ids: this.ids }, path, raw, `Imported: ${title}`);
