@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SessionCorruptError, SessionStateError } from '../../src/core/session/errors';
-import { INTERRUPTED_RESULT, isInterruptedResult } from '../../src/core/session/sessionState';
+import { INTERRUPTED_RESULT, isInterruptedResult, originalId } from '../../src/core/session/sessionState';
 import { SessionStore, parseLog } from '../../src/core/session/sessionStore';
 import { NodeFileStorage } from '../../src/node/fileStorage';
 import type { Verdict } from '../../src/core/agent/judge';
@@ -109,6 +109,7 @@ describe('tool calls left without results', () => {
     const filled = msgs[4]!;
     assert.ok(filled.role === 'tool' && filled.tool_call_id === 'c2' && filled.content === INTERRUPTED_RESULT && isInterruptedResult(filled));
     assert.equal(reopened.snapshot.messages.length, 5, 'the stand-in is not written to the log');
+    assert.equal(originalId(filled.id), msgs[2]!.id, 'a compaction that splits there points at the call, which is in the log');
     assert.equal(reopened.archived().length, 0);
   });
 
