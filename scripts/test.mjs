@@ -65,6 +65,8 @@ try {
   ensureDebianPackages([
     { name: 'chromium', probe: '/usr/bin/chromium' },
     { name: 'ripgrep', probe: '/usr/bin/rg' },
+    // run_command's sandbox; the suite checks confinement wherever bwrap can run.
+    { name: 'bubblewrap', probe: '/usr/bin/bwrap' },
   ]);
   rmSync(join(root, '.test-output'), { recursive: true, force: true });
   mkdirSync(join(root, '.test-output'), { recursive: true });

@@ -19,6 +19,7 @@ import { SessionLibrary, titleFrom } from './sessionLibrary';
 import type { SessionViewProvider } from './sessionViewProvider';
 import { previewCall, vscodeWorkspaceTools } from './tools/workspaceTools';
 import type { ToolEnv } from './tools/workspaceTools';
+import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
 import { describeFailure, gaugeStatus } from './userFacing';
 
 export const API_KEY_SECRET = 'splitpoint.apiKey';
@@ -196,6 +197,8 @@ export class SplitpointHost implements vscode.Disposable {
       // Restricted Mode ignores the allowlist: nothing runs without the user there.
       allowlist: () => (vscode.workspace.isTrusted ? (this.settings?.commandAllowlist ?? []) : []),
       timeoutSeconds: () => this.settings?.commandTimeoutSeconds ?? 120,
+      commandEnv: () => this.settings?.commandEnv ?? [...DEFAULT_COMMAND_ENV],
+      sandbox: () => ({ mode: this.settings?.commandSandbox ?? 'auto', allowNetwork: this.settings?.commandNetwork ?? false }),
     };
   }
 

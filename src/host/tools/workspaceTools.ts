@@ -5,6 +5,8 @@ import type { AgentTool, ToolResult } from '../../core/agent/tools';
 import { optionalInt, stringArg, ToolInputError } from '../../core/agent/tools';
 import { AGENT_TOOL_SPECS } from '../../core/agent/toolSpecs';
 import { isAllowlisted, runCommandTool } from '../../node/tools/runCommandTool';
+import type { SandboxOptions } from '../../node/tools/sandbox';
+import { sandboxDescription } from '../../node/tools/sandbox';
 import { searchTextTool } from '../../node/tools/searchTool';
 import { displayPath, resolveInWorkspace } from '../../node/tools/workspacePath';
 import type { ApprovalBroker, ApprovalCall, ApprovalPreview } from '../approvals';
@@ -25,6 +27,9 @@ export interface ToolEnv {
   trusted: () => boolean;
   allowlist: () => readonly string[];
   timeoutSeconds: () => number;
+  /** Environment variables passed to commands (splitpoint.tools.commandEnv). */
+  commandEnv: () => readonly string[];
+  sandbox: () => SandboxOptions;
 }
 
 const spec = (name: string) => AGENT_TOOL_SPECS.find((t) => t.function.name === name)!;
@@ -193,12 +198,17 @@ function changeTool(env: ToolEnv, broker: ApprovalBroker, name: 'edit_file' | 'w
 function commandTool(env: ToolEnv): AgentTool {
   const build = () => {
     const root = env.root();
-    return root ? runCommandTool(root.fsPath, { allowlist: env.allowlist(), defaultTimeoutSeconds: env.timeoutSeconds(), maxOutputChars: 400_000 }) : undefined;
+    if (!root) return undefined;
+    const o = { allowlist: env.allowlist(), defaultTimeoutSeconds: env.timeoutSeconds(), maxOutputChars: 400_000, commandEnv: env.commandEnv(), sandbox: env.sandbox() };
+    return runCommandTool(root.fsPath, o);
   };
   return {
     spec: spec('run_command'),
-    needsApproval: (args) => env.trusted() && !(typeof args.command === 'string' && isAllowlisted(args.command, env.allowlist())),
-    describe: (a) => `run: ${String(a.command)}`,
+    needsApproval: (args) => {
+      const root = env.root();
+      return env.trusted() && !(root && typeof args.command === 'string' && isAllowlisted(args.command, env.allowlist(), root.fsPath));
+    },
+    describe: (a) => `run (${sandboxDescription(env.sandbox())}): ${String(a.command)}`,
     async execute(args, ctx) {
       if (!env.trusted()) return RESTRICTED('Running commands');
       const tool = build();
@@ -225,7 +235,7 @@ export async function previewCall(env: ToolEnv, call: ApprovalCall, remember: (c
   if (call.tool === 'run_command') {
     const command = typeof call.args.command === 'string' ? call.args.command : '';
     const t = optionalInt(call.args, 'timeoutSeconds') ?? env.timeoutSeconds();
-    return { kind: 'ask', detail: { summary: `run in the workspace (time limit ${t} s)`, command } };
+    return { kind: 'ask', detail: { summary: `run in the workspace (time limit ${t} s; ${sandboxDescription(env.sandbox())})`, command } };
   }
   return { kind: 'ask', detail: { summary: call.summary } };
 }
