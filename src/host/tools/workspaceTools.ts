@@ -8,10 +8,11 @@ import { isAllowlisted, runCommandTool } from '../../node/tools/runCommandTool';
 import type { SandboxOptions } from '../../node/tools/sandbox';
 import { sandboxDescription } from '../../node/tools/sandbox';
 import { searchTextTool } from '../../node/tools/searchTool';
-import { displayPath, resolveInWorkspace } from '../../node/tools/workspacePath';
+import { lstatSync } from 'node:fs';
+import { displayPath, resolveWorkspacePath } from '../../node/tools/workspacePath';
 import type { ApprovalBroker, ApprovalCall, ApprovalPreview } from '../approvals';
-import type { ProposedChange } from '../proposedChange';
-import { proposeEdit, proposeWrite } from '../proposedChange';
+import type { ProposedChange } from '../../node/tools/proposedChange';
+import { proposeEdit, proposeWrite } from '../../node/tools/proposedChange';
 
 /**
  * The agent's workspace tools on the VS Code API: files are read through
@@ -41,11 +42,11 @@ const RESTRICTED = (what: string): ToolResult => ({
 const MAX_READ_BYTES = 2 * 1024 * 1024;
 const LIST_EXCLUDE = '**/{node_modules,.git,dist,out,target,.venv,__pycache__,.next}/**';
 
-async function resolve(env: ToolEnv, given: string): Promise<{ root: vscode.Uri; uri: vscode.Uri; rel: string }> {
+async function resolve(env: ToolEnv, given: string): Promise<{ root: vscode.Uri; uri: vscode.Uri; rel: string; link?: string }> {
   const root = env.root();
   if (!root) throw new ToolInputError('no folder is open');
-  const abs = await resolveInWorkspace(root.fsPath, given);
-  return { root, uri: vscode.Uri.file(abs), rel: displayPath(root.fsPath, abs) };
+  const r = resolveWorkspacePath(root.fsPath, given);
+  return { root, uri: vscode.Uri.file(r.path), rel: displayPath(root.fsPath, r.path), ...(r.link ? { link: r.link } : {}) };
 }
 
 /** The text as the user sees it: an open editor's buffer, else the file; undefined when missing. */
@@ -145,18 +146,30 @@ function searchTool(env: ToolEnv): AgentTool {
  */
 export async function proposeChange(env: ToolEnv, tool: string, args: Record<string, unknown>): Promise<ProposedChange> {
   const path = typeof args.path === 'string' ? args.path : '';
-  let target: { uri: vscode.Uri; rel: string };
+  let target: { uri: vscode.Uri; rel: string; link?: string };
   try {
     target = await resolve(env, stringArg(args, 'path'));
   } catch (err) {
     return { ok: false, path, error: (err as Error).message };
   }
   const before = await currentText(target.uri);
-  return tool === 'edit_file' ? proposeEdit(target.rel, before, args.old_text, args.new_text) : proposeWrite(target.rel, before, args.content);
+  const change = tool === 'edit_file' ? proposeEdit(target.rel, before, args.old_text, args.new_text) : proposeWrite(target.rel, before, args.content);
+  // The card names the link the path went through, so the user sees where the write really lands.
+  return change.ok && target.link ? { ...change, summary: `${change.summary} (${target.link})` } : change;
+}
+
+/** The resolved path holds no link; one there now was swapped in after the check, and would be followed. */
+function swappedForLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 async function applyChange(env: ToolEnv, change: Extract<ProposedChange, { ok: true }>): Promise<ToolResult> {
   const { uri, rel } = await resolve(env, change.path);
+  if (swappedForLink(uri.fsPath)) return { content: `Not applied: ${rel} became a symbolic link after it was checked.`, isError: true };
   const edit = new vscode.WorkspaceEdit();
   let doc: vscode.TextDocument | undefined;
   if (change.before === undefined) {
