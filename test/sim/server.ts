@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { DEFAULT_LATENCY, Engine, emptyStats, pause, type LatencyModel, type RequestRecord, type SimStats } from './engine';
 import { describeFault, FaultQueue, parseFaultHeader, type SimFault } from './faults';
+import { isStallFault, serveStallFault } from './stallFaults';
 import { HttpError, parseJson, readBody, sendJson } from './http';
 import { metricsText as renderMetrics } from './metrics';
 import { modelsBody } from './models';
@@ -408,6 +409,23 @@ export async function startSimulator(opts: SimOptions = {}): Promise<SimHandle> 
           res.destroy();
         });
         return;
+      }
+      if (routeName === 'chat' && isStallFault(fault)) {
+        const r = faultRecord('running');
+        const text = await readBody(req).catch(() => '');
+        const stream = (() => {
+          try {
+            return (JSON.parse(text) as { stream?: unknown }).stream === true;
+          } catch {
+            return true;
+          }
+        })();
+        return serveStallFault(res, fault, model, stream, (clientClosed) => {
+          if (!r) return;
+          r.clientClosed = clientClosed;
+          r.status = clientClosed ? 'aborted' : 'done';
+          r.finished = engine.now();
+        });
       }
       if (fault.status !== undefined && fault.errorAfterChunks === undefined) {
         const body = fault.body ?? errorBody(fault.message ?? `Injected fault (HTTP ${fault.status})`, fault.status, errorShape);
