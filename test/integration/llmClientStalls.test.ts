@@ -25,7 +25,7 @@ describe('request deadlines and reply caps against the simulator', function () {
   this.timeout(30_000);
   let sim: SimHandle;
   beforeEach(async () => {
-    sim = await startSimulator({ latency: { timeScale: 0 } });
+    sim = await startSimulator({ timeScale: 0 });
   });
   afterEach(() => sim.close());
   const client = (o: { timeoutMs?: number; idleTimeoutMs?: number } = {}) => new VllmClient({ baseURL: sim.url, model: sim.model, retry: { maxRetries: 2 }, ...o });
