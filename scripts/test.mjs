@@ -87,7 +87,7 @@ try {
     failed += 1;
   }
 
-  for (const suite of ['unit', 'integration', 'webview']) {
+  for (const suite of ['unit', 'integration', 'fuzz', 'webview']) {
     const s = runMochaSuite(suite, listTests(join(root, 'test', suite)), ['--timeout', '20000']);
     passed += s.passed;
     failed += s.failed;
