@@ -72,7 +72,7 @@ describe('fences the conversation cannot close', () => {
     for (const req of reqs) {
       const instruction = req.messages.at(-1)!.content!;
       assert.match(instruction, /SPLITPOINT-SUMMARIZE from message #\d+ to the end/);
-      assert.doesNotMatch(instruction, /PWNED|build ok|fix src\/mod/);
+      assert.doesNotMatch(instruction, /PWNED|build ok|src\/mod\d/);
     }
   });
 
