@@ -27,18 +27,29 @@ export function buildReply(p: ReplyParts): Reply {
   if (p.reasoning) message.reasoning = p.reasoning;
   // Under the text protocol the server only ever says "stop"; a parsed call means the model called tools.
   const finishReason = p.mode === 'text' && p.toolCalls.length > 0 && p.finishReason === 'stop' ? 'tool_calls' : p.finishReason;
-  return { message, usage: p.usage, finishReason, ...(p.reasoning ? { reasoning: p.reasoning } : {}), model: p.model, toolProtocol: p.mode };
+  return {
+    message,
+    usage: p.usage,
+    finishReason,
+    ...(p.reasoning ? { reasoning: p.reasoning } : {}),
+    model: p.model,
+    toolProtocol: p.mode,
+  };
 }
 
 /** A non-streamed chat completion body → the reply, with the same deltas a stream would have emitted. */
-export function replyFromBody(raw: unknown, ctx: { url: string; model: string; mode: ToolProtocolMode; caps: ReplyCaps; emit: (d: ChatDelta) => void }): Reply {
+export function replyFromBody(
+  raw: unknown,
+  ctx: { url: string; model: string; mode: ToolProtocolMode; caps: ReplyCaps; emit: (d: ChatDelta) => void },
+): Reply {
   const o = (raw ?? {}) as {
     choices?: Array<{ message?: Record<string, unknown>; finish_reason?: string | null }>;
     usage?: Parameters<typeof usageFromRaw>[0];
     model?: string;
   };
   const choice = o.choices?.[0];
-  if (!choice || !choice.message) throw new ProtocolError(`The response from ${ctx.url} has no choices.`, { url: ctx.url, body: raw, retryable: true });
+  if (!choice || !choice.message)
+    throw new ProtocolError(`The response from ${ctx.url} has no choices.`, { url: ctx.url, body: raw, retryable: true });
   const m = choice.message;
   const text = typeof m.content === 'string' ? m.content : null;
   const r = m.reasoning ?? m.reasoning_content;
@@ -55,7 +66,17 @@ export function replyFromBody(raw: unknown, ctx: { url: string; model: string; m
   }
   if (reasoning) ctx.emit({ type: 'reasoning', text: reasoning });
   if (content) ctx.emit({ type: 'content', text: content });
-  toolCalls.forEach((c, i) => ctx.emit({ type: 'tool_call', index: i, id: c.id, name: c.function.name, argumentsDelta: c.function.arguments }));
+  toolCalls.forEach((c, i) =>
+    ctx.emit({ type: 'tool_call', index: i, id: c.id, name: c.function.name, argumentsDelta: c.function.arguments }),
+  );
   const finishReason = choice.finish_reason ?? null;
-  return buildReply({ content, toolCalls, reasoning, usage: usageFromRaw(o.usage), finishReason, model: o.model ?? ctx.model, mode: ctx.mode });
+  return buildReply({
+    content,
+    toolCalls,
+    reasoning,
+    usage: usageFromRaw(o.usage),
+    finishReason,
+    model: o.model ?? ctx.model,
+    mode: ctx.mode,
+  });
 }

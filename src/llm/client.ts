@@ -186,7 +186,11 @@ export class VllmClient implements ModelClient {
       try {
         raw = JSON.parse(text);
       } catch {
-        throw new ProtocolError(`The response from ${url} is not JSON: ${JSON.stringify(text.slice(0, 200))}`, { url, retryable: true, body: text });
+        throw new ProtocolError(`The response from ${url} is not JSON: ${JSON.stringify(text.slice(0, 200))}`, {
+          url,
+          retryable: true,
+          body: text,
+        });
       }
       return replyFromBody(raw, { url, model, mode, caps, emit });
     } catch (e) {
@@ -211,7 +215,11 @@ export class VllmClient implements ModelClient {
     if (this.opts.toolProtocol === 'native' || this.opts.toolProtocol === 'text') return this.opts.toolProtocol;
     const probeTool: ToolSpec = {
       type: 'function',
-      function: { name: 'splitpoint_probe', description: 'Capability probe; never called.', parameters: { type: 'object', properties: {} } },
+      function: {
+        name: 'splitpoint_probe',
+        description: 'Capability probe; never called.',
+        parameters: { type: 'object', properties: {} },
+      },
     };
     try {
       await this.chatWithRetry(

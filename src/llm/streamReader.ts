@@ -44,7 +44,11 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
     try {
       chunk = JSON.parse(data);
     } catch {
-      throw new ProtocolError(`Malformed stream chunk from ${ctx.url}: ${JSON.stringify(data.slice(0, 200))}`, { url: ctx.url, retryable: true, body: data });
+      throw new ProtocolError(`Malformed stream chunk from ${ctx.url}: ${JSON.stringify(data.slice(0, 200))}`, {
+        url: ctx.url,
+        retryable: true,
+        body: data,
+      });
     }
     if (chunk === null || typeof chunk !== 'object') {
       throw new ProtocolError(`Unexpected stream chunk from ${ctx.url}: ${data.slice(0, 200)}`, { url: ctx.url, retryable: true });
@@ -52,7 +56,12 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
     if (chunk.error !== undefined || chunk.object === 'error') {
       // vLLM reports failures after the stream started as a data event.
       const err = chunk.error as { code?: unknown } | undefined;
-      const code = typeof err?.code === 'number' ? err.code : typeof (chunk as { code?: unknown }).code === 'number' ? (chunk as { code: number }).code : 500;
+      const code =
+        typeof err?.code === 'number'
+          ? err.code
+          : typeof (chunk as { code?: unknown }).code === 'number'
+            ? (chunk as { code: number }).code
+            : 500;
       throw errorFromStatus(code, chunk, undefined, ctx.url);
     }
     const finishBefore = asm.finishReason;
@@ -89,7 +98,10 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
     reader.releaseLock();
   }
   if (!sawDone && asm.finishReason === null) {
-    throw new ConnectionError(`The stream from ${ctx.url} ended before the reply was complete.`, 'ECONNRESET', { url: ctx.url, retryable: true });
+    throw new ConnectionError(`The stream from ${ctx.url} ended before the reply was complete.`, 'ECONNRESET', {
+      url: ctx.url,
+      retryable: true,
+    });
   }
   const reasoning = asm.reasoningText || undefined;
   const base = { reasoning, usage: asm.usage, finishReason: asm.finishReason, model: asm.model ?? ctx.model, mode: ctx.mode };
@@ -97,7 +109,9 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
     const tail = filter.flush();
     if (tail) ctx.emit({ type: 'content', text: tail });
     const parsed = parseTextToolCalls(asm.text, () => freshId(0));
-    parsed.toolCalls.forEach((c, i) => ctx.emit({ type: 'tool_call', index: i, id: c.id, name: c.function.name, argumentsDelta: c.function.arguments }));
+    parsed.toolCalls.forEach((c, i) =>
+      ctx.emit({ type: 'tool_call', index: i, id: c.id, name: c.function.name, argumentsDelta: c.function.arguments }),
+    );
     return buildReply({ ...base, content: parsed.content, toolCalls: parsed.toolCalls });
   }
   return buildReply({ ...base, content: asm.text.length > 0 ? asm.text : null, toolCalls: asm.toolCalls() });

@@ -45,23 +45,38 @@ describe('fuzz: host↔webview protocol validator', () => {
   });
 
   it(`never throws on arbitrary values (${RUNS} runs)`, () => {
-    fc.assert(fc.property(fc.anything({ withObjectString: true, withNullPrototype: true }), (x) => typeof isWebviewToHost(x) === 'boolean'), { numRuns: RUNS });
+    fc.assert(
+      fc.property(fc.anything({ withObjectString: true, withNullPrototype: true }), (x) => typeof isWebviewToHost(x) === 'boolean'),
+      { numRuns: RUNS },
+    );
   });
 
   it(`never throws when a known type carries arbitrary fields (${RUNS} runs)`, () => {
-    const msg = fc.tuple(fc.constantFrom(...WEBVIEW_TO_HOST_TYPES), fc.dictionary(fc.string({ maxLength: 12 }), fc.anything())).map(([type, f]) => ({ ...f, type }));
-    fc.assert(fc.property(msg, (m) => typeof isWebviewToHost(m) === 'boolean'), { numRuns: RUNS });
+    const msg = fc
+      .tuple(fc.constantFrom(...WEBVIEW_TO_HOST_TYPES), fc.dictionary(fc.string({ maxLength: 12 }), fc.anything()))
+      .map(([type, f]) => ({ ...f, type }));
+    fc.assert(
+      fc.property(msg, (m) => typeof isWebviewToHost(m) === 'boolean'),
+      { numRuns: RUNS },
+    );
   });
 
   it(`accepts every well-formed message (${RUNS} runs)`, () => {
-    fc.assert(fc.property(validMessage, (m) => isWebviewToHost(m)), { numRuns: RUNS });
+    fc.assert(
+      fc.property(validMessage, (m) => isWebviewToHost(m)),
+      { numRuns: RUNS },
+    );
   });
 
   it(`rejects a well-formed message with a required field removed or retyped (${RUNS} runs)`, () => {
     const broken = validMessage
       .filter((m) => Object.keys(m).length > 1)
       .chain((m) =>
-        fc.tuple(fc.constant(m), fc.constantFrom(...Object.keys(m).filter((k) => k !== 'type')), fc.constantFrom<unknown>(undefined, 1.5, {}, [], true, 'not-a-kind')),
+        fc.tuple(
+          fc.constant(m),
+          fc.constantFrom(...Object.keys(m).filter((k) => k !== 'type')),
+          fc.constantFrom<unknown>(undefined, 1.5, {}, [], true, 'not-a-kind'),
+        ),
       );
     fc.assert(
       fc.property(broken, ([m, key, value]) => {
@@ -77,6 +92,7 @@ describe('fuzz: host↔webview protocol validator', () => {
   });
 
   it('rejects prototype keys and unknown types', () => {
-    for (const type of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'READY', '']) assert.equal(isWebviewToHost({ type }), false, type);
+    for (const type of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'READY', ''])
+      assert.equal(isWebviewToHost({ type }), false, type);
   });
 });

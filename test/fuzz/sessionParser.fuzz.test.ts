@@ -27,7 +27,15 @@ async function writeLog(steps: Step[]): Promise<{ text: string; messages: number
   for (const s of steps) {
     if (s.kind === 'tool') {
       const ids = Array.from({ length: s.calls }, () => `call_${n++}`);
-      await store.append({ role: 'assistant', content: null, tool_calls: ids.map((id) => ({ id, type: 'function' as const, function: { name: 'read_file', arguments: JSON.stringify({ path: s.text }) } })) });
+      await store.append({
+        role: 'assistant',
+        content: null,
+        tool_calls: ids.map((id) => ({
+          id,
+          type: 'function' as const,
+          function: { name: 'read_file', arguments: JSON.stringify({ path: s.text }) },
+        })),
+      });
       for (const id of ids) await store.append({ role: 'tool', tool_call_id: id, content: s.text });
       messages += 1 + ids.length;
     } else {
@@ -66,12 +74,16 @@ describe('fuzz: session log parser (read-only)', () => {
 
   it(`a log cut at any byte is a valid prefix or refused at a real line (${RUNS} runs)`, async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 8 }), fc.double({ min: 0, max: 1, noNaN: true }), async (steps, where) => {
-        const { text, messages } = await writeLog(steps);
-        const cut = text.slice(0, Math.floor(where * text.length));
-        const r = checkVerdict(cut);
-        if (r.ok) assert.ok(r.state.messages.length <= messages);
-      }),
+      fc.asyncProperty(
+        fc.array(stepArb, { minLength: 1, maxLength: 8 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        async (steps, where) => {
+          const { text, messages } = await writeLog(steps);
+          const cut = text.slice(0, Math.floor(where * text.length));
+          const r = checkVerdict(cut);
+          if (r.ok) assert.ok(r.state.messages.length <= messages);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -97,6 +109,9 @@ describe('fuzz: session log parser (read-only)', () => {
   });
 
   it(`arbitrary text never crashes the parser (${RUNS} runs)`, () => {
-    fc.assert(fc.property(fc.string({ maxLength: 300 }), (t) => void checkVerdict(t)), { numRuns: RUNS });
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), (t) => void checkVerdict(t)),
+      { numRuns: RUNS },
+    );
   });
 });

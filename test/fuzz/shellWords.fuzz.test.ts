@@ -34,7 +34,11 @@ describe('fuzz: shell word splitting', () => {
         const r = spawnSync('/bin/sh', ['-c', `printf '%s\\0' ${l}`], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
         if (words!.some((w) => w.glob)) return; // sh may expand the pattern; shellWords flags it instead
         const fromSh = r.stdout.split('\0').slice(0, -1);
-        assert.deepEqual(words!.map((w) => w.text), fromSh, l);
+        assert.deepEqual(
+          words!.map((w) => w.text),
+          fromSh,
+          l,
+        );
       }),
       { numRuns: SH_RUNS },
     );

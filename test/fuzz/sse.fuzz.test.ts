@@ -16,9 +16,13 @@ const piece = fc.string({ unit: 'grapheme', maxLength: 12 });
 const chunkArb: fc.Arbitrary<RawChunk> = fc.oneof(
   piece.map((content) => ({ choices: [{ index: 0, delta: { content } }] })),
   piece.map((reasoning) => ({ choices: [{ index: 0, delta: { reasoning } }] })),
-  fc.record({ i: fc.integer({ min: 0, max: 2 }), name: fc.constantFrom('read_file', 'run_command'), args: piece }).map(({ i, name, args }) => ({
-    choices: [{ index: 0, delta: { tool_calls: [{ index: i, id: `call_${i}`, type: 'function', function: { name, arguments: args } }] } }],
-  })),
+  fc
+    .record({ i: fc.integer({ min: 0, max: 2 }), name: fc.constantFrom('read_file', 'run_command'), args: piece })
+    .map(({ i, name, args }) => ({
+      choices: [
+        { index: 0, delta: { tool_calls: [{ index: i, id: `call_${i}`, type: 'function', function: { name, arguments: args } }] } },
+      ],
+    })),
   fc.record({ i: fc.integer({ min: 0, max: 2 }), args: piece }).map(({ i, args }) => ({
     choices: [{ index: 0, delta: { tool_calls: [{ index: i, function: { arguments: args } }] } }],
   })),
@@ -33,7 +37,11 @@ function assemble(chunks: RawChunk[]) {
 
 /** Serialises chunks as SSE with the given line ending and comments before the chosen events. */
 function toSse(chunks: RawChunk[], eol: string, comments: boolean[]): string {
-  return chunks.map((c, i) => `${comments[i % comments.length] ? `: keep-alive${eol}${eol}` : ''}data: ${JSON.stringify(c)}${eol}${eol}`).join('') + `data: [DONE]${eol}${eol}`;
+  return (
+    chunks
+      .map((c, i) => `${comments[i % comments.length] ? `: keep-alive${eol}${eol}` : ''}data: ${JSON.stringify(c)}${eol}${eol}`)
+      .join('') + `data: [DONE]${eol}${eol}`
+  );
 }
 
 function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {

@@ -61,14 +61,24 @@ async function openChecked(path: string): Promise<SessionStore> {
 }
 
 const SCRIPT = [
-  { match: 'TASK', repeat: true, content: 'Reading and writing at once.', tool_calls: [
-    { name: 'write_file', arguments: { path: 'out/a.txt', content: 'alpha\n'.repeat(50) } },
-    // A slow call in the middle of the batch: kills land between one result and the next.
-    { name: 'run_command', arguments: { command: 'sleep 0.25; echo slept' } },
-    { name: 'read_file', arguments: { path: 'notes.txt' } },
-    { name: 'list_files', arguments: { path: '.' } },
-  ] },
-  { match: 'notes.txt', repeat: true, content: 'One more check.', tool_calls: [{ name: 'run_command', arguments: { command: 'echo step-two' } }] },
+  {
+    match: 'TASK',
+    repeat: true,
+    content: 'Reading and writing at once.',
+    tool_calls: [
+      { name: 'write_file', arguments: { path: 'out/a.txt', content: 'alpha\n'.repeat(50) } },
+      // A slow call in the middle of the batch: kills land between one result and the next.
+      { name: 'run_command', arguments: { command: 'sleep 0.25; echo slept' } },
+      { name: 'read_file', arguments: { path: 'notes.txt' } },
+      { name: 'list_files', arguments: { path: '.' } },
+    ],
+  },
+  {
+    match: 'notes.txt',
+    repeat: true,
+    content: 'One more check.',
+    tool_calls: [{ name: 'run_command', arguments: { command: 'echo step-two' } }],
+  },
   { match: 'step-two', repeat: true, content: 'Done: the port is 8123, written to out/a.txt.' },
   { match: 'RESUME', repeat: true, content: 'Resumed and finished.' },
 ];
@@ -96,13 +106,29 @@ describe('crash suite: SIGKILL during run and compact --adopt', function () {
   });
 
   it(`run: ${RUN_KILLS} kills at random moments; each session opens and resumes with every tool call paired`, async () => {
-    const runArgs = (session: string, task: string) => ['run', '--endpoint', sim.url, '--workspace', ws, '--task', task, '--session', session, '--yes', '--json'];
+    const runArgs = (session: string, task: string) => [
+      'run',
+      '--endpoint',
+      sim.url,
+      '--workspace',
+      ws,
+      '--task',
+      task,
+      '--session',
+      session,
+      '--yes',
+      '--json',
+    ];
     const base = await runCli(runArgs(join(ws, 'base.jsonl'), 'TASK: find the port'));
     assert.equal(base.code, 0, base.out);
     console.log(`      [crash] an unkilled run takes ${base.ms} ms`);
     for (let k0 = 0; k0 < RUN_KILLS; k0 += PARALLEL) {
       // A few at once: the suite stays within about a minute, and the load spreads kill points further.
-      const batch = Array.from({ length: Math.min(PARALLEL, RUN_KILLS - k0) }, (_, i) => ({ k: k0 + i, session: join(ws, `run-${k0 + i}.jsonl`), killAt: Math.floor(random() * base.ms) }));
+      const batch = Array.from({ length: Math.min(PARALLEL, RUN_KILLS - k0) }, (_, i) => ({
+        k: k0 + i,
+        session: join(ws, `run-${k0 + i}.jsonl`),
+        killAt: Math.floor(random() * base.ms),
+      }));
       const results = await Promise.all(batch.map((b) => runCli(runArgs(b.session, 'TASK: find the port'), b.killAt)));
       for (const [i, { k, session, killAt }] of batch.entries()) {
         if (results[i]!.signal === 'SIGKILL') stats.runKills++;

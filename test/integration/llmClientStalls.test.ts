@@ -28,12 +28,18 @@ describe('request deadlines and reply caps against the simulator', function () {
     sim = await startSimulator({ timeScale: 0 });
   });
   afterEach(() => sim.close());
-  const client = (o: { timeoutMs?: number; idleTimeoutMs?: number } = {}) => new VllmClient({ baseURL: sim.url, model: sim.model, retry: { maxRetries: 2 }, ...o });
+  const client = (o: { timeoutMs?: number; idleTimeoutMs?: number } = {}) =>
+    new VllmClient({ baseURL: sim.url, model: sim.model, retry: { maxRetries: 2 }, ...o });
 
   it('a server that streams tokens forever is stopped at the overall deadline, and the socket closed', async () => {
     sim.injectFault({ endless: true, times: 5 });
     const t0 = Date.now();
-    const e = await client({ timeoutMs: 800 }).chat({ messages: convo }).then(() => undefined, (x: unknown) => x);
+    const e = await client({ timeoutMs: 800 })
+      .chat({ messages: convo })
+      .then(
+        () => undefined,
+        (x: unknown) => x,
+      );
     assert.ok(e instanceof TimeoutError, String(e));
     assert.match(e.message, /did not finish within 800 ms.*--request-timeout/);
     assert.ok(Date.now() - t0 < 3000, `took ${Date.now() - t0} ms`);
@@ -43,7 +49,12 @@ describe('request deadlines and reply caps against the simulator', function () {
   it('keep-alive comments do not reset the token-idle clock', async () => {
     sim.injectFault({ commentsOnly: true, times: 5 });
     const t0 = Date.now();
-    const e = await client({ timeoutMs: 20_000, idleTimeoutMs: 300 }).chat({ messages: convo }).then(() => undefined, (x: unknown) => x);
+    const e = await client({ timeoutMs: 20_000, idleTimeoutMs: 300 })
+      .chat({ messages: convo })
+      .then(
+        () => undefined,
+        (x: unknown) => x,
+      );
     assert.ok(e instanceof TimeoutError, String(e));
     assert.match(e.message, /sent no tokens for 300 ms \(keep-alive messages do not count\)/);
     assert.ok(Date.now() - t0 < 3000, `took ${Date.now() - t0} ms`);
@@ -55,7 +66,10 @@ describe('request deadlines and reply caps against the simulator', function () {
     let seen = 0;
     const e = await client()
       .chat({ messages: convo, maxTokens: 1000 }, { onDelta: (d) => (seen += d.type === 'content' ? d.text.length : 0) })
-      .then(() => undefined, (x: unknown) => x);
+      .then(
+        () => undefined,
+        (x: unknown) => x,
+      );
     assert.ok(e instanceof ProtocolError, String(e));
     assert.match(e.message, /passed \d+ characters, far more than max_tokens 1000/);
     assert.ok(seen <= replyCaps(1000).chars, `delivered ${seen} chars`);
@@ -64,7 +78,12 @@ describe('request deadlines and reply caps against the simulator', function () {
 
   it('a 10 MB non-streamed reply is refused at the byte cap', async () => {
     sim.injectFault({ hugeReplyBytes: 10_000_000 });
-    const e = await client().chat({ messages: convo, maxTokens: 1000, stream: false }).then(() => undefined, (x: unknown) => x);
+    const e = await client()
+      .chat({ messages: convo, maxTokens: 1000, stream: false })
+      .then(
+        () => undefined,
+        (x: unknown) => x,
+      );
     assert.ok(e instanceof ProtocolError, String(e));
     assert.match(e.message, /passed \d+ bytes/);
   });
@@ -82,15 +101,33 @@ describe('request deadlines and reply caps against the simulator', function () {
     const session = join(ws, 'run.jsonl');
     const runCli = (args: string[]) =>
       new Promise<{ code: number; out: string }>((resolve) => {
-        const child = execFile(process.execPath, [cli, ...args], (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }));
+        const child = execFile(process.execPath, [cli, ...args], (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
+        );
         child.stdin?.end();
       });
     sim.injectFault({ endless: true, times: 10 });
-    const r = await runCli(['run', '--endpoint', sim.url, '--workspace', ws, '--task', 'Which port?', '--session', session, '--request-timeout', '1', '--json']);
+    const r = await runCli([
+      'run',
+      '--endpoint',
+      sim.url,
+      '--workspace',
+      ws,
+      '--task',
+      'Which port?',
+      '--session',
+      session,
+      '--request-timeout',
+      '1',
+      '--json',
+    ]);
     assert.notEqual(r.code, 0);
     assert.match(r.out, /did not finish within 1 s/);
     const store = await SessionStore.open({ storage: new NodeFileStorage() }, session);
-    assert.ok(store.snapshot.messages.some((m) => m.role === 'user' && m.content === 'Which port?'), 'the task is kept');
+    assert.ok(
+      store.snapshot.messages.some((m) => m.role === 'user' && m.content === 'Which port?'),
+      'the task is kept',
+    );
     sim.clearFaults();
     sim.setScript([{ content: 'Port 8123.' }]);
     const again = await runCli(['run', '--endpoint', sim.url, '--workspace', ws, '--task', 'Try again.', '--session', session, '--json']);

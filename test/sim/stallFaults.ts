@@ -30,7 +30,10 @@ export async function serveStallFault(
   const huge = f.hugeReplyBytes ?? 0;
   if (huge > 0 && !streaming) {
     const body = JSON.stringify({
-      id: 'chatcmpl-huge', object: 'chat.completion', created: base.created, model,
+      id: 'chatcmpl-huge',
+      object: 'chat.completion',
+      created: base.created,
+      model,
       choices: [{ index: 0, message: { role: 'assistant', content: 'x'.repeat(huge) }, finish_reason: 'stop' }],
     });
     res.writeHead(200, { 'content-type': 'application/json' });

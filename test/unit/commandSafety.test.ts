@@ -52,21 +52,49 @@ describe('the allowlist matches the parsed argument vector', () => {
   const list = ['git diff', 'ls', 'npm test'];
 
   it('options that write files or move the working tree ask (git diff --output=/elsewhere)', () => {
-    for (const c of ['git diff --output=/elsewhere/file', 'git diff --output /elsewhere/file', 'git diff "--output=/x"', 'git diff -o x', 'git diff -C ..',
-      'git diff --git-dir=/tmp/x', 'git diff --work-tree=..', 'git diff --exec-path=/tmp']) {
+    for (const c of [
+      'git diff --output=/elsewhere/file',
+      'git diff --output /elsewhere/file',
+      'git diff "--output=/x"',
+      'git diff -o x',
+      'git diff -C ..',
+      'git diff --git-dir=/tmp/x',
+      'git diff --work-tree=..',
+      'git diff --exec-path=/tmp',
+    ]) {
       assert.equal(isAllowlisted(c, list, root), false, c);
     }
     assert.match((checkAllowlisted('git diff --output=/x', list, root) as { why: string }).why, /--output/);
   });
 
   it('paths outside the workspace ask: ls /, ls ../.., a symlink out, ~ and .* globs', () => {
-    for (const c of ['ls /', 'ls ../..', 'ls src/../..', 'ls out-link', 'ls out-link/x', 'ls ~', 'ls ~/x', 'ls .*', 'ls src/.*', `ls ${outside}`, 'ls --color=/etc']) {
+    for (const c of [
+      'ls /',
+      'ls ../..',
+      'ls src/../..',
+      'ls out-link',
+      'ls out-link/x',
+      'ls ~',
+      'ls ~/x',
+      'ls .*',
+      'ls src/.*',
+      `ls ${outside}`,
+      'ls --color=/etc',
+    ]) {
       assert.equal(isAllowlisted(c, list, root), false, c);
     }
   });
 
   it('ordinary arguments inside the workspace still run without asking', () => {
-    for (const c of ['git diff', 'git diff --stat src', 'git diff HEAD~1 -- src/a.ts', 'ls src', 'ls -la', 'npm test -- --grep "a b"', 'ls *.ts']) {
+    for (const c of [
+      'git diff',
+      'git diff --stat src',
+      'git diff HEAD~1 -- src/a.ts',
+      'ls src',
+      'ls -la',
+      'npm test -- --grep "a b"',
+      'ls *.ts',
+    ]) {
       assert.equal(isAllowlisted(c, list, root), true, c);
     }
     assert.equal(isAllowlisted('npm testing', list, root), false);
@@ -80,8 +108,12 @@ describe('the allowlist matches the parsed argument vector', () => {
   });
 
   it('shellWords splits like sh and refuses what sh would expand', () => {
-    assert.deepEqual(shellWords(`a 'b c' "d \\"e\\"" f\\ g`)?.map((w) => w.text), ['a', 'b c', 'd "e"', 'f g']);
-    for (const bad of ['a $(b)', 'a "$HOME"', 'a `b`', 'a; b', 'a | b', 'a > b', "a 'b", 'a "b', 'a {b,c}', 'a # c', 'a\nb']) assert.equal(shellWords(bad), undefined, bad);
+    assert.deepEqual(
+      shellWords(`a 'b c' "d \\"e\\"" f\\ g`)?.map((w) => w.text),
+      ['a', 'b c', 'd "e"', 'f g'],
+    );
+    for (const bad of ['a $(b)', 'a "$HOME"', 'a `b`', 'a; b', 'a | b', 'a > b', "a 'b", 'a "b', 'a {b,c}', 'a # c', 'a\nb'])
+      assert.equal(shellWords(bad), undefined, bad);
   });
 });
 
@@ -89,15 +121,26 @@ const sandbox = sandboxStatus();
 describe(`the command sandbox (${sandbox.available ? 'bwrap works here' : `unavailable: ${(sandbox as { reason: string }).reason}`})`, () => {
   it('says in the approval prompt whether the command is confined', () => {
     const t = runCommandTool(workspace(), { allowlist: [], defaultTimeoutSeconds: 10, maxOutputChars: 1000 });
-    assert.match(t.describe({ command: 'make' }), sandbox.available ? /^run \(sandboxed: .*no network\): make$/ : /^run \(not sandboxed: .+\): make$/);
-    const off = runCommandTool(workspace(), { allowlist: [], defaultTimeoutSeconds: 10, maxOutputChars: 1000, sandbox: { mode: 'off', allowNetwork: false } });
+    assert.match(
+      t.describe({ command: 'make' }),
+      sandbox.available ? /^run \(sandboxed: .*no network\): make$/ : /^run \(not sandboxed: .+\): make$/,
+    );
+    const off = runCommandTool(workspace(), {
+      allowlist: [],
+      defaultTimeoutSeconds: 10,
+      maxOutputChars: 1000,
+      sandbox: { mode: 'off', allowNetwork: false },
+    });
     assert.match(off.describe({ command: 'make' }), /not sandboxed \(sandbox turned off/);
   });
 
   it('degrades with a clear reason where bwrap cannot run', () => {
     const broken = sandboxStatus('/bin/false');
     assert.equal(broken.available, false);
-    assert.match(sandboxDescription({ mode: 'auto', allowNetwork: false }, broken), /not sandboxed: (bwrap cannot create a sandbox here|sandboxing needs Linux)/);
+    assert.match(
+      sandboxDescription({ mode: 'auto', allowNetwork: false }, broken),
+      /not sandboxed: (bwrap cannot create a sandbox here|sandboxing needs Linux)/,
+    );
   });
 
   it('a sandboxed command writes the workspace and /tmp but nothing else, and has no network', async function () {
@@ -110,13 +153,22 @@ describe(`the command sandbox (${sandbox.available ? 'bwrap works here' : `unava
     const port = (server.address() as AddressInfo).port;
     try {
       const t = runCommandTool(root, { allowlist: [], defaultTimeoutSeconds: 20, maxOutputChars: 10_000 });
-      const r = await t.execute({ command: `echo in > inside.txt && echo t > /tmp/t.txt && echo out > ${outside}/escaped.txt; echo done` }, ctx());
+      const r = await t.execute(
+        { command: `echo in > inside.txt && echo t > /tmp/t.txt && echo out > ${outside}/escaped.txt; echo done` },
+        ctx(),
+      );
       assert.ok(existsSync(join(root, 'inside.txt')));
       assert.equal(existsSync(join(outside, 'escaped.txt')), false, r.content);
       assert.match(r.content, /Read-only file system/);
-      const fetchCmd = `${process.execPath} -e "require('http').get('http://127.0.0.1:${port}',r=>r.on('data',d=>console.log(String(d)))).on('error',e=>console.log('neterr',e.code))"`;
+      const script = `require('http').get('http://127.0.0.1:${port}',r=>r.on('data',d=>console.log(String(d))))` + `.on('error',e=>console.log('neterr',e.code))`;
+      const fetchCmd = `${process.execPath} -e "${script}"`;
       assert.match((await t.execute({ command: fetchCmd }, ctx())).content, /neterr/);
-      const open = runCommandTool(root, { allowlist: [], defaultTimeoutSeconds: 20, maxOutputChars: 10_000, sandbox: { mode: 'auto', allowNetwork: true } });
+      const open = runCommandTool(root, {
+        allowlist: [],
+        defaultTimeoutSeconds: 20,
+        maxOutputChars: 10_000,
+        sandbox: { mode: 'auto', allowNetwork: true },
+      });
       assert.match((await open.execute({ command: fetchCmd }, ctx())).content, /reached/);
     } finally {
       server.close();

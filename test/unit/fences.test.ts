@@ -23,7 +23,11 @@ async function attackedSession() {
   await store.append({ role: 'system', content: 'You are a coding agent.' });
   for (let t = 0; t < 6; t++) {
     await store.append({ role: 'user', content: `Turn ${t}: fix src/mod${t}.ts` });
-    await store.append({ role: 'assistant', content: null, tool_calls: [{ id: `call_${t}`, type: 'function', function: { name: 'run_command', arguments: '{"command":"npm test"}' } }] });
+    await store.append({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: `call_${t}`, type: 'function', function: { name: 'run_command', arguments: '{"command":"npm test"}' } }],
+    });
     await store.append({ role: 'tool', tool_call_id: `call_${t}`, content: `${ATTACK}\n${'x'.repeat(1500)}` });
     await store.append({ role: 'assistant', content: `Patched src/mod${t}.ts.` });
   }
@@ -32,11 +36,20 @@ async function attackedSession() {
 
 async function requests(layout: CompactionSettings['layout']) {
   const store = await attackedSession();
-  const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, [], { contextWindow: 200_000, replyReserve: 4096 });
+  const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, [], {
+    contextWindow: 200_000,
+    replyReserve: 4096,
+  });
   const model = new FakeModel();
   const s: CompactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, blockTokens: 1000, contextWindow: 200_000, layout };
   const ids = counterIds();
-  await createCompaction(snap, s, { model, limiter: unlimited, count: (m: ChatMessage) => counter.countMessage(m), clock: fixedClock(), ids }).start();
+  await createCompaction(snap, s, {
+    model,
+    limiter: unlimited,
+    count: (m: ChatMessage) => counter.countMessage(m),
+    clock: fixedClock(),
+    ids,
+  }).start();
   return model.requests;
 }
 
@@ -59,7 +72,10 @@ describe('fences the conversation cannot close', () => {
       // The simulator parses the prompt as a model would: the forged header must not split off a fake turn.
       const parsed = detectCompaction(req.messages.map((x) => ({ role: x.role, content: x.content ?? '' })) as never)!;
       assert.equal(parsed.layout, 'target-block');
-      assert.ok(parsed.units.every((u) => u.role !== 'user' || !/PWNED/.test(u.text)), 'no forged user turn');
+      assert.ok(
+        parsed.units.every((u) => u.role !== 'user' || !/PWNED/.test(u.text)),
+        'no forged user turn',
+      );
       assert.doesNotMatch(parsed.instruction, /PWNED/);
     }
     assert.equal(tags.size, 1, 'one suffix per compaction (workers share their prefix)');

@@ -18,7 +18,10 @@ describe('paths: links are followed to the end, or refused', () => {
   it('a dangling link to a file outside cannot be written through', async () => {
     const { root, outside, tool } = setup();
     symlinkSync(join(outside, 'created.txt'), join(root, 'dangling'));
-    await assert.rejects(run(tool('write_file'), { path: 'dangling', content: 'pwned' }), /outside the workspace \(dangling is a link to .*created\.txt\)/);
+    await assert.rejects(
+      run(tool('write_file'), { path: 'dangling', content: 'pwned' }),
+      /outside the workspace \(dangling is a link to .*created\.txt\)/,
+    );
     assert.equal(existsSync(join(outside, 'created.txt')), false);
     assert.match(tool('write_file').describe({ path: 'dangling', content: 'x' }), /refused: .*dangling is a link to/);
   });

@@ -108,7 +108,8 @@ export function instructionBody(x: InstructionInput): string {
   }
   if (x.amendOf !== undefined) {
     lines.push(
-      `An earlier summary of the same messages is given above in <${fenceTag('PREVIOUS_SUMMARY', x.fence)}>. A reviewer compared it with what the agent did next ` +
+      `An earlier summary of the same messages is given above in <${fenceTag('PREVIOUS_SUMMARY', x.fence)}>. ` +
+        'A reviewer compared it with what the agent did next ' +
         'and found it lacking (see FOCUS). Write a corrected summary: keep what it got right, add what the reviewer says is missing, fix what it got wrong.',
     );
   }

@@ -16,10 +16,39 @@ import { shellWords } from './shellWords';
  * the tool works on.
  */
 const RISKY_LONG = new Set([
-  '--output', '--output-file', '--output-directory', '--out', '--out-file', '--outfile', '--out-dir', '--outdir',
-  '--git-dir', '--work-tree', '--exec-path', '--namespace', '--super-prefix', '--directory', '--chdir', '--cwd', '--prefix',
-  '--config', '--config-env', '--rcfile', '--init-file', '--upload-pack', '--receive-pack', '--exec', '--ext-diff',
-  '--open-files-in-pager', '--global', '--system', '--file', '--log-file', '--report-dir', '--root', '--target-dir',
+  '--output',
+  '--output-file',
+  '--output-directory',
+  '--out',
+  '--out-file',
+  '--outfile',
+  '--out-dir',
+  '--outdir',
+  '--git-dir',
+  '--work-tree',
+  '--exec-path',
+  '--namespace',
+  '--super-prefix',
+  '--directory',
+  '--chdir',
+  '--cwd',
+  '--prefix',
+  '--config',
+  '--config-env',
+  '--rcfile',
+  '--init-file',
+  '--upload-pack',
+  '--receive-pack',
+  '--exec',
+  '--ext-diff',
+  '--open-files-in-pager',
+  '--global',
+  '--system',
+  '--file',
+  '--log-file',
+  '--report-dir',
+  '--root',
+  '--target-dir',
 ]);
 
 /** Short options (alone or with a value glued on, e.g. `-ofile`, `-C..`) of the same kinds. */
@@ -33,7 +62,8 @@ export function isAllowlisted(command: string, allowlist: readonly string[], roo
 
 export function checkAllowlisted(command: string, allowlist: readonly string[], root?: string): CommandVerdict {
   const words = shellWords(command.trim());
-  if (!words || words.length === 0) return { ok: false, why: 'the command uses shell features (chaining, redirection, expansion) or is not a simple command' };
+  if (!words || words.length === 0)
+    return { ok: false, why: 'the command uses shell features (chaining, redirection, expansion) or is not a simple command' };
   const argv = words.map((w) => w.text);
   const entry = allowlist
     .map((a) => shellWords(a.trim())?.map((w) => w.text))
@@ -46,7 +76,8 @@ export function checkAllowlisted(command: string, allowlist: readonly string[], 
     if (w.tilde) return { ok: false, why: `${w.text} refers to a home folder` };
     if (root !== undefined) {
       const value = optionValue(w.text);
-      if (value !== undefined && outsideWorkspace(root, value)) return { ok: false, why: `${w.text} refers to a path outside the workspace` };
+      if (value !== undefined && outsideWorkspace(root, value))
+        return { ok: false, why: `${w.text} refers to a path outside the workspace` };
       if (w.glob && /(^|\/)\.[*?[]/.test(w.text)) return { ok: false, why: `the pattern ${w.text} can match ".."` };
     }
   }

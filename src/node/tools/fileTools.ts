@@ -30,11 +30,13 @@ export function readFileTool(root: string): AgentTool {
         return { content: `${stringArg(args, 'path')} is ${stat.size} bytes; read it in ranges with startLine/endLine.`, isError: true };
       }
       const buf = await fs.readFile(path);
-      if (buf.subarray(0, 8000).includes(0)) return { content: `${stringArg(args, 'path')} looks like a binary file (${stat.size} bytes).`, isError: true };
+      if (buf.subarray(0, 8000).includes(0))
+        return { content: `${stringArg(args, 'path')} looks like a binary file (${stat.size} bytes).`, isError: true };
       const lines = buf.toString('utf8').split('\n');
       const start = optionalInt(args, 'startLine') ?? 1;
       const end = Math.min(lines.length, optionalInt(args, 'endLine') ?? lines.length);
-      if (start < 1 || start > Math.max(1, lines.length) || end < start) throw new ToolInputError(`line range ${start}-${end} is outside 1-${lines.length}`);
+      if (start < 1 || start > Math.max(1, lines.length) || end < start)
+        throw new ToolInputError(`line range ${start}-${end} is outside 1-${lines.length}`);
       const body = lines.slice(start - 1, end).join('\n');
       return { content: start === 1 && end === lines.length ? body : `[lines ${start}-${end} of ${lines.length}]\n${body}` };
     },
@@ -81,7 +83,11 @@ async function currentText(path: string): Promise<string | undefined> {
 }
 
 /** Resolves, proposes (the shared logic the host uses too) and writes without following links. */
-async function applyProposal(root: string, args: Record<string, unknown>, propose: (rel: string, before: string | undefined) => ProposedChange) {
+async function applyProposal(
+  root: string,
+  args: Record<string, unknown>,
+  propose: (rel: string, before: string | undefined) => ProposedChange,
+) {
   const { path } = resolveWorkspacePath(root, stringArg(args, 'path'));
   const rel = displayPath(root, path);
   const change = propose(rel, await currentText(path));

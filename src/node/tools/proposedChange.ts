@@ -14,7 +14,15 @@ export type ProposedChange =
 export const MAX_DIFF_CHARS = 40_000;
 
 export function unifiedDiff(path: string, before: string | undefined, after: string): string {
-  const patch = createTwoFilesPatch(before === undefined ? '/dev/null' : `a/${path}`, `b/${path}`, before ?? '', after, undefined, undefined, { context: 3 });
+  const patch = createTwoFilesPatch(
+    before === undefined ? '/dev/null' : `a/${path}`,
+    `b/${path}`,
+    before ?? '',
+    after,
+    undefined,
+    undefined,
+    { context: 3 },
+  );
   // The first line is a row of '=' the diff package adds; it carries nothing.
   const body = patch.replace(/^=+\n/, '');
   if (body.length <= MAX_DIFF_CHARS) return body;
@@ -28,7 +36,10 @@ function lineCount(s: string): number {
 export function proposeWrite(path: string, before: string | undefined, content: unknown): ProposedChange {
   if (typeof content !== 'string') return { ok: false, path, error: '"content" must be a string' };
   if (before === content) return { ok: false, path, error: `${path} already has exactly this content; nothing to write` };
-  const summary = before === undefined ? `create ${path} (${lineCount(content)} lines)` : `overwrite ${path} (${lineCount(before)} → ${lineCount(content)} lines)`;
+  const summary =
+    before === undefined
+      ? `create ${path} (${lineCount(content)} lines)`
+      : `overwrite ${path} (${lineCount(before)} → ${lineCount(content)} lines)`;
   return { ok: true, path, before, after: content, diff: unifiedDiff(path, before, content), summary };
 }
 
@@ -47,7 +58,8 @@ export function proposeEdit(path: string, before: string | undefined, oldText: u
     first = source.indexOf(target);
   }
   if (first < 0) return { ok: false, path, error: `old_text was not found in ${path}; read the file and copy the text exactly.` };
-  if (source.indexOf(target, first + 1) >= 0) return { ok: false, path, error: `old_text occurs more than once in ${path}; include more surrounding lines so it is unique.` };
+  if (source.indexOf(target, first + 1) >= 0)
+    return { ok: false, path, error: `old_text occurs more than once in ${path}; include more surrounding lines so it is unique.` };
   source = before;
   const after = source.slice(0, first) + replacement + source.slice(first + target.length);
   if (after === before) return { ok: false, path, error: 'old_text and new_text are the same; nothing to change' };

@@ -37,7 +37,8 @@ export function sandboxStatus(bwrapPath?: string): SandboxStatus {
 }
 
 function probe(bwrapPath: string | undefined): SandboxStatus {
-  if (process.platform !== 'linux') return { available: false, reason: `sandboxing needs Linux with bubblewrap; this is ${process.platform}` };
+  if (process.platform !== 'linux')
+    return { available: false, reason: `sandboxing needs Linux with bubblewrap; this is ${process.platform}` };
   const bwrap = bwrapPath ?? findOnPath('bwrap');
   if (!bwrap) return { available: false, reason: 'bubblewrap is not installed (apt-get install bubblewrap)' };
   const r = spawnSync(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--', 'true'], {
@@ -55,17 +56,29 @@ export function sandboxArgv(root: string, opts: SandboxOptions, status = sandbox
   const ws = realpathSync(root);
   return [
     status.bwrap,
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    '--proc', '/proc',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
     // /tmp first, then the workspace: a workspace under /tmp stays visible and writable.
-    '--tmpfs', '/tmp',
-    '--bind', ws, ws,
-    '--unshare-pid', '--unshare-ipc', '--unshare-uts',
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    ws,
+    ws,
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
     ...(opts.allowNetwork ? [] : ['--unshare-net']),
     '--die-with-parent',
-    '--chdir', ws,
-    '--setenv', 'TMPDIR', '/tmp',
+    '--chdir',
+    ws,
+    '--setenv',
+    'TMPDIR',
+    '/tmp',
     '--',
   ];
 }

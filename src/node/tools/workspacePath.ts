@@ -41,7 +41,7 @@ export function resolveWorkspacePath(root: string, given: string): ResolvedPath 
       continue;
     }
     const next = resolve(done, name);
-    let isLink = false;
+    let isLink: boolean;
     try {
       isLink = lstatSync(next).isSymbolicLink();
     } catch {
@@ -93,7 +93,8 @@ export async function writeNoFollow(path: string, text: string): Promise<void> {
   try {
     fh = await open(path, flags, 0o666);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new ToolInputError(`${path} became a symbolic link after it was checked; not written`);
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP')
+      throw new ToolInputError(`${path} became a symbolic link after it was checked; not written`);
     throw err;
   }
   try {
