@@ -178,7 +178,8 @@ export type WebviewToHost =
   | { type: 'compact'; focus: string | null; tailStartIndex: number | null }
   | { type: 'set-strategy'; strategy: StrategyName }
   | { type: 'block-edit'; compactionId: string; block: number; text: string }
-  | { type: 'block-regenerate'; compactionId: string; block: number }
+  /** `focus`: this block only is redone with it (added to the standing focus). */
+  | { type: 'block-regenerate'; compactionId: string; block: number; focus?: string }
   | { type: 'compaction-adopt'; compactionId: string }
   | { type: 'compaction-cancel'; compactionId: string }
   | { type: 'undo' }
@@ -243,7 +244,7 @@ export function isWebviewToHost(x: unknown): x is WebviewToHost {
     case 'block-edit':
       return str('compactionId') && int('block') && str('text');
     case 'block-regenerate':
-      return str('compactionId') && int('block');
+      return str('compactionId') && int('block') && (m.focus === undefined || str('focus'));
     case 'compaction-adopt':
     case 'compaction-cancel':
       return str('compactionId');
