@@ -52,10 +52,13 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
   const blocks: BlockView[] = [];
   let first = 1;
   let sum = 0;
+  let cum = 0;
   for (let i = 1; i <= headEnd; i++) {
     sum += messages[i]!.tokens;
+    cum += messages[i]!.tokens;
     const isLast = i === headEnd;
-    if (isLast || (sum >= per && blocks.length < nBlocks - 1)) {
+    // Cut where the running total passes the next multiple of head/N, so there are exactly N blocks.
+    if (isLast || (cum >= per * (blocks.length + 1) && blocks.length < nBlocks - 1 && headEnd - i >= nBlocks - 1 - blocks.length)) {
       const done = opts.done ?? true;
       const own = messages.slice(first, i + 1);
       // The summary keeps every other identifier it saw, so the loss report has something to say.
