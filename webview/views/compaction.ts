@@ -9,7 +9,7 @@ import { button, clear, h, setDisabled, setText } from '../dom';
 import { fillMarkdown } from '../markdown';
 import { formatTokens } from '../projection';
 import { post } from '../vscodeApi';
-import { meter } from './gauges';
+import { blockSummaryTokens, meter } from './gauges';
 
 const STATUS_LABEL: Record<BlockView['status'], string> = {
   queued: 'queued',
@@ -136,10 +136,11 @@ export class CompactionPanel {
   private renderChip(b: BlockView): void {
     const chip = this.chips.get(b.index);
     if (!chip) return;
-    const io = b.stats ? `${formatTokens(b.stats.inputTokens)}→${formatTokens(b.stats.outputTokens)}` : b.status === 'streaming' ? `${formatTokens(b.tokens)}→${b.streamedTokens}…` : `${formatTokens(b.tokens)}`;
+    // The block's own tokens → its summary's (never the worker's prompt, which replays what precedes the block).
+    const io = b.summary !== null ? `${formatTokens(b.tokens)}→${formatTokens(blockSummaryTokens(b))}` : b.status === 'streaming' ? `${formatTokens(b.tokens)}→${b.streamedTokens}…` : `${formatTokens(b.tokens)}`;
     chip.className = `cp-chip st-${b.status}${this.ctx.ui.selectedBlock === b.index ? ' selected' : ''}`;
     chip.setAttribute('aria-selected', String(this.ctx.ui.selectedBlock === b.index));
-    chip.setAttribute('aria-label', `Block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}, ${STATUS_LABEL[b.status]}${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in, ')}${b.stats ? ' out' : ''}`);
+    chip.setAttribute('aria-label', `Block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}, ${STATUS_LABEL[b.status]}${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}${b.summary !== null || b.status === 'streaming' ? ' in the summary' : ''}`);
     chip.title = `Block ${b.index + 1}: messages ${b.firstMessage}–${b.lastMessage} · ${b.status}`;
     clear(chip);
     chip.append(h('span', { class: 'chip-n', text: `#${b.index + 1}` }), h('span', { class: 'chip-st', text: STATUS_LABEL[b.status] }), h('span', { class: 'chip-io', text: io }));
@@ -181,15 +182,20 @@ export class CompactionPanel {
       if (c && c.blocks.length) this.preview.append(h('p', { class: 'muted', text: 'Select a block to preview its summary.' }));
       return;
     }
-    const stats = b.stats ? ` · ${formatTokens(b.stats.inputTokens)} → ${formatTokens(b.stats.outputTokens)} tok · ${b.stats.ms} ms${b.stats.cachedTokens !== null ? ` · ${formatTokens(b.stats.cachedTokens)} cached` : ''}` : '';
-    const m = meter(`Block ${b.index + 1} tokens out of in`, 'm-block');
-    const inTok = b.stats?.inputTokens ?? b.tokens;
-    const outTok = b.stats?.outputTokens ?? b.streamedTokens;
-    m.set(outTok, 0, Math.max(1, inTok), `${formatTokens(inTok)} in, ${formatTokens(outTok)} out`, `${formatTokens(inTok)} → ${formatTokens(outTok)}`);
+    const m = meter(`Block ${b.index + 1}: summary tokens of block tokens`, 'm-block', 'Block → summary');
+    const outTok = blockSummaryTokens(b);
+    m.set(outTok, 0, Math.max(1, b.tokens), `block ${formatTokens(b.tokens)} tokens, summary ${formatTokens(outTok)} tokens`, `${formatTokens(b.tokens)} → ${formatTokens(outTok)}`);
     this.preview.append(
-      h('div', { class: 'pv-head' }, h('strong', { text: `Block ${b.index + 1}` }), h('span', { class: `pv-status st-${b.status}`, text: STATUS_LABEL[b.status] }), h('span', { class: 'muted', text: `messages ${b.firstMessage}–${b.lastMessage}${stats}` })),
+      h('div', { class: 'pv-head' }, h('strong', { text: `Block ${b.index + 1}` }), h('span', { class: `pv-status st-${b.status}`, text: STATUS_LABEL[b.status] }), h('span', { class: 'muted', text: `messages ${b.firstMessage}–${b.lastMessage}` })),
       m.el,
     );
+    // The worker's prompt replays what precedes the block, so its size and cache hits are for those who tune the cache.
+    if (b.stats) {
+      const s = b.stats;
+      this.preview.append(
+        h('details', { class: 'pv-worker' }, h('summary', { text: 'Worker details' }), h('span', { class: 'muted', text: `prompt ${formatTokens(s.inputTokens)} tok${s.cachedTokens !== null ? ` (${formatTokens(s.cachedTokens)} cached)` : ''} · wrote ${formatTokens(s.outputTokens)} tok in ${s.ms} ms` })),
+      );
+    }
     if (b.error) this.preview.append(h('div', { class: 'error', role: 'alert', text: b.error }));
     const editable = b.status === 'done' || b.status === 'edited' || b.status === 'failed';
     if (this.editing && this.editing.block === b.index) {

@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { openView, type View } from './harness';
+import { makeCompaction, makeSnapshot } from './snapshot';
+
+/** Issue 16: after a compaction "In → out" showed 14.8K → 172 for a 3,058-token head; chips showed prompt sizes. */
+describe('webview: meters count what they say', function () {
+  let view: View;
+  const snap = makeSnapshot(80);
+  const c = makeCompaction(snap, 3);
+  // Workers replay what precedes their block: prompts far larger than the blocks themselves.
+  const stats = (i: number) => ({ inputTokens: 5000 + i * 4000, outputTokens: 60 + i, cachedTokens: 4800 + i * 4000, ms: 700 });
+  before(async () => {
+    view = await openView();
+    await view.send({ type: 'snapshot', snapshot: snap });
+  });
+  after(async () => view?.close());
+
+  it('while running, the head → summary meter counts the head and finished summaries, not worker prompts', async () => {
+    await view.send({ type: 'compaction', compaction: c });
+    await view.send({ type: 'block', compactionId: c.id, block: { ...c.blocks[0]!, status: 'done', summary: 's0', stats: stats(0) } });
+    const io = view.page.getByRole('meter', { name: 'Head → summary tokens' });
+    const text = await io.getAttribute('aria-valuetext');
+    assert.ok(c.headTokens >= 10_000 && c.headTokens < 100_000, 'fixture: shown as 12.3K');
+    assert.equal(text, `head ${(c.headTokens / 1000).toFixed(1)}K tokens, summary 60 tokens`);
+    const ratio = Number(await view.page.getByRole('meter', { name: 'Compression ratio' }).getAttribute('aria-valuenow'));
+    assert.equal(ratio, Math.round((c.blocks[0]!.tokens / 60) * 100) / 100, 'ratio = block tokens ÷ summary tokens of finished blocks');
+  });
+
+  it("a block chip shows the block's own tokens → its summary; the worker's prompt only under Worker details", async () => {
+    const chip = view.page.locator('.cp-chip[data-block="0"] .chip-io');
+    assert.equal(await chip.textContent(), `${c.blocks[0]!.tokens.toLocaleString('en-US')}→60`);
+    await view.page.locator('.cp-chip[data-block="0"]').click();
+    const details = view.page.locator('.cp-preview details.pv-worker');
+    assert.equal(await details.getAttribute('open'), null);
+    assert.match((await details.textContent())!, /prompt 5,000 tok \(4,800 cached\)/);
+    assert.doesNotMatch((await view.page.locator('.cp-preview .pv-head').textContent())!, /5,000/);
+  });
+});
