@@ -134,6 +134,10 @@ export interface SessionListItem {
   title: string;
   createdAt: number;
   messageCount: number;
+  /** Latest message or event time in the log (ms since the epoch). */
+  lastUsedAt?: number;
+  /** Size of the session log on disk. */
+  bytes?: number;
 }
 
 export interface ViewSnapshot {

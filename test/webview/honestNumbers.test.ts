@@ -35,4 +35,14 @@ describe('webview: meters count what they say', function () {
     assert.match((await details.textContent())!, /prompt 5,000 tok \(4,800 cached\)/);
     assert.doesNotMatch((await view.page.locator('.cp-preview .pv-head').textContent())!, /5,000/);
   });
+  it('the session picker shows each session with its size and last use', async () => {
+    const now = Date.now();
+    const sessions = [
+      { id: 's1', title: 'DB migration', createdAt: now - 86_400_000, messageCount: 80, lastUsedAt: now - 3 * 3_600_000, bytes: 180 * 1024 },
+      { id: 's0', title: 'Older session', createdAt: now - 9 * 86_400_000, messageCount: 1, lastUsedAt: now - 5 * 86_400_000, bytes: 2 * 1024 * 1024 },
+    ];
+    await view.send({ type: 'snapshot', snapshot: { ...snap, compaction: c, sessions, session: sessions[0]! } });
+    const desc = await view.page.locator('.session-select vscode-option').evaluateAll((els) => els.map((e) => e.getAttribute('description')));
+    assert.deepEqual(desc, ['80 messages · 180 KB · used 3 h ago', '1 message · 2.0 MB · used 5 days ago']);
+  });
 });
