@@ -1,6 +1,6 @@
 /**
  * Agent benchmark (issue 5): a scripted 40-step session against the
- * simulator's latency model (time scale 1), run twice: with asynchronous
+ * simulator's h100-7b step model (time scale 1), run twice: with asynchronous
  * compaction (background at hi, judged) and with synchronous compaction only
  * (at block). Reports the time the agent spent blocked on compaction.
  * Target: async waits 0 s whenever compaction finishes before `block`.
@@ -37,7 +37,7 @@ function workspace(): string {
 }
 
 async function runOnce(asyncCompaction: boolean, judge: boolean, replyWords: number): Promise<string> {
-  const sim = await startSimulator({ maxModelLen: WINDOW, latency: { timeScale: 1 }, summaryTokens: 400 });
+  const sim = await startSimulator({ maxModelLen: WINDOW, timeScale: 1, summaryTokens: 400 });
   try {
     sim.setScript([
       ...Array.from({ length: STEPS }, (_, i) => ({ content: `Step ${i}: reading src/step${i}.ts. ${thinking(replyWords, i)}`, tool_calls: [{ name: 'read_file', arguments: { path: `src/step${i}.ts` } }] })),
@@ -104,7 +104,7 @@ function thinking(words: number, i: number): string {
 
 async function main(): Promise<void> {
   console.log(`# agent benchmark — ${new Date().toISOString()} — node ${process.version}`);
-  console.log(`scripted ${STEPS}-step session (one read_file per step, ~600-token results), window ${WINDOW}, hi/lo/block 0.75/0.4/0.95, simulator latency model at time scale 1 (prefill 0.05 ms/token, decode 8 ms/token)\n`);
+  console.log(`scripted ${STEPS}-step session (one read_file per step, ~600-token results), window ${WINDOW}, hi/lo/block 0.75/0.4/0.95, simulator profile h100-7b (vLLM-v1 step scheduler) at time scale 1\n`);
   for (const words of [120, 4]) {
     console.log(`## agent replies of about ${words} words per step`);
     console.log(await runOnce(true, true, words));

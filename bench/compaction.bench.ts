@@ -1,6 +1,6 @@
 /**
  * Compaction benchmark (issue 4): `splitpoint bench` against the simulator
- * running in its own process with the default latency model (time scale 1),
+ * running in its own process with the default h100-7b profile (time scale 1),
  * so the client's CPU time is measured apart from the server's.
  *
  * Targets: cache-aligned with the agent prefix warm, uncached prompt tokens
@@ -85,7 +85,7 @@ function checks(r: BenchResult, limit: number): string[] {
 
 async function main(): Promise<void> {
   console.log(`# compaction benchmark — ${new Date().toISOString()} — node ${process.version}, ${require('node:os').cpus().length} cores`);
-  console.log('simulator: default latency model (prefill 0.05 ms/token, decode 8 ms/token, max-num-seqs 8), time scale 1, separate process\n');
+  console.log('simulator: profile h100-7b (vLLM-v1 step scheduler, max-num-seqs 256, max-num-batched-tokens 8192), time scale 1, separate process\n');
   const port = 18931;
   for (const [label, simArgs] of [
     ['vLLM v1 cache model (blocks shared from admission)', []],

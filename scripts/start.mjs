@@ -56,7 +56,7 @@ if (endpoint) {
   }
 } else {
   const script = JSON.parse(readFileSync(join(root, 'test', 'vscode', 'fixtures', 'agent-script.json'), 'utf8'));
-  sim = await startSim({ port: Number(process.env.SPLITPOINT_SIM_PORT ?? 0), script, latency: { decodeMsPerToken: 4 } });
+  sim = await startSim({ port: Number(process.env.SPLITPOINT_SIM_PORT ?? 0), script, timeScale: 0.6 });
   endpoint = sim.url;
   console.log(`[start] vLLM simulator (scripted agent) at ${endpoint}; set SPLITPOINT_ENDPOINT=http://HOST:8000/v1 to use your own server`);
 }

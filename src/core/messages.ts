@@ -4,10 +4,9 @@
  * serialised into the session log as-is.
  */
 
-export type Role = 'system' | 'user' | 'assistant' | 'tool';
+import type { MessageKind } from './vocabulary';
 
-/** normal: part of the dialogue; summary: produced by compaction; pinned: the rendered pinned block. */
-export type MessageKind = 'normal' | 'summary' | 'pinned';
+export type { MessageKind, Role } from './vocabulary';
 
 export interface ToolCall {
   id: string;

@@ -1,4 +1,8 @@
 import type { ChatMessage } from './messages';
+import { messageText } from './messages';
+import type { Salience } from './fidelity/salience';
+import { conversationSalience, linesReferredBy } from './fidelity/salience';
+import { chunkText, selectSegments } from './fidelity/select';
 
 /**
  * The cheap tiers of the compaction ladder, applied to what the summariser
@@ -14,6 +18,13 @@ export interface PretrimOptions {
   maxChars: number;
   headLines: number;
   tailLines: number;
+  /**
+   * Keep the lines that carry facts (errors, failing tests, decisions, what the
+   * conversation mentions later) besides head and tail, within the same
+   * budget; and keep, in a cleared result, the lines the next reply used.
+   * Off gives the plain ladder (for comparisons).
+   */
+  salience?: boolean;
 }
 
 export const DEFAULT_PRETRIM: PretrimOptions = {
@@ -22,7 +33,11 @@ export const DEFAULT_PRETRIM: PretrimOptions = {
   maxChars: 16_000,
   headLines: 60,
   tailLines: 60,
+  salience: true,
 };
+
+/** Lines of a cleared result kept because the next reply referred to them. */
+const MAX_REFERRED_LINES = 20;
 
 export interface PretrimReport {
   cleared: string[];
@@ -56,7 +71,7 @@ export const CLEARED_PLACEHOLDER = '[Old tool result content cleared';
  * model has read it and acted). Old consumed results become a placeholder that
  * says how to get the text back.
  */
-export function clearConsumedToolResults<M extends WithId>(messages: readonly M[], keepRecent: number): PretrimResult<M> {
+export function clearConsumedToolResults<M extends WithId>(messages: readonly M[], keepRecent: number, keepReferred = true): PretrimResult<M> {
   const report: PretrimReport = { cleared: [], truncated: [], deduplicated: [] };
   const toolIdx: number[] = [];
   messages.forEach((m, i) => {
@@ -76,10 +91,18 @@ export function clearConsumedToolResults<M extends WithId>(messages: readonly M[
     const m = messages[i]!;
     const text = textOf(m);
     if (text.startsWith(CLEARED_PLACEHOLDER)) return;
-    out[i] = withContent(m, `${CLEARED_PLACEHOLDER}: ${countLines(text)} lines, ${text.length} chars; recall id ${idOf(m, i)}]`);
+    const placeholder = `${CLEARED_PLACEHOLDER}: ${countLines(text)} lines, ${text.length} chars; recall id ${idOf(m, i)}]`;
+    const reply = keepReferred ? nextAssistant(messages, i) : undefined;
+    const used = reply ? linesReferredBy(text, messageText(reply), MAX_REFERRED_LINES) : [];
+    out[i] = withContent(m, used.length > 0 ? `${placeholder}\nLines the next reply used:\n${used.join('\n')}` : placeholder);
     report.cleared.push(idOf(m, i));
   });
   return { messages: out, report };
+}
+
+function nextAssistant<M extends ChatMessage>(messages: readonly M[], i: number): M | undefined {
+  for (let k = i + 1; k < messages.length; k++) if (messages[k]!.role === 'assistant') return messages[k];
+  return undefined;
 }
 
 function countLines(s: string): number {
@@ -94,8 +117,16 @@ function countLines(s: string): number {
  * cut. Output with few but enormous lines (minified files, one-line JSON) is
  * cut by characters instead.
  */
-export function truncateHeadTail(text: string, opts: Pick<PretrimOptions, 'maxLines' | 'maxChars' | 'headLines' | 'tailLines'>): { text: string; linesCut: number; charsCut: number } {
+export function truncateHeadTail(
+  text: string,
+  opts: Pick<PretrimOptions, 'maxLines' | 'maxChars' | 'headLines' | 'tailLines'>,
+  salience?: Salience,
+): { text: string; linesCut: number; charsCut: number } {
   const lines = text.split('\n');
+  if (salience && (lines.length > opts.maxLines || text.length > opts.maxChars)) {
+    const r = truncateSalient(text, lines, opts, salience);
+    if (r) return r;
+  }
   if (lines.length > opts.maxLines) {
     const head = lines.slice(0, opts.headLines);
     const tail = lines.slice(lines.length - opts.tailLines);
@@ -114,6 +145,46 @@ export function truncateHeadTail(text: string, opts: Pick<PretrimOptions, 'maxLi
   return { text, linesCut: 0, charsCut: 0 };
 }
 
+/** Longest line for which a long output is cut by lines; beyond it, by chunks of a line. */
+const MAX_LINE_SEGMENT = 1000;
+const CHUNK_CHARS = 400;
+
+/**
+ * Head and tail plus the salient lines of the middle, in the same line and
+ * char budget as the plain cut. Undefined when the middle holds nothing
+ * salient, so plain output stays byte-identical to the plain ladder.
+ */
+function truncateSalient(
+  text: string,
+  lines: string[],
+  opts: Pick<PretrimOptions, 'maxLines' | 'maxChars' | 'headLines' | 'tailLines'>,
+  salience: Salience,
+): { text: string; linesCut: number; charsCut: number } | undefined {
+  const byLines = lines.length > opts.maxLines || lines.every((l) => l.length <= MAX_LINE_SEGMENT);
+  const segments = byLines ? lines : chunkText(text, CHUNK_CHARS);
+  const score: Salience = byLines ? salience : (chunk) => Math.max(0, ...chunk.split('\n').map(salience));
+  // What the plain cut would drop: the middle lines, or the middle chars.
+  const head = lines.length > opts.maxLines ? opts.headLines : undefined;
+  let pos = 0;
+  const half = Math.floor(opts.maxChars / 2);
+  const inMiddle = segments.map((s, i) => {
+    const start = pos;
+    pos += s.length + (byLines ? 1 : 0);
+    if (head !== undefined) return i >= head && i < segments.length - opts.tailLines;
+    return start + s.length > half && start < text.length - half;
+  });
+  if (!segments.some((s, i) => inMiddle[i] && score(s) > 0)) return undefined;
+  const lineMode = lines.length > opts.maxLines;
+  const budget = {
+    maxSegments: lineMode ? opts.headLines + opts.tailLines + 1 : Number.MAX_SAFE_INTEGER,
+    maxChars: opts.maxChars,
+    headSegments: lineMode ? opts.headLines : segments.length,
+    tailSegments: lineMode ? opts.tailLines : segments.length,
+  };
+  const r = selectSegments(segments, byLines ? '\n' : '', byLines ? 'lines' : 'chars', budget, score);
+  return { text: r.text, linesCut: byLines ? r.segmentsCut : 0, charsCut: r.charsCut };
+}
+
 function truncateChars(text: string, maxChars: number): { text: string; charsCut: number } {
   const half = Math.floor(maxChars / 2);
   const cut = text.length - 2 * half;
@@ -122,9 +193,10 @@ function truncateChars(text: string, maxChars: number): { text: string; charsCut
 
 export function truncateLargeToolOutputs<M extends WithId>(messages: readonly M[], opts: PretrimOptions): PretrimResult<M> {
   const report: PretrimReport = { cleared: [], truncated: [], deduplicated: [] };
+  const salienceAt = opts.salience === false ? undefined : conversationSalience(messages);
   const out = messages.map((m, i) => {
     if (m.role !== 'tool') return m;
-    const r = truncateHeadTail(m.content, opts);
+    const r = truncateHeadTail(m.content, opts, salienceAt?.(i));
     if (r.linesCut === 0 && r.charsCut === 0) return m;
     report.truncated.push({ id: idOf(m, i), linesCut: r.linesCut, charsCut: r.charsCut });
     return withContent(m, r.text);
@@ -156,7 +228,7 @@ export function deduplicateToolOutputs<M extends WithId>(messages: readonly M[])
 
 /** All three tiers, cheapest first. */
 export function pretrim<M extends WithId>(messages: readonly M[], opts: PretrimOptions = DEFAULT_PRETRIM): PretrimResult<M> {
-  const a = clearConsumedToolResults(messages, opts.keepRecentToolResults);
+  const a = clearConsumedToolResults(messages, opts.keepRecentToolResults, opts.salience !== false);
   const b = truncateLargeToolOutputs(a.messages, opts);
   const c = deduplicateToolOutputs(b.messages);
   return {

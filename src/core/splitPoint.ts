@@ -6,8 +6,10 @@ import { splitIntoTurns, userMessageIndices } from './turns';
  * manual split. Each answers one question: where does the verbatim tail start?
  * Everything older (after the frame: system prompt and pinned block) is the head.
  */
-export type StrategyName = 'user-messages' | 'token-fraction' | 'recent-turns';
-export const STRATEGY_NAMES: readonly StrategyName[] = ['user-messages', 'token-fraction', 'recent-turns'];
+import type { StrategyName } from './vocabulary';
+
+export { STRATEGY_NAMES } from './vocabulary';
+export type { StrategyName } from './vocabulary';
 
 export interface SplitInput {
   messages: readonly ChatMessage[];

@@ -1,4 +1,5 @@
-import type { AgentEvent } from '../core/agent/events';
+import type { AgentEvent, AgentEventTable } from '../core/agent/events';
+import { onAgentEvent } from '../core/agent/events';
 import type { CompactionEvent } from '../core/compaction/events';
 import type { PinItem } from '../core/session/schema';
 import type { CompactionState, CompactionView, HostToWebview } from '../protocol/messages';
@@ -165,39 +166,47 @@ export class CompactionTracker {
   }
 
   onAgentEvent(e: AgentEvent): HostToWebview[] {
-    switch (e.type) {
-      case 'compaction-started':
-        return this.start(e.compactionId, e.background, e.focus, false);
-      case 'compaction':
-        return this.onCompactionEvent(e.event);
-      case 'judge-verdict': {
-        if (!this.view || !this.owns(e.compactionId)) return [];
-        this.view.verdict = verdictView(e.verdict, e.attempt);
-        if (e.verdict.kind === 'error') this.view.note = `The judge could not score the summary: ${e.verdict.message}`;
-        return [this.snapshotMsg()];
-      }
-      case 'compaction-amending':
-        if (!this.view || !this.owns(e.compactionId)) return [];
-        return this.set('running', `The judge rejected the summary; amending it: ${e.diagnosis}`);
-      case 'compaction-held':
-        if (!this.view || !this.owns(e.compactionId)) return [];
-        return this.set('held', e.reason);
-      case 'compaction-adopted':
-        if (!this.view || !this.owns(e.compactionId)) return [];
-        return this.set('adopted', `${e.tokensBefore} → ${e.tokensAfter} tokens${e.judged ? ', accepted by the judge' : ''}.`);
-      case 'compaction-fallback':
-        if (!this.view || !this.owns(e.compactionId)) return [];
-        return this.set('failed', `${e.reason}; compacting synchronously instead.`);
-      case 'compaction-superseded':
-        if (!this.view || !this.owns(e.compactionId)) return [];
-        this.view.focus = e.focus ?? null;
-        this.view.note = 'Superseded by your focus: unfinished blocks are redone with it.';
-        return [this.snapshotMsg()];
-      case 'compaction-failed':
-        if (!this.view || !this.owns(e.compactionId)) return [];
-        return this.set('failed', e.error);
-      default:
-        return [];
-    }
+    return onAgentEvent(CompactionTracker.agentEvents, e, this);
   }
+
+  /** Applies `f` to the shown view when the event belongs to it. */
+  private ifOwned(compactionId: string, f: (v: CompactionView) => HostToWebview[]): HostToWebview[] {
+    return this.view && this.owns(compactionId) ? f(this.view) : [];
+  }
+
+  private static readonly agentEvents: AgentEventTable<CompactionTracker, HostToWebview[]> = {
+    'compaction-started': (e, t) => t.start(e.compactionId, e.background, e.focus, false),
+    compaction: (e, t) => t.onCompactionEvent(e.event),
+    'judge-verdict': (e, t) =>
+      t.ifOwned(e.compactionId, (v) => {
+        v.verdict = verdictView(e.verdict, e.attempt);
+        if (e.verdict.kind === 'error') v.note = `The judge could not score the summary: ${e.verdict.message}`;
+        return [t.snapshotMsg()];
+      }),
+    'compaction-amending': (e, t) => t.ifOwned(e.compactionId, () => t.set('running', `The judge rejected the summary; amending it: ${e.diagnosis}`)),
+    'compaction-held': (e, t) => t.ifOwned(e.compactionId, () => t.set('held', e.reason)),
+    'compaction-adopted': (e, t) =>
+      t.ifOwned(e.compactionId, () => t.set('adopted', `${e.tokensBefore} → ${e.tokensAfter} tokens${e.judged ? ', accepted by the judge' : ''}.`)),
+    'compaction-fallback': (e, t) => t.ifOwned(e.compactionId, () => t.set('failed', `${e.reason}; compacting synchronously instead.`)),
+    'compaction-superseded': (e, t) =>
+      t.ifOwned(e.compactionId, (v) => {
+        v.focus = e.focus ?? null;
+        v.note = 'Superseded by your focus: unfinished blocks are redone with it.';
+        return [t.snapshotMsg()];
+      }),
+    'compaction-failed': (e, t) => t.ifOwned(e.compactionId, () => t.set('failed', e.error)),
+    // The rest are the conversation's, not the compaction view's.
+    'step-started': () => [],
+    'assistant-delta': () => [],
+    'reasoning-delta': () => [],
+    'assistant-message': () => [],
+    'tool-call': () => [],
+    'tool-approval': () => [],
+    'tool-result': () => [],
+    'trigger-fired': () => [],
+    'waiting-for-compaction': () => [],
+    notice: () => [],
+    error: () => [],
+    done: () => [],
+  };
 }

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { HostToWebview, WebviewToHost } from '../protocol/messages';
-import { isWebviewToHost } from '../protocol/messages';
+import { isWebviewToHost } from '../protocol/validate';
 import { renderWebviewHtml } from './webviewHtml';
 
 export const VIEW_ID = 'splitpoint.view';

@@ -1,18 +1,18 @@
 /**
  * Messages between the extension host and the webview. Both sides import
- * this file and handle each union with an exhaustive switch, so adding a
- * message type is a compile error until every side handles it.
+ * this file. Each webview message type needs a shape check (./validate.ts)
+ * and a handler (src/host/webviewDispatch.ts), both tables keyed by this
+ * union, so adding a type is a compile error until both exist; the webview
+ * handles HostToWebview with an exhaustive switch.
  *
  * The host owns all session state. On `ready` and whenever the view becomes
  * visible again it sends a full `snapshot`; after that, deltas.
  */
 
-export type Role = 'system' | 'user' | 'assistant' | 'tool';
-export type MessageKind = 'normal' | 'summary' | 'pinned';
-export type Origin = 'system' | 'pinned' | 'kept' | 'summary' | 'tail';
-export type StrategyName = 'user-messages' | 'token-fraction' | 'recent-turns';
-export type BlockStatus = 'queued' | 'streaming' | 'done' | 'failed' | 'edited';
-export type Verbosity = 'concise' | 'detailed' | 'very detailed';
+import type { BlockSpan, Layout, MessageKind, Mode, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
+
+// The shared vocabulary is the core's (src/core/vocabulary.ts); the lists themselves are in ./vocabulary.
+export type { BlockStatus, Layout, MessageKind, Mode, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
 
 /** One message of the active context, as the timeline and the chat show it. */
 export interface ViewMessage {
@@ -49,7 +49,7 @@ export interface VerdictView {
 export interface PinView {
   id: string;
   text: string;
-  kind: 'constraint' | 'open-loop' | 'note';
+  kind: PinKind;
   source: 'user' | 'agent';
 }
 
@@ -82,13 +82,8 @@ export interface BlockStatsView {
   ms: number;
 }
 
-export interface BlockView {
-  index: number;
-  firstMessage: number;
-  lastMessage: number;
-  tokens: number;
-  status: BlockStatus;
-  streamedTokens: number;
+/** The engine's block on the wire: absent values are null. */
+export interface BlockView extends BlockSpan {
   summary: string | null;
   error: string | null;
   stats: BlockStatsView | null;
@@ -152,7 +147,7 @@ export interface ViewSnapshot {
   /** Compactions in force; undo peels the last. */
   compactionDepth: number;
   agent: { running: boolean; streaming: string; approvals: ApprovalView[] };
-  settings: { endpoint: string; model: string | null; mode: 'parallel' | 'sequential'; layout: 'cache-aligned' | 'target-block'; verbosity: Verbosity };
+  settings: { endpoint: string; model: string | null; mode: Mode; layout: Layout; verbosity: Verbosity };
   connection: { state: 'unknown' | 'ok' | 'error'; message: string | null };
   trusted: boolean;
 }
@@ -189,85 +184,13 @@ export type WebviewToHost =
   | { type: 'undo' }
   | { type: 'approve'; callId: string }
   | { type: 'reject'; callId: string; reason: string | null }
-  | { type: 'pin'; text: string; kind: 'constraint' | 'open-loop' | 'note'; messageId: string | null }
+  | { type: 'pin'; text: string; kind: PinKind; messageId: string | null }
   | { type: 'unpin'; pinId: string }
   | { type: 'edit-pin'; pinId: string; text: string }
   | { type: 'expand-summary'; summaryId: string }
   | { type: 'clear-focus' }
   | { type: 'switch-session'; sessionId: string }
   | { type: 'new-session' };
-
-const WEBVIEW_TO_HOST_TYPES: ReadonlySet<string> = new Set<WebviewToHost['type']>([
-  'ready',
-  'visible',
-  'send',
-  'stop',
-  'compact',
-  'set-strategy',
-  'block-edit',
-  'block-regenerate',
-  'compaction-adopt',
-  'compaction-cancel',
-  'undo',
-  'approve',
-  'reject',
-  'pin',
-  'unpin',
-  'edit-pin',
-  'expand-summary',
-  'clear-focus',
-  'switch-session',
-  'new-session',
-]);
-
-/**
- * A webview message is untrusted input (a compromised page could post
- * anything): check the shape before the host acts on it.
- */
-export function isWebviewToHost(x: unknown): x is WebviewToHost {
-  if (typeof x !== 'object' || x === null) return false;
-  const m = x as Record<string, unknown>;
-  if (typeof m.type !== 'string' || !WEBVIEW_TO_HOST_TYPES.has(m.type)) return false;
-  const str = (k: string) => typeof m[k] === 'string';
-  const int = (k: string) => typeof m[k] === 'number' && Number.isInteger(m[k]);
-  const strOrNull = (k: string) => m[k] === null || typeof m[k] === 'string';
-  switch (m.type as WebviewToHost['type']) {
-    case 'ready':
-    case 'visible':
-    case 'stop':
-    case 'undo':
-    case 'clear-focus':
-    case 'new-session':
-      return true;
-    case 'send':
-      return str('text');
-    case 'compact':
-      return strOrNull('focus') && (m.tailStartIndex === null || int('tailStartIndex'));
-    case 'set-strategy':
-      return m.strategy === 'user-messages' || m.strategy === 'token-fraction' || m.strategy === 'recent-turns';
-    case 'block-edit':
-      return str('compactionId') && int('block') && str('text');
-    case 'block-regenerate':
-      return str('compactionId') && int('block') && (m.focus === undefined || str('focus'));
-    case 'compaction-adopt':
-    case 'compaction-cancel':
-      return str('compactionId');
-    case 'approve':
-      return str('callId');
-    case 'reject':
-      return str('callId') && strOrNull('reason');
-    case 'pin':
-      return str('text') && (m.kind === 'constraint' || m.kind === 'open-loop' || m.kind === 'note') && strOrNull('messageId');
-    case 'unpin':
-      return str('pinId');
-    case 'edit-pin':
-      return str('pinId') && str('text');
-    case 'expand-summary':
-      return str('summaryId');
-    case 'switch-session':
-      return str('sessionId');
-  }
-}
 
 /** Parses `/compact`, `/compact focus text`, `/compact "focus text"` (quotes optional). */
 export function parseSlashCommand(input: string): { command: 'compact'; focus: string | null } | { command: 'unknown'; name: string } | undefined {

@@ -77,7 +77,7 @@ describe('Splitpoint in VS Code (e2e)', function () {
       ? process.env.SPLITPOINT_VSIX
       : packageVsix({ root: ROOT, out: join(OUT, 'splitpoint.vsix'), build: false, quiet: true }).vsix;
     // Slow enough to watch blocks stream, fast enough for CI.
-    sim = await startSim({ script: agentScript, latency: { decodeMsPerToken: 4, prefillMsPerToken: 0.02 }, summaryTokens: 24 });
+    sim = await startSim({ script: agentScript, timeScale: 0.6, summaryTokens: 24 });
     target = await launchTarget({
       vsix,
       settings: {

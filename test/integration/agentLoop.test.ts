@@ -61,7 +61,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
   });
 
   async function harness(over: Partial<AgentSettings> = {}, simOpts: Parameters<typeof startSimulator>[0] = {}): Promise<Harness> {
-    sim = await startSimulator({ maxModelLen: WINDOW, latency: { timeScale: 0.05 }, ...simOpts });
+    sim = await startSimulator({ maxModelLen: WINDOW, timeScale: 0.05, ...simOpts });
     const dir = workspace();
     const store = await SessionStore.create({ storage: new NodeFileStorage() }, join(dir, '.session.jsonl'));
     await store.append({ role: 'system', content: agentSystemPrompt('demo') });
@@ -175,7 +175,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
 
   it('waits at block when the summary is not ready, then continues', async () => {
     // Slow summaries, big steps: the context runs from hi to block before compaction ends.
-    const h = await harness({ thresholds: { hi: 0.5, lo: 0.3, block: 0.62 } }, { summaryTokens: 1500, latency: { timeScale: 0.2 } });
+    const h = await harness({ thresholds: { hi: 0.5, lo: 0.3, block: 0.62 } }, { summaryTokens: 1500, timeScale: 0.2 });
     sim.setScript(readingScript(16));
     sim.queueJudgeVerdicts([{ alignment: 9, non_contradiction: 9, diagnosis: 'ok' }]);
     const outcome = await h.loop.send('Review every module under src/.', new AbortController().signal);
@@ -204,7 +204,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
   });
 
   it('cancelling a background compaction adopts nothing and the agent finishes its task', async () => {
-    const h = await harness({}, { summaryTokens: 1500, latency: { timeScale: 0.2 } });
+    const h = await harness({}, { summaryTokens: 1500, timeScale: 0.2 });
     sim.setScript(readingScript(14));
     h.loop.on((e) => {
       if (e.type === 'compaction-started' && e.background) setTimeout(() => h.loop.cancelCompaction(), 50);
@@ -219,7 +219,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
   });
 
   it('stopping the agent mid-step leaves every tool call answered', async () => {
-    const h = await harness({}, { latency: { timeScale: 0.2 } });
+    const h = await harness({}, { timeScale: 0.2 });
     sim.setScript(readingScript(30));
     const ctl = new AbortController();
     h.loop.on((e) => {
@@ -255,7 +255,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
   });
 
   it('/compact "focus" supersedes an in-flight compaction and becomes the standing focus', async () => {
-    const h = await harness({}, { summaryTokens: 1500, latency: { timeScale: 0.2 } });
+    const h = await harness({}, { summaryTokens: 1500, timeScale: 0.2 });
     sim.setScript(readingScript(14));
     sim.queueJudgeVerdicts([{ alignment: 9, non_contradiction: 9, diagnosis: 'ok' }]);
     let superseded = false;

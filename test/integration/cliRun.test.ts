@@ -22,7 +22,7 @@ describe('splitpoint run (built CLI) against the scripted simulator', function (
   this.timeout(60_000);
   let sim: SimHandle;
   beforeEach(async () => {
-    sim = await startSimulator({ maxModelLen: 32_768, latency: { timeScale: 0 } });
+    sim = await startSimulator({ maxModelLen: 32_768, timeScale: 0 });
     sim.setScript([
       { content: 'Let me look.', tool_calls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }] },
       { content: 'Writing the answer.', tool_calls: [{ name: 'write_file', arguments: { path: 'out/answer.txt', content: 'port 8123\n' } }] },

@@ -54,7 +54,7 @@ describe('block compaction against the simulator', function () {
   let ledger: TokenLedger;
 
   before(async () => {
-    sim = await startSimulator({ maxModelLen: 200_000, latency: { timeScale: 0 } });
+    sim = await startSimulator({ maxModelLen: 200_000, timeScale: 0 });
     ledger = new TokenLedger(await loadTiktokenCounter());
   });
   after(() => sim.close());
@@ -80,7 +80,7 @@ describe('block compaction against the simulator', function () {
   it('cache-aligned workers reuse the prefix the earlier ones are computing, all in flight together', async () => {
     // A little latency so that the requests overlap inside the server.
     await sim.close();
-    sim = await startSimulator({ maxModelLen: 200_000, latency: { timeScale: 0.02, maxNumSeqs: 64 } });
+    sim = await startSimulator({ maxModelLen: 200_000, timeScale: 0.02, maxNumSeqs: 64 });
     const { pc } = await pending({ blockTokens: 8192 });
     await pc.start();
     assert.ok(pc.isComplete());
@@ -94,7 +94,7 @@ describe('block compaction against the simulator', function () {
     assert.equal(pc.totals().maxInFlight, blocks.length, 'all workers in flight at once');
     assert.equal(sim.stats.maxRunning, blocks.length, 'and running together in the server');
     await sim.close();
-    sim = await startSimulator({ maxModelLen: 200_000, latency: { timeScale: 0 } });
+    sim = await startSimulator({ maxModelLen: 200_000, timeScale: 0 });
   });
 
   it('with the agent prefix warm, each worker prefills only about its instruction', async () => {
@@ -145,7 +145,7 @@ describe('block compaction against the simulator', function () {
 
   it('cancelling mid-flight closes the connections and adopts nothing', async () => {
     await sim.close();
-    sim = await startSimulator({ maxModelLen: 200_000, latency: { timeScale: 1, decodeMsPerToken: 50 } });
+    sim = await startSimulator({ maxModelLen: 200_000, profile: 'unit', timeScale: 5 }); // 50 ms per step
     const { pc, store } = await pending({ blockTokens: 16384 });
     const run = pc.start();
     await new Promise((r) => setTimeout(r, 300));
@@ -157,7 +157,7 @@ describe('block compaction against the simulator', function () {
     assert.equal(sim.openSockets(), 0, 'no leaked sockets');
     assert.ok(sim.stats.requests.every((r) => r.status !== 'running'));
     await sim.close();
-    sim = await startSimulator({ maxModelLen: 200_000, latency: { timeScale: 0 } });
+    sim = await startSimulator({ maxModelLen: 200_000, timeScale: 0 });
   });
 });
 
@@ -165,7 +165,7 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
   this.timeout(60_000);
   let sim: SimHandle;
   before(async () => {
-    sim = await startSimulator({ maxModelLen: 200_000, latency: { timeScale: 0 } });
+    sim = await startSimulator({ maxModelLen: 200_000, timeScale: 0 });
   });
   after(() => sim.close());
 

@@ -10,7 +10,7 @@ describe('walkthrough: server connection check (real HTTP against the simulator)
   });
 
   it('reports the model, the window, exact counts, native tool calls and prefix caching', async () => {
-    sim = await startSimulator({ latency: { timeScale: 0 }, model: 'qwen-sim', maxModelLen: 32768 });
+    sim = await startSimulator({ timeScale: 0, model: 'qwen-sim', maxModelLen: 32768 });
     const r = await checkConnection(sim.url);
     assert.deepEqual(r.problems, []);
     assert.equal(r.ok, true);
@@ -23,7 +23,7 @@ describe('walkthrough: server connection check (real HTTP against the simulator)
   });
 
   it('says when the server has no tool-call parser and no prefix caching', async () => {
-    sim = await startSimulator({ latency: { timeScale: 0 }, toolParser: false, prefixCaching: false });
+    sim = await startSimulator({ timeScale: 0, toolParser: false, prefixCaching: false });
     const r = await checkConnection(sim.url);
     assert.equal(r.toolCalls, 'text-fallback');
     assert.equal(r.prefixCaching, 'off');
@@ -31,7 +31,7 @@ describe('walkthrough: server connection check (real HTTP against the simulator)
   });
 
   it('names a configured model the server does not serve, and an unreachable server, with what to do', async () => {
-    sim = await startSimulator({ latency: { timeScale: 0 }, model: 'qwen-sim' });
+    sim = await startSimulator({ timeScale: 0, model: 'qwen-sim' });
     const wrong = await checkConnection(sim.url, { model: 'llama' });
     assert.equal(wrong.ok, false);
     assert.match(wrong.problems[0]!, /"llama" is not served here; the server has qwen-sim/);

@@ -112,7 +112,7 @@ describe('concurrency limiter', () => {
   });
 
   it('client chats through a shared limiter: the server never sees more than the limit in flight', async () => {
-    const sim = await startSimulator({ latency: { timeScale: 1, prefillMsPerToken: 0, decodeMsPerToken: 3, overheadMs: 0, maxNumSeqs: 16 } });
+    const sim = await startSimulator({ profile: 'unit', timeScale: 0.3, maxNumSeqs: 16 }); // 3 ms per step
     try {
       const limiter = new Semaphore(3);
       const clients = [0, 1].map(() => new VllmClient({ baseURL: sim.url, model: sim.model, limiter }));

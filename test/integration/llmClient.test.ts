@@ -45,7 +45,7 @@ function collect() {
 describe('VllmClient against the simulator', () => {
   let sim: SimHandle;
   const start = async (o: SimOptions = {}) => {
-    sim = await startSimulator({ latency: { timeScale: 0 }, ...o });
+    sim = await startSimulator({ timeScale: 0, ...o });
     return sim;
   };
   const client = (o: Partial<VllmClientOptions> = {}) => new VllmClient({ baseURL: sim.url, ...o });

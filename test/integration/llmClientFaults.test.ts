@@ -49,7 +49,7 @@ describe('VllmClient failures against the simulator', () => {
   let sim: SimHandle;
   let sleeps: number[];
   const start = async (o: SimOptions = {}) => {
-    sim = await startSimulator({ latency: { timeScale: 0 }, ...o });
+    sim = await startSimulator({ timeScale: 0, ...o });
     return sim;
   };
   /** A client with recorded, instant backoff sleeps and fixed jitter. */
@@ -185,14 +185,14 @@ describe('VllmClient failures against the simulator', () => {
   });
 
   it('a stream that goes silent → TimeoutError from the idle timer', async () => {
-    await start({ latency: { timeScale: 1, decodeMsPerToken: 400, prefillMsPerToken: 0, overheadMs: 0 } });
+    await start({ profile: 'unit', timeScale: 40 }); // 400 ms per step
     const e = await rejectsWith(client({ idleTimeoutMs: 100 }).chat({ messages: convo }), TimeoutError);
     assert.equal(e.timeoutMs, 100);
     await until(() => sim.stats.requests[0]?.clientClosed === true);
   });
 
   it('abort mid-stream cancels the HTTP request: the server sees the client close, frees the sequence, no socket left', async () => {
-    await start({ latency: { timeScale: 1, decodeMsPerToken: 30, prefillMsPerToken: 0, overheadMs: 0 } });
+    await start({ profile: 'unit', timeScale: 3 }); // 30 ms per step
     const ctl = new AbortController();
     const deltas: ChatDelta[] = [];
     const p = client().chat(
@@ -219,7 +219,7 @@ describe('VllmClient failures against the simulator', () => {
   });
 
   it('abort while queued behind max-num-seqs: the request leaves the queue', async () => {
-    await start({ latency: { timeScale: 1, decodeMsPerToken: 20, prefillMsPerToken: 0, overheadMs: 0, maxNumSeqs: 1 } });
+    await start({ profile: 'unit', timeScale: 2, maxNumSeqs: 1 }); // 20 ms per step
     const c = client();
     const first = c.chat({ messages: convo });
     await until(() => sim.stats.running === 1);
@@ -244,7 +244,7 @@ describe('VllmClient failures against the simulator', () => {
 
   it('connection dropped mid-stream: retried, with a reset delta so partial output is discarded', async () => {
     // Paced chunks, so the client has really received content before the drop.
-    await start({ latency: { timeScale: 1, decodeMsPerToken: 3, prefillMsPerToken: 0, overheadMs: 0 } });
+    await start({ profile: 'unit', timeScale: 0.3 }); // 3 ms per step
     sim.injectFault({ dropAfterChunks: 4 });
     const deltas: ChatDelta[] = [];
     const r = await client().chat({ messages: convo }, { onDelta: (d) => deltas.push(d) });

@@ -30,18 +30,21 @@ describe('simulator CLI and the cache-aligned layout', () => {
   });
 
   it('parses flags and rejects unknown ones', () => {
-    const o = parseSimArgs(['--pessimistic', '--no-tool-parser', '--no-tokenize', '--decode-ms', '2', '--max-num-seqs=4', '--tokenizer', 'char']);
+    const o = parseSimArgs(['--pessimistic', '--no-tool-parser', '--no-tokenize', '--profile', 'unit', '--time-scale', '0.5', '--max-num-seqs=4', '--max-num-batched-tokens', '512', '--replicas', '3', '--tokenizer', 'char']);
     assert.equal(o.pessimistic, true);
     assert.equal(o.toolParser, false);
     assert.equal(o.tokenizeRoute, false);
-    assert.deepEqual(o.latency, { decodeMsPerToken: 2, maxNumSeqs: 4 });
+    assert.deepEqual([o.profile, o.timeScale, o.maxNumSeqs, o.maxNumBatchedTokens, o.replicas], ['unit', 0.5, 4, 512, 3]);
     assert.equal(o.port, 8000);
     assert.throws(() => parseSimArgs(['--bogus']), /unknown option/);
     assert.throws(() => parseSimArgs(['--port', 'x']), /needs a number/);
+    assert.throws(() => parseSimArgs(['--profile', 'a100']), /--profile must be one of h100-7b, unit/);
+    assert.throws(() => parseSimArgs(['--max-num-seqs', '2.5']), /positive integer/);
+    assert.throws(() => parseSimArgs(['--time-scale', '-1']), /≥ 0/);
   });
 
   it('compaction workers that replay the agent prefix (tools, tool_choice "none") reuse its cached blocks', async () => {
-    const sim = await startSimulator({ latency: { timeScale: 0 } });
+    const sim = await startSimulator({ timeScale: 0 });
     try {
       const tools: ToolSpec[] = [{ type: 'function', function: { name: 'read_file', description: 'Read a file from the workspace.', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
       const agent: ChatMessage[] = [{ role: 'system', content: 'You are a coding agent. Follow AGENTS.md and keep diffs small.' }];

@@ -42,7 +42,7 @@ describe('simulator summarizer and judge', () => {
   let sim: SimHandle;
   let client: VllmClient;
   beforeEach(async () => {
-    sim = await startSimulator({ latency: { timeScale: 0 } });
+    sim = await startSimulator({ timeScale: 0 });
     client = new VllmClient({ baseURL: sim.url });
   });
   afterEach(async () => {

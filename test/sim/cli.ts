@@ -1,8 +1,12 @@
 /**
- * `splitpoint sim [--port N] ...`: runs the simulator until the process is
- * stopped. Returns the handle so callers (and tests) can close it.
+ * `splitpoint sim [--port N] ...`: runs the simulator (or several replicas)
+ * until the process is stopped. Returns a handle so callers (and tests) can
+ * close it.
  */
-import { startSimulator, type SimHandle, type SimOptions } from './server';
+import { NAMED_PROFILES } from '../../src/core/perf/profile';
+import { loadProfileFile } from './options';
+import { startReplicas } from './replicas';
+import type { SimHandle, SimOptions } from './server';
 
 export const SIM_USAGE = `Usage: splitpoint sim [options]
 
@@ -11,11 +15,13 @@ export const SIM_USAGE = `Usage: splitpoint sim [options]
   --model NAME           served model id (default sim-model)
   --max-model-len N      context window (default 32768)
   --tokenizer KIND       tiktoken (default) | char
-  --time-scale X         multiply every latency by X (default 1; 0 = instant)
-  --prefill-ms X         ms per uncached prompt token (default 0.05)
-  --decode-ms X          ms per generated token (default 8)
-  --max-num-seqs N       concurrent sequences (default 8)
-  --cache-blocks N       KV pool size in 16-token blocks (default 16384)
+  --profile NAME         step costs and limits: ${Object.keys(NAMED_PROFILES).join(' | ')} (default h100-7b)
+  --profile-file PATH    a PerfProfile JSON file instead (validated)
+  --time-scale X         real ms per simulated ms (default 1; 0 = never sleep)
+  --max-num-seqs N       override the profile's max-num-seqs
+  --max-num-batched-tokens N  override the profile's max-num-batched-tokens
+  --replicas N           N independent servers on consecutive ports (default 1)
+  --cache-blocks N       KV pool size in 16-token blocks (default: the profile's KV capacity)
   --pessimistic          blocks reusable only after prefill completes
   --no-prefix-caching    disable the prefix cache
   --no-tool-parser       reject tool_choice "auto" like vLLM without --enable-auto-tool-choice
@@ -39,8 +45,16 @@ function num(flag: string, v: string | undefined): number {
   return n;
 }
 
-export function parseSimArgs(argv: string[]): SimOptions & { help?: boolean; quiet?: boolean } {
-  const o: SimOptions & { help?: boolean; quiet?: boolean } = { port: 8000, latency: {} };
+function int(flag: string, v: string | undefined): number {
+  const n = num(flag, v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} needs a positive integer`);
+  return n;
+}
+
+export type SimCliOptions = SimOptions & { help?: boolean; quiet?: boolean; replicas?: number };
+
+export function parseSimArgs(argv: string[]): SimCliOptions {
+  const o: SimCliOptions = { port: 8000 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
@@ -59,10 +73,26 @@ export function parseSimArgs(argv: string[]): SimOptions & { help?: boolean; qui
         o.tokenizer = t;
         break;
       }
-      case '--time-scale': o.latency!.timeScale = num(flag, val()); break;
-      case '--prefill-ms': o.latency!.prefillMsPerToken = num(flag, val()); break;
-      case '--decode-ms': o.latency!.decodeMsPerToken = num(flag, val()); break;
-      case '--max-num-seqs': o.latency!.maxNumSeqs = num(flag, val()); break;
+      case '--profile': {
+        const name = val();
+        if (!name || !NAMED_PROFILES[name]) throw new Error(`--profile must be one of ${Object.keys(NAMED_PROFILES).join(', ')} (or use --profile-file PATH)`);
+        o.profile = name;
+        break;
+      }
+      case '--profile-file': {
+        const path = val();
+        if (!path) throw new Error('--profile-file needs a path');
+        o.profile = loadProfileFile(path);
+        break;
+      }
+      case '--time-scale': {
+        o.timeScale = num(flag, val());
+        if (o.timeScale < 0) throw new Error('--time-scale must be ≥ 0');
+        break;
+      }
+      case '--max-num-seqs': o.maxNumSeqs = int(flag, val()); break;
+      case '--max-num-batched-tokens': o.maxNumBatchedTokens = int(flag, val()); break;
+      case '--replicas': o.replicas = int(flag, val()); break;
       case '--cache-blocks': o.cacheCapacityBlocks = num(flag, val()); break;
       case '--pessimistic': o.pessimistic = true; break;
       case '--no-prefix-caching': o.prefixCaching = false; break;
@@ -91,15 +121,28 @@ export function parseSimArgs(argv: string[]): SimOptions & { help?: boolean; qui
 }
 
 /** Starts the simulator from command-line arguments. Resolves once it listens; undefined for --help. */
-export async function runSimCli(argv: string[], io: SimCliIo = { out: (l) => console.log(l), err: (l) => console.error(l) }): Promise<SimHandle | undefined> {
+export interface SimCliHandle {
+  /** The first replica (the only one without --replicas). */
+  readonly sim: SimHandle;
+  readonly replicas: SimHandle[];
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the simulator from command-line arguments. Resolves once every replica listens; undefined for --help. */
+export async function runSimCli(argv: string[], io: SimCliIo = { out: (l) => console.log(l), err: (l) => console.error(l) }): Promise<SimCliHandle | undefined> {
   const o = parseSimArgs(argv);
   if (o.help) {
     io.out(SIM_USAGE);
     return undefined;
   }
-  const { help: _help, quiet, ...opts } = o;
+  const { help: _help, quiet, replicas: n = 1, ...opts } = o;
   void _help;
-  const sim = await startSimulator({ ...opts, log: quiet ? undefined : io.err });
-  io.out(`Splitpoint vLLM simulator: model ${sim.model}, window ${sim.maxModelLen}, listening on ${sim.url}`);
-  return sim;
+  const replicas = await startReplicas(n, { ...opts, log: quiet ? undefined : io.err });
+  const s = replicas[0];
+  const p = s.profile;
+  io.out(`Splitpoint vLLM simulator: model ${s.model}, window ${s.maxModelLen}, listening on ${s.url}`);
+  for (const [i, r] of replicas.entries()) if (i > 0) io.out(`replica ${i}: listening on ${r.url}`);
+  io.out(`profile ${p.name} (max-num-seqs ${p.maxNumSeqs}, max-num-batched-tokens ${p.maxNumBatchedTokens}), time scale ${s.timeScale}`);
+  return { sim: s, replicas, url: s.url, close: async () => void (await Promise.all(replicas.map((r) => r.close()))) };
 }

@@ -43,3 +43,20 @@ export function parseJson(text: string): Record<string, unknown> {
     throw new HttpError(400, `Invalid JSON body: ${(e as Error).message}`);
   }
 }
+
+/** Real-time wait (fault delays), resolved early with false when the signal fires. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  if (ms <= 0) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      resolve(false);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

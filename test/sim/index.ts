@@ -1,7 +1,9 @@
 export { startSimulator, type SimHandle, type SimOptions } from './server';
-export { runSimCli, parseSimArgs, SIM_USAGE } from './cli';
+export { runSimCli, parseSimArgs, SIM_USAGE, type SimCliHandle } from './cli';
+export { startReplicas } from './replicas';
+export { loadProfileFile, resolveProfile, type SimClock } from './options';
 export type { SimFault } from './faults';
-export type { RequestRecord, SimStats, LatencyModel } from './engine';
+export type { RequestRecord, SimStats } from './stats';
 export { PrefixCache, type Admission, type CacheStats } from './prefixCache';
 export type { SimScript, ScriptReply, ScriptToolCall } from './script';
 export type { JudgeVerdict } from './replies';

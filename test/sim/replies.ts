@@ -4,7 +4,7 @@
  * streamed pieces of about N tokens.
  */
 import { randomUUID } from 'node:crypto';
-import type { RequestKind } from './engine';
+import type { RequestKind } from './stats';
 import type { ScriptPlayer } from './script';
 import { detectCompaction, detectJudge, judge, summarize } from './summarizer';
 import { contentText, type WireMessage, type WireTool } from './template';

@@ -3,8 +3,7 @@ import type { PinView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { button, clear, h, setText } from '../dom';
 import { post } from '../vscodeApi';
-
-const KINDS: PinView['kind'][] = ['constraint', 'open-loop', 'note'];
+import { PIN_KINDS as KINDS } from '../../src/protocol/vocabulary';
 
 export class Pins {
   readonly el: HTMLElement;

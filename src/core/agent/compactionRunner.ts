@@ -1,6 +1,7 @@
 import type { CompactionEvent } from '../compaction/events';
+import type { SplitChoice } from '../compaction/fromSession';
 import { createCompaction, snapshotSession } from '../compaction/fromSession';
-import type { PendingCompaction } from '../compaction/pendingCompaction';
+import type { CompactionDeps, PendingCompaction } from '../compaction/pendingCompaction';
 import type { CompactionSettings, CompactionSnapshot } from '../compaction/plan';
 import type { ChatMessage, StoredMessage } from '../messages';
 import type { LimiterPort, ModelPort, ToolSpec } from '../ports';
@@ -28,6 +29,23 @@ export interface CompactionRunnerSettings {
   compaction: CompactionSettings;
   replyReserve: number;
   judge: { enabled: boolean; threshold: number; model?: string | undefined };
+}
+
+/** The model side of a compaction, the same for background runs and the user's previews. */
+export function compactionDeps(d: Pick<CompactionRunnerDeps, 'compactor' | 'compactorLimiter' | 'ledger' | 'clock' | 'ids'>): CompactionDeps {
+  return { model: d.compactor, limiter: d.compactorLimiter, count: (m) => d.ledger.estimate(m), clock: d.clock, ids: d.ids };
+}
+
+/** Freezes the session at `choice` and plans a compaction of it: the one setup every compaction starts from. */
+export function planSessionCompaction(
+  d: Pick<CompactionRunnerDeps, 'store' | 'compactor' | 'compactorLimiter' | 'ledger' | 'clock' | 'ids'>,
+  choice: SplitChoice,
+  tools: readonly ToolSpec[],
+  settings: CompactionSettings,
+  replyReserve: number,
+): { snapshot: CompactionSnapshot; pending: PendingCompaction } {
+  const snapshot = snapshotSession(d.store, d.ledger, choice, tools, { contextWindow: settings.contextWindow, replyReserve });
+  return { snapshot, pending: createCompaction(snapshot, settings, compactionDeps(d)) };
 }
 
 /** How a background compaction ended. */
@@ -63,12 +81,10 @@ export class BackgroundCompaction {
     tools: readonly ToolSpec[],
     focus: string | undefined,
   ) {
-    this.snapshot = snapshotSession(deps.store, deps.ledger, { strategy: settings.strategy }, tools, {
-      contextWindow: settings.compaction.contextWindow,
-      replyReserve: settings.replyReserve,
-    });
+    const first = planSessionCompaction(deps, { strategy: settings.strategy }, tools, { ...settings.compaction, focus }, settings.replyReserve);
+    this.snapshot = first.snapshot;
     this.snapshotLength = deps.store.snapshot.messages.length;
-    this.current = this.create({ ...settings.compaction, focus });
+    this.current = this.watch(first.pending);
     this.done = this.pipeline().then((o) => (this.settledOutcome = o));
   }
 
@@ -98,13 +114,10 @@ export class BackgroundCompaction {
   }
 
   private create(settings: CompactionSettings): PendingCompaction {
-    const pc = createCompaction(this.snapshot, settings, {
-      model: this.deps.compactor,
-      limiter: this.deps.compactorLimiter,
-      count: (m) => this.deps.ledger.estimate(m),
-      clock: this.deps.clock,
-      ids: this.deps.ids,
-    });
+    return this.watch(createCompaction(this.snapshot, settings, compactionDeps(this.deps)));
+  }
+
+  private watch(pc: PendingCompaction): PendingCompaction {
     pc.on((e: CompactionEvent) => this.deps.emit({ type: 'compaction', event: e }));
     return pc;
   }

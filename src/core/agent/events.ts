@@ -27,3 +27,15 @@ export type AgentEvent =
   | { type: 'notice'; text: string }
   | { type: 'error'; error: string }
   | { type: 'done'; reason: 'answer' | 'max-steps' | 'cancelled' | 'error'; steps: number };
+
+/**
+ * One handler per agent event type, for consumers that must say what they do
+ * with every event: a new event type is a compile error in each such table
+ * instead of falling silently into a `default:` arm.
+ */
+export type AgentEventTable<C, R = void> = { [K in AgentEvent['type']]: (e: Extract<AgentEvent, { type: K }>, ctx: C) => R };
+
+/** Calls the table's handler for `e` (the cast joins the per-type handlers into one signature). */
+export function onAgentEvent<C, R>(table: AgentEventTable<C, R>, e: AgentEvent, ctx: C): R {
+  return (table[e.type] as (e: AgentEvent, ctx: C) => R)(e, ctx);
+}

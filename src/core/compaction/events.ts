@@ -1,6 +1,8 @@
 import type { SurvivalReport } from './checks';
 
-export type BlockStatus = 'queued' | 'streaming' | 'done' | 'failed' | 'edited';
+import type { BlockSpan } from '../vocabulary';
+
+export type { BlockStatus } from '../vocabulary';
 
 export interface BlockStats {
   /** Prompt tokens: the server's count when it reported one, else the local estimate. */
@@ -18,15 +20,7 @@ export interface BlockStats {
   trimmed: boolean;
 }
 
-export interface BlockView {
-  index: number;
-  firstMessage: number;
-  lastMessage: number;
-  /** Tokens of head content in the block (local estimate). */
-  tokens: number;
-  status: BlockStatus;
-  /** Output tokens so far while streaming. */
-  streamedTokens: number;
+export interface BlockView extends BlockSpan {
   summary: string | undefined;
   error: string | undefined;
   stats: BlockStats | undefined;
@@ -45,15 +39,74 @@ export interface CompactionTotals {
   maxInFlight: number;
 }
 
+/** One plan the planner considered (src/core/perf/planner.ts), with its predicted wall time. */
+export interface PlanOption {
+  /** Short name for a row, e.g. "target-block 4096 ×32". */
+  label: string;
+  mode: 'parallel' | 'sequential';
+  layout: 'cache-aligned' | 'target-block';
+  /** Target tokens per block (the head's size for the sequential call). */
+  blockTokens: number;
+  blocks: number;
+  /** Workers in flight at once. */
+  concurrency: number;
+  /** Summary tokens the workers are asked for, in total. */
+  summaryTokens: number;
+  predictedMs: number;
+  /**
+   * Predicted time per output token of the live agent during the compaction
+   * divided by its time without one (only when the agent shares the server).
+   */
+  agentSlowdown?: number;
+  /** Set when the option was ruled out, with the reason (e.g. "slows the agent 2.3×"). */
+  excluded?: string;
+}
+
+/** What the planner chose and what it weighed it against. */
+export interface PlanChoice {
+  chosen: PlanOption;
+  /** Every other option considered, fastest first. */
+  alternatives: PlanOption[];
+  profile: { name: string; source: string };
+  /** Whether the agent's prefix was assumed cached on the server. */
+  cache: 'cold' | 'warm';
+  /** Background plans bound how much they slow the live agent. */
+  background: boolean;
+  /** Compaction endpoints target-block workers spread over. */
+  replicas: number;
+  /** Settings or flags that fixed part of the plan (e.g. "layout=cache-aligned"). */
+  forced: string[];
+}
+
+/** After the run: the chosen plan's prediction against what it took. */
+export interface PlanOutcome {
+  label: string;
+  predictedMs: number;
+  measuredMs: number;
+  /** Measured ÷ predicted. */
+  ratio: number;
+  summaryTokens: number;
+}
+
 /** Everything a compaction reports, for the UI, the CLI and the log. */
 export type CompactionEvent =
-  | { type: 'planned'; compactionId: string; blocks: BlockView[]; headTokens: number; layout: string; mode: string; focus: string | undefined }
+  | {
+      type: 'planned';
+      compactionId: string;
+      blocks: BlockView[];
+      headTokens: number;
+      layout: string;
+      mode: string;
+      focus: string | undefined;
+      /** The planner's choice and alternatives; absent when nothing was planned (settings fixed everything). */
+      plan?: PlanChoice;
+    }
   | { type: 'block-queued'; compactionId: string; block: number }
   | { type: 'block-streaming'; compactionId: string; block: number; outputTokens: number }
   | { type: 'block-done'; compactionId: string; block: number; summary: string; stats: BlockStats }
   | { type: 'block-failed'; compactionId: string; block: number; error: string }
   | { type: 'block-retried'; compactionId: string; block: number; attempt: number; reason: string }
   | { type: 'block-edited'; compactionId: string; block: number; summary: string }
-  | { type: 'ready'; compactionId: string; totals: CompactionTotals; checks: SurvivalReport }
+  | { type: 'ready'; compactionId: string; totals: CompactionTotals; checks: SurvivalReport; /** Predicted against measured, when a plan predicted it. */ outcome?: PlanOutcome }
   | { type: 'cancelled'; compactionId: string }
   | { type: 'adopted'; compactionId: string; totals: CompactionTotals };

@@ -5,8 +5,9 @@ import type { ToolSpec } from '../ports';
 import type { Block } from './partition';
 import { partitionHead } from './partition';
 import type { Layout, Verbosity } from './prompts';
+import type { Mode } from '../vocabulary';
 
-export type CompactionMode = 'parallel' | 'sequential';
+export type CompactionMode = Mode;
 
 export interface CompactionSettings {
   mode: CompactionMode;

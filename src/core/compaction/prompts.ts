@@ -6,11 +6,10 @@ import { messageText } from '../messages';
  * facts a coding agent needs exact; the data-not-instructions rule is there
  * because tool output can carry injected text.
  */
-export type Verbosity = 'concise' | 'detailed' | 'very detailed';
-export const VERBOSITIES: readonly Verbosity[] = ['concise', 'detailed', 'very detailed'];
+import type { Verbosity } from '../vocabulary';
 
-export type Layout = 'cache-aligned' | 'target-block';
-export const LAYOUTS: readonly Layout[] = ['cache-aligned', 'target-block'];
+export { LAYOUTS, VERBOSITIES } from '../vocabulary';
+export type { Layout, Verbosity } from '../vocabulary';
 
 export const SUMMARIZE_MARKER = 'SPLITPOINT-SUMMARIZE';
 

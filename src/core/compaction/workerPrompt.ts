@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../messages';
-import { toWire } from '../messages';
+import { messageText, toWire } from '../messages';
 import type { ModelRequest } from '../ports';
 import { deduplicateToolOutputs, pretrim, truncateLargeToolOutputs, DEFAULT_PRETRIM } from '../pretrim';
 import type { Block } from './partition';
@@ -16,6 +16,8 @@ export interface WorkerPrompt {
   instructionTokens: number;
   /** Whether the prompt had to be pre-trimmed or shortened to fit the window. */
   trimmed: boolean;
+  /** The text the worker is asked to summarise, as sent (fidelity checks which facts reach it). */
+  targetText: string;
 }
 
 /** Block k's own content, with an oversize message cut to its part. */
@@ -102,7 +104,8 @@ function cacheAligned(plan: CompactionPlan, block: Block, x: InstructionInput, m
     request.toolChoice = 'none';
   }
   if (plan.settings.model) request.model = plan.settings.model;
-  return { request, promptTokens: beforeTokens + ownTokens + instructionTokens, instructionTokens, trimmed };
+  const targetText = own.map(messageText).join('\n');
+  return { request, promptTokens: beforeTokens + ownTokens + instructionTokens, instructionTokens, trimmed, targetText };
 }
 
 /**
@@ -172,5 +175,5 @@ function targetBlock(plan: CompactionPlan, block: Block, x: InstructionInput, ma
   const messages = targetBlockPrompt(renderTranscript(tc.messages.slice(from, upto), start + from), target, x);
   const request: ModelRequest = { messages, maxTokens, temperature: 0 };
   if (plan.settings.model) request.model = plan.settings.model;
-  return { request, promptTokens: fixed + contextTokens, instructionTokens: fixed - count({ role: 'user', content: target }), trimmed: upto > 0 };
+  return { request, promptTokens: fixed + contextTokens, instructionTokens: fixed - count({ role: 'user', content: target }), trimmed: upto > 0, targetText: target };
 }

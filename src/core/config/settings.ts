@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Layout, Verbosity } from '../compaction/prompts';
 import type { CompactionMode } from '../compaction/plan';
 import type { StrategyName } from '../splitPoint';
-import { STRATEGY_NAMES } from '../splitPoint';
+import { LAYOUTS, MODES, STRATEGY_NAMES, VERBOSITIES } from '../vocabulary';
 import type { BudgetThresholds } from '../triggers';
 import { DEFAULT_THRESHOLDS, validateThresholds } from '../triggers';
 
@@ -75,12 +75,12 @@ export const SETTING_DEFS = {
   'compaction.hi': { schema: fraction, default: DEFAULT_THRESHOLDS.hi },
   'compaction.lo': { schema: fraction, default: DEFAULT_THRESHOLDS.lo },
   'compaction.block': { schema: fraction, default: DEFAULT_THRESHOLDS.block },
-  'compaction.strategy': { schema: z.enum(STRATEGY_NAMES as [StrategyName, ...StrategyName[]]), default: 'token-fraction' },
-  'compaction.mode': { schema: z.enum(['parallel', 'sequential']), default: 'parallel' },
+  'compaction.strategy': { schema: z.enum(STRATEGY_NAMES), default: 'token-fraction' },
+  'compaction.mode': { schema: z.enum(MODES), default: 'parallel' },
   'compaction.blockTokens': { schema: posInt(256, 131_072), default: 4096 },
   'compaction.maxConcurrency': { schema: posInt(1, 256), default: 8 },
-  'compaction.layout': { schema: z.enum(['cache-aligned', 'target-block']), default: 'cache-aligned' },
-  'compaction.verbosity': { schema: z.enum(['concise', 'detailed', 'very detailed']), default: 'detailed' },
+  'compaction.layout': { schema: z.enum(LAYOUTS), default: 'cache-aligned' },
+  'compaction.verbosity': { schema: z.enum(VERBOSITIES), default: 'detailed' },
   'compaction.async': { schema: z.boolean(), default: true },
   'compaction.idleMinutes': { schema: z.number().min(0).max(24 * 60), default: 5 },
   'compaction.endpoint': { schema: optionalUrl, default: '' },

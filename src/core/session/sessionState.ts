@@ -4,6 +4,7 @@ import { leadingSystemCount } from '../turns';
 import { countMessageWith } from '../tokens/tokenCounter';
 import type { CompactionRecord, PinItem, SessionEvent } from './schema';
 import { SessionStateError } from './errors';
+import type { Origin } from '../vocabulary';
 
 /**
  * The session as the event log describes it: every original message ever
@@ -104,7 +105,7 @@ export function renderPinned(pins: readonly PinItem[], timestamp: number): Store
 }
 
 /** Where each message of the active context came from. */
-export type ActiveOrigin = 'system' | 'pinned' | 'kept' | 'summary' | 'tail';
+export type ActiveOrigin = Origin;
 
 export interface ActiveContext {
   messages: StoredMessage[];

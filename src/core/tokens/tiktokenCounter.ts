@@ -1,14 +1,16 @@
 import type { TokenCounter } from './tokenCounter';
 import { countMessageWith } from './tokenCounter';
 import type { ChatMessage } from '../messages';
+import type { BpeRanks } from './bpeCounter';
+import { BoundedBpeCounter } from './bpeCounter';
 
 /**
  * js-tiktoken's cl100k_base ranks are ~1 MB of data that take a few hundred
  * milliseconds to parse, so they are loaded on first use and never on the
- * extension's activation path. The server's own tokenizer differs per model;
- * the calibration factor (see calibration.ts) corrects for that.
+ * extension's activation path. The counting itself is ours (bpeCounter.ts):
+ * js-tiktoken's merge is quadratic per piece. The server's own tokenizer
+ * differs per model; the calibration factor (see calibration.ts) corrects for that.
  */
-type Encoder = { encode(text: string, allowedSpecial?: 'all' | string[], disallowedSpecial?: 'all' | string[]): number[] };
 
 let loading: Promise<TokenCounter> | undefined;
 
@@ -25,35 +27,33 @@ export function tokenizerLoadCount(): number {
 
 export function loadTiktokenCounter(): Promise<TokenCounter> {
   loading ??= (async () => {
-    const [{ Tiktoken }, ranks] = await Promise.all([import('js-tiktoken/lite'), import('js-tiktoken/ranks/cl100k_base')]);
+    const ranks = await import('js-tiktoken/ranks/cl100k_base');
     (globalThis as Record<symbol, number | undefined>)[LOADS] = tokenizerLoadCount() + 1;
-    return new TiktokenCounter(new Tiktoken(unwrapRanks(ranks)));
+    return new TiktokenCounter(new BoundedBpeCounter(unwrapRanks(ranks)));
   })();
   return loading;
 }
 
-type Ranks = ConstructorParameters<typeof import('js-tiktoken/lite').Tiktoken>[0];
 
 /**
  * The ranks module arrives as an ES module namespace (source, tests) or, in
  * the bundles, as a separate CommonJS file loaded with import(), which wraps
  * its exports in one more `default`. Unwrap until the ranks themselves.
  */
-function unwrapRanks(mod: unknown): Ranks {
+export function unwrapRanks(mod: unknown): BpeRanks {
   let r = mod as Record<string, unknown> | undefined;
   for (let i = 0; i < 3 && r && !('bpe_ranks' in r) && 'default' in r; i++) r = r.default as Record<string, unknown>;
   if (!r || !('bpe_ranks' in r)) throw new Error('the tokenizer data did not load (js-tiktoken ranks not found)');
-  return r as unknown as Ranks;
+  return r as unknown as BpeRanks;
 }
 
 class TiktokenCounter implements TokenCounter {
-  constructor(private readonly encoder: Encoder) {}
+  constructor(private readonly bpe: BoundedBpeCounter) {}
 
   countText(text: string): number {
-    if (text.length === 0) return 0;
     // Conversation content is data: special-token look-alikes in tool output are
     // counted as ordinary text instead of throwing.
-    return this.encoder.encode(text, [], []).length;
+    return this.bpe.count(text);
   }
 
   countMessage(message: ChatMessage): number {

@@ -47,7 +47,7 @@ export async function run(): Promise<void> {
   const results: TestResult[] = [];
   const started = Date.now();
   let fatal: string | undefined;
-  const sim = await startSimulator({ port: 0, latency: { timeScale: 0.02 }, script: agentScript, summaryTokens: 120 });
+  const sim = await startSimulator({ port: 0, timeScale: 0.02, script: agentScript, summaryTokens: 120 });
   (globalThis as { __splitpointSim?: unknown }).__splitpointSim = sim;
   try {
     // Before anything activates the extension: its endpoint is this simulator.

@@ -33,7 +33,7 @@ function filesContaining(dir: string, needle: string, out: string[] = []): strin
 describe('API key in SecretStorage', () => {
   let locked: SimHandle;
   before(async () => {
-    locked = await startSimulator({ port: 0, latency: { timeScale: 0 }, apiKey: KEY });
+    locked = await startSimulator({ port: 0, timeScale: 0, apiKey: KEY });
   });
   after(async () => {
     await commandWithArg('splitpoint.setApiKey', '').catch(() => undefined);

@@ -1,0 +1,161 @@
+import type { ChatMessage, MessageKind } from '../messages';
+import { messageText } from '../messages';
+import type { PinItem } from '../session/schema';
+import { originalId } from '../session/sessionState';
+import { DEFAULT_PRETRIM } from '../pretrim';
+import type { PretrimOptions } from '../pretrim';
+import type { Fact, FactKind, FactPosition } from './types';
+import {
+  CONSTRAINT_RE,
+  DECISION_RE,
+  ERROR_CODE_RE,
+  ERROR_LINE_RE,
+  EXCEPTION_RE,
+  INSTRUCTION_RE,
+  allMatches,
+  identifiersIn,
+  isGenericError,
+  numbersIn,
+  pathsIn,
+  testLine,
+} from './patterns';
+
+/**
+ * Checkable facts in a head: what a summary must keep for the agent to go on
+ * without redoing work. Each fact has one key token, matched exactly later, so
+ * "kept" never depends on a judgement call. A fact that recurs is one fact,
+ * attributed to the first message it appears in.
+ */
+export type FactSource = ChatMessage & { id?: string; kind?: MessageKind };
+
+export interface ExtractOptions {
+  /** The pre-trim thresholds that decide what "the middle of a long output" is. */
+  pretrim?: Pick<PretrimOptions, 'maxLines' | 'maxChars' | 'headLines' | 'tailLines' | 'keepRecentToolResults'>;
+  /** Kinds to extract (default all). */
+  kinds?: readonly FactKind[];
+}
+
+interface Ctx {
+  out: Map<string, Fact>;
+  messageId: string;
+  messageIndex: number;
+  kinds: ReadonlySet<FactKind>;
+}
+
+function add(c: Ctx, kind: FactKind, key: string, text: string, position: FactPosition, extra: Partial<Fact> = {}): void {
+  if (!c.kinds.has(kind) || key.length < 2) return;
+  const id = `${kind}:${key}`;
+  if (c.out.has(id)) return;
+  const shown = text.trim();
+  c.out.set(id, { id, kind, key, text: shown.length > 200 ? `${shown.slice(0, 197)}...` : shown, messageId: c.messageId, messageIndex: c.messageIndex, position, ...extra });
+}
+
+const TAGGED_STATEMENT_RE = /^[\s#/*>-]*(?:DECISION|CONSTRAINT):/;
+
+/** The most specific checkable token of a statement: path, identifier, number with unit, quoted text. */
+export function distinctiveToken(sentence: string): string | undefined {
+  const p = pathsIn(sentence)[0];
+  if (p) return p;
+  const ids = identifiersIn(sentence).filter((x) => !isGenericError(x));
+  if (ids.length > 0) return ids.sort((a, b) => b.length - a.length)[0];
+  const n = numbersIn(sentence)[0];
+  if (n) return n;
+  const q = sentence.match(/[`"']([^`"'\n]{3,60})[`"']/);
+  return q ? q[1] : undefined;
+}
+
+function errorKey(line: string): string | undefined {
+  const specific = allMatches(EXCEPTION_RE, line).find((x) => !isGenericError(x));
+  if (specific) return specific;
+  const code = allMatches(ERROR_CODE_RE, line)[0];
+  if (code) return code;
+  return distinctiveToken(line.replace(EXCEPTION_RE, ' ')) ?? allMatches(EXCEPTION_RE, line)[0];
+}
+
+function sentences(line: string): string[] {
+  return line
+    .split(/(?<=[.!?])\s+(?=[A-Z`"'(])/)
+    .map((s) => s.trim().replace(/^[-*•>]\s+/, ''))
+    .filter((s) => s.length >= 6);
+}
+
+/** Tool results the cheapest pre-trim tier would clear: old ones an assistant message followed. */
+export function consumedToolResults(messages: readonly ChatMessage[], keepRecent: number): Set<number> {
+  const toolIdx: number[] = [];
+  messages.forEach((m, i) => {
+    if (m.role === 'tool') toolIdx.push(i);
+  });
+  let lastAssistant = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === 'assistant') {
+      lastAssistant = i;
+      break;
+    }
+  }
+  const out = new Set<number>();
+  const protectedFrom = toolIdx.length - keepRecent;
+  toolIdx.forEach((i, k) => {
+    if (k < protectedFrom && i < lastAssistant) out.add(i);
+  });
+  return out;
+}
+
+export function extractFacts(messages: readonly FactSource[], pins: readonly PinItem[] = [], opts: ExtractOptions = {}): Fact[] {
+  const pt = { ...DEFAULT_PRETRIM, ...opts.pretrim };
+  const kinds = new Set<FactKind>(opts.kinds ?? ['identifier', 'path', 'number', 'error', 'test', 'decision', 'constraint', 'instruction', 'pin']);
+  const out = new Map<string, Fact>();
+  const consumed = consumedToolResults(messages, pt.keepRecentToolResults);
+  messages.forEach((m, i) => {
+    if (m.role === 'system') return;
+    const c: Ctx = { out, messageId: originalId(m.id ?? `#${i}`), messageIndex: i, kinds };
+    // Tool names are the agent's vocabulary, not facts of the work: only call arguments count.
+    const text = m.role === 'assistant' ? [m.content ?? '', ...(m.tool_calls ?? []).map((c) => c.function.arguments)].join('\n') : messageText(m);
+    const lines = text.split('\n');
+    const long = m.role === 'tool' && (lines.length > pt.maxLines || text.length > pt.maxChars);
+    const positionOf = (lineNo: number): FactPosition => {
+      if (m.kind === 'summary') return 'summary';
+      if (m.role === 'user') return 'user';
+      if (m.role === 'assistant') return 'assistant';
+      if (long && lineNo >= pt.headLines && lineNo < lines.length - pt.tailLines) return 'long-output-middle';
+      return consumed.has(i) ? 'consumed-result' : 'tool-output';
+    };
+    const prose = m.role === 'user' || m.role === 'assistant' || m.kind === 'summary';
+    lines.forEach((line, n) => {
+      if (line.trim().length === 0) return;
+      const pos = positionOf(n);
+      const t = testLine(line);
+      if (t) add(c, 'test', t.name, line, pos, { status: t.status });
+      if (ERROR_LINE_RE.test(line)) {
+        const key = errorKey(line);
+        if (key) add(c, 'error', key, line, pos);
+      }
+      // Tool output (a design doc, CONTRIBUTING.md) states decisions and constraints only when it tags them.
+      const tagged = !prose && TAGGED_STATEMENT_RE.test(line);
+      if (prose || tagged) {
+        for (const s of tagged ? [line.replace(/^[\s#/*>-]+/, '')] : sentences(line)) {
+          const kind: FactKind | undefined = DECISION_RE.test(s)
+            ? 'decision'
+            : CONSTRAINT_RE.test(s)
+              ? 'constraint'
+              : m.role === 'user' && INSTRUCTION_RE.test(s)
+                ? 'instruction'
+                : undefined;
+          const key = kind ? distinctiveToken(s) : undefined;
+          if (kind && key) add(c, kind, key, s, pos);
+        }
+      }
+      const paths = pathsIn(line);
+      for (const p of paths) add(c, 'path', p, line, pos);
+      // An identifier inside a path is the path's, not a fact of its own.
+      const bare = paths.reduce((l, p) => l.split(p).join(' '), line);
+      for (const x of identifiersIn(bare)) if (x.length >= 4) add(c, 'identifier', x, line, pos);
+      for (const x of numbersIn(line)) add(c, 'number', x, line, pos);
+    });
+  });
+  for (const p of pins) {
+    const id = `pin:${p.text}`;
+    if (!kinds.has('pin') || out.has(id)) continue;
+    out.set(id, { id, kind: 'pin', key: p.text, text: p.text, messageId: p.messageId ?? p.id, messageIndex: -1, position: 'pin', mustSurvive: true });
+  }
+  return [...out.values()];
+}

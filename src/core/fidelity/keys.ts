@@ -1,0 +1,42 @@
+import type { Fact } from './types';
+import { escapeRe } from './patterns';
+
+/**
+ * Whether a fact's key token appears in a text. Identifiers must stand alone
+ * (`userId` is not kept by `userIdMap`); a number may lose the space before
+ * its unit ("250ms" keeps "250 ms"); everything else is an exact substring.
+ */
+export type KeyMatcher = (text: string) => boolean;
+
+const cache = new Map<string, KeyMatcher>();
+
+export function keyMatcher(fact: Pick<Fact, 'kind' | 'key'>): KeyMatcher {
+  const id = `${fact.kind}\u0000${fact.key}`;
+  let m = cache.get(id);
+  if (m) return m;
+  m = build(fact);
+  if (cache.size > 50_000) cache.clear();
+  cache.set(id, m);
+  return m;
+}
+
+function build(fact: Pick<Fact, 'kind' | 'key'>): KeyMatcher {
+  const key = fact.key;
+  if (fact.kind === 'identifier') {
+    const re = new RegExp(`(?<![\\w])${escapeRe(key)}(?![\\w])`);
+    return (t) => t.includes(key) && re.test(t);
+  }
+  if (fact.kind === 'number') {
+    const sp = key.indexOf(' ');
+    if (sp > 0) {
+      const re = new RegExp(`(?<![\\w.])${escapeRe(key.slice(0, sp))}\\s?${escapeRe(key.slice(sp + 1))}(?![\\w])`);
+      const num = key.slice(0, sp);
+      return (t) => t.includes(num) && re.test(t);
+    }
+  }
+  return (t) => t.includes(key);
+}
+
+export function hasKey(fact: Pick<Fact, 'kind' | 'key'>, text: string): boolean {
+  return keyMatcher(fact)(text);
+}

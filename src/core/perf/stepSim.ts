@@ -1,0 +1,206 @@
+/**
+ * A discrete model of a vLLM-v1-style scheduler, used by the planner to
+ * predict a compaction's wall time. Each step: running sequences first
+ * (one decode token each, or the next chunk of a prefill), then waiting ones
+ * are admitted in arrival order while seats and the step's token budget last;
+ * the step costs what `stepTimeMs` says (the calibration's mixed-step
+ * formula). Prefix-cache hits follow v1: a request's blocks are registered
+ * when it is admitted, so one admitted later reuses the shared prefix as far
+ * as any earlier one reached. The client side releases requests in a given
+ * order, at most `concurrency` in flight, each to the least loaded replica it
+ * may use.
+ */
+import type { PerfProfile, PrefillChunk } from './profile';
+import { stepTimeMs } from './profile';
+
+const CACHE_BLOCK = 16;
+
+export interface SimRequest {
+  promptTokens: number;
+  /** Leading prompt tokens shared with the agent's context (cache-aligned replay); 0 when none. */
+  sharedTokens: number;
+  outputTokens: number;
+  /** Pinned to one replica (cache-aligned workers stay where the agent's prefix is); undefined = any, by load. */
+  replica?: number;
+}
+
+export interface SimOptions {
+  profile: PerfProfile;
+  /** Request indices in the order the client sends them. */
+  order: readonly number[];
+  /** Most requests in flight at once, over all replicas. */
+  concurrency: number;
+  replicas: number;
+  /** Shared-prefix tokens already cached on replica 0 when the run starts (the agent's context when warm). */
+  warmSharedTokens: number;
+  /** A live agent decoding on replica 0 for the whole run, holding this many KV tokens. */
+  agentKvTokens?: number;
+}
+
+export interface SimResult {
+  wallMs: number;
+  finishMs: number[];
+  firstTokenMs: number[];
+  steps: number;
+  /** Mean step time on replica 0 while the run lasted (the agent's time per output token), and without the run. */
+  agentTpotMs?: number;
+  agentAloneTpotMs?: number;
+}
+
+interface Seq {
+  id: number;
+  req: SimRequest;
+  held: number;
+  prefillLeft: number;
+  generated: number;
+}
+
+interface Replica {
+  waiting: Seq[];
+  running: Seq[];
+  /** Longest shared prefix registered in this replica's cache. */
+  frontier: number;
+  clock: number;
+  step: { end: number; chunks: { seq: Seq; n: number }[]; decoders: Seq[]; repeat: number } | undefined;
+  inFlight: number;
+}
+
+const AGENT = -1;
+
+export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): SimResult {
+  const p = o.profile;
+  const replicas: Replica[] = Array.from({ length: Math.max(1, o.replicas) }, (_, i) => ({
+    waiting: [],
+    running: [],
+    frontier: i === 0 ? o.warmSharedTokens : 0,
+    clock: 0,
+    step: undefined,
+    inFlight: 0,
+  }));
+  const finishMs = requests.map(() => 0);
+  const firstTokenMs = requests.map(() => 0);
+  const queue = [...o.order];
+  let inFlight = 0;
+  let done = 0;
+  let steps = 0;
+  let agentSteps = 0;
+  let agentMs = 0;
+  let now = 0;
+  if (o.agentKvTokens !== undefined) {
+    const agent: Seq = { id: AGENT, req: { promptTokens: o.agentKvTokens, sharedTokens: 0, outputTokens: Infinity }, held: o.agentKvTokens, prefillLeft: 0, generated: 0 };
+    replicas[0]!.running.push(agent);
+    replicas[0]!.inFlight++;
+  }
+
+  const release = (): void => {
+    while (queue.length > 0 && inFlight < o.concurrency) {
+      const id = queue.shift()!;
+      const req = requests[id]!;
+      const r = req.replica ?? leastLoaded(replicas);
+      const rep = replicas[r]!;
+      rep.waiting.push({ id, req, held: 0, prefillLeft: 0, generated: 0 });
+      rep.inFlight++;
+      inFlight++;
+      if (!rep.step) rep.clock = Math.max(rep.clock, now);
+    }
+  };
+
+  const plan = (rep: Replica): void => {
+    let budget = p.maxNumBatchedTokens;
+    const chunks: { seq: Seq; n: number }[] = [];
+    const decoders: Seq[] = [];
+    for (const s of rep.running) {
+      if (budget <= 0) break;
+      if (s.prefillLeft > 0) {
+        const n = Math.min(s.prefillLeft, budget);
+        chunks.push({ seq: s, n });
+        budget -= n;
+      } else {
+        decoders.push(s);
+        budget -= 1;
+      }
+    }
+    while (rep.waiting.length > 0 && rep.running.length < p.maxNumSeqs && budget > 0) {
+      const s = rep.waiting.shift()!;
+      const shared = Math.min(rep.frontier, s.req.sharedTokens, s.req.promptTokens - 1);
+      s.held = Math.max(0, Math.floor(shared / CACHE_BLOCK) * CACHE_BLOCK);
+      s.prefillLeft = s.req.promptTokens - s.held;
+      rep.frontier = Math.max(rep.frontier, s.req.sharedTokens);
+      rep.running.push(s);
+      const n = Math.min(s.prefillLeft, budget);
+      chunks.push({ seq: s, n });
+      budget -= n;
+    }
+    // Decode-only stretches are identical but for the KV growing by one token
+    // per sequence per step: run them in one go until the first one ends, as
+    // long as nothing can arrive meanwhile.
+    let repeat = 1;
+    const quiet = chunks.length === 0 && rep.waiting.length === 0 && (o.replicas <= 1 || queue.length === 0);
+    if (quiet && decoders.length > 0) {
+      repeat = Math.max(1, Math.min(...decoders.map((s) => s.req.outputTokens - s.generated)));
+      if (!Number.isFinite(repeat)) repeat = 1;
+    }
+    const kv0 = decoders.reduce((a, s) => a + s.held + s.generated, 0);
+    const prefill: PrefillChunk[] = chunks.map((c) => ({ newTokens: c.n, heldTokens: c.seq.held }));
+    let ms = stepTimeMs(p, { prefill, decodeKvTokens: kv0, decodeSeqs: decoders.length });
+    if (repeat > 1) ms = repeat * ms + (p.step.decodeKvMsPerKToken * decoders.length * ((repeat * (repeat - 1)) / 2)) / 1000;
+    rep.step = { end: rep.clock + ms, chunks, decoders, repeat };
+  };
+
+  const finish = (rep: Replica, s: Seq, at: number): void => {
+    rep.running.splice(rep.running.indexOf(s), 1);
+    rep.inFlight--;
+    inFlight--;
+    done++;
+    finishMs[s.id] = at;
+  };
+
+  const apply = (rep: Replica, isZero: boolean): void => {
+    const st = rep.step!;
+    rep.step = undefined;
+    const dt = st.end - rep.clock;
+    rep.clock = st.end;
+    now = st.end;
+    steps += st.repeat;
+    if (isZero && o.agentKvTokens !== undefined && done < requests.length) {
+      agentSteps += st.repeat;
+      agentMs += dt;
+    }
+    for (const { seq, n } of st.chunks) {
+      seq.held += n;
+      seq.prefillLeft -= n;
+      if (seq.prefillLeft === 0) {
+        seq.generated = 1;
+        firstTokenMs[seq.id] = now;
+        if (seq.generated >= seq.req.outputTokens) finish(rep, seq, now);
+      }
+    }
+    for (const seq of st.decoders) {
+      seq.generated += st.repeat;
+      if (seq.id !== AGENT && seq.generated >= seq.req.outputTokens) finish(rep, seq, now);
+    }
+  };
+
+  release();
+  while (done < requests.length) {
+    for (const rep of replicas) if (!rep.step && (rep.running.length > 0 || rep.waiting.length > 0)) plan(rep);
+    let next: Replica | undefined;
+    for (const rep of replicas) if (rep.step && (!next || rep.step.end < next.step!.end)) next = rep;
+    if (!next) throw new Error('step model stalled: requests left but nothing can run (a prompt larger than the KV budget?)');
+    apply(next, next === replicas[0]);
+    release();
+  }
+  const wallMs = Math.max(0, ...finishMs);
+  const res: SimResult = { wallMs, finishMs, firstTokenMs, steps };
+  if (o.agentKvTokens !== undefined) {
+    res.agentAloneTpotMs = stepTimeMs(p, { prefill: [], decodeKvTokens: o.agentKvTokens, decodeSeqs: 1 });
+    res.agentTpotMs = agentSteps > 0 ? agentMs / agentSteps : res.agentAloneTpotMs;
+  }
+  return res;
+}
+
+function leastLoaded(replicas: readonly Replica[]): number {
+  let best = 0;
+  for (let i = 1; i < replicas.length; i++) if (replicas[i]!.inFlight < replicas[best]!.inFlight) best = i;
+  return best;
+}

@@ -1,0 +1,59 @@
+/**
+ * How many summary tokens a compaction writes, and how they are shared out.
+ * One total, set by the user's goal: the verbosity's compression of the head,
+ * bounded by the room the target after compaction (`lo` of the window) leaves
+ * once the tail, pins and frame are counted. The total is split across blocks
+ * in proportion to their size, so sequential and parallel plans are compared
+ * at the same volume.
+ */
+import type { Verbosity } from '../compaction/prompts';
+
+/** Head tokens per summary token at each verbosity. */
+export const COMPRESSION: Readonly<Record<Verbosity, number>> = { concise: 24, detailed: 12, 'very detailed': 6 };
+
+/** No block is asked for fewer tokens than this: the sections alone need it. */
+export const MIN_BLOCK_TARGET = 64;
+
+export interface VolumeInput {
+  headTokens: number;
+  verbosity: Verbosity;
+  /**
+   * Tokens the summary may take so the context lands at `lo`: lo × window
+   * minus the tail, pins, system prompt and merge framing. Undefined = no bound.
+   */
+  room: number | undefined;
+}
+
+export function summaryVolume(x: VolumeInput): number {
+  const wanted = Math.round(x.headTokens / COMPRESSION[x.verbosity]);
+  // Never ask for more than 40% of the head: that would not compress.
+  const cap = Math.max(MIN_BLOCK_TARGET, Math.floor(0.4 * x.headTokens));
+  const room = x.room === undefined ? Infinity : Math.max(MIN_BLOCK_TARGET, Math.floor(x.room));
+  return Math.max(Math.min(MIN_BLOCK_TARGET, x.headTokens), Math.min(wanted, cap, room));
+}
+
+/** The room left for the summary when the context must land at `lo`. */
+export function summaryRoom(o: { lo: number; window: number; keptTokens: number; overheadTokens?: number }): number {
+  return o.lo * o.window - o.keptTokens - (o.overheadTokens ?? 200);
+}
+
+/**
+ * Splits `total` across blocks in proportion to their tokens (largest
+ * remainder, so the parts add up), each at least MIN_BLOCK_TARGET.
+ */
+export function splitVolume(total: number, blockTokens: readonly number[]): number[] {
+  const sum = blockTokens.reduce((a, b) => a + b, 0);
+  if (blockTokens.length === 0) return [];
+  if (sum <= 0) return blockTokens.map(() => MIN_BLOCK_TARGET);
+  const exact = blockTokens.map((t) => (total * t) / sum);
+  const parts = exact.map(Math.floor);
+  let left = total - parts.reduce((a, b) => a + b, 0);
+  const order = exact.map((e, i) => ({ i, r: e - Math.floor(e) })).sort((a, b) => b.r - a.r);
+  for (let k = 0; left > 0; k = (k + 1) % order.length, left--) parts[order[k]!.i]!++;
+  return parts.map((v) => Math.max(MIN_BLOCK_TARGET, v));
+}
+
+/** max_tokens for a worker asked for `target` tokens: room to finish the last section, not to ramble. */
+export function maxTokensFor(target: number): number {
+  return Math.ceil(target * 1.25) + 32;
+}

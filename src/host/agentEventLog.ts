@@ -1,0 +1,91 @@
+import type { AgentEventTable } from '../core/agent/events';
+import type { VerdictView } from '../protocol/messages';
+import type { HostLog } from './log';
+import { verdictView } from './viewModel';
+
+/** What the controller lets the agent-event table touch. */
+export interface AgentEventSink {
+  log: HostLog;
+  /** The session id, prefixed to log lines. */
+  sid: string;
+  notice(level: 'info' | 'warning' | 'error', text: string): void;
+  /** Streamed reply text so far (kept for a snapshot mid-reply), or '' to reset it. */
+  streamed(text: string | null): void;
+  recordVerdict(compactionId: string, verdict: VerdictView): void;
+  /** A background result the loop let go of: the user may still adopt, edit or cancel it. */
+  held(compactionId: string): void;
+  error(message: string): void;
+}
+
+const pct = (f: number) => (100 * f).toFixed(0);
+
+/**
+ * What the controller does with each agent event besides the compaction view
+ * (CompactionTracker): streaming text, notices and the log. Every event type
+ * has an entry, so a new one is a compile error here rather than a silent drop.
+ */
+export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
+  'assistant-delta': (e, s) => s.streamed(e.text),
+  'assistant-message': (_e, s) => s.streamed(null),
+  // Reasoning and tool results reach the view as stored messages (message-added), not as events.
+  'reasoning-delta': () => undefined,
+  'tool-result': () => undefined,
+  'step-started': (e, s) => s.log.debug(`[${s.sid}] step ${e.step}: ${e.contextTokens}/${e.window} tokens`),
+  'tool-call': (e, s) => s.log.info(`[${s.sid}] tool ${e.call.function.name}${e.needsApproval ? ' (needs approval)' : ''}`),
+  'tool-approval': (e, s) => s.log.info(`[${s.sid}] tool call ${e.callId} ${e.approved ? 'approved' : 'rejected'}`),
+  'trigger-fired': (e, s) => {
+    s.log.info(`[${s.sid}] compaction trigger ${e.trigger} at ${pct(e.usedFraction)}% of the window`);
+    if (e.trigger === 'reactive') {
+      s.notice(
+        'warning',
+        `The server refused the request as longer than its context window (${e.detail ?? 'window unknown'}). ` +
+          'Splitpoint is compacting the context and will retry once.',
+      );
+    }
+  },
+  'waiting-for-compaction': (e, s) =>
+    s.notice('info', `The context is ${pct(e.usedFraction)}% full: the agent waits for the background compaction to finish.`),
+  'judge-verdict': (e, s) => {
+    const v = verdictView(e.verdict, e.attempt);
+    if (v) s.recordVerdict(e.compactionId, v);
+    const result = e.verdict.kind === 'scored' ? `${e.verdict.overall}/10 ${e.verdict.accepted ? 'accepted' : 'rejected'}` : `error: ${e.verdict.message}`;
+    s.log.info(`[${s.sid}] judge on ${e.compactionId} (attempt ${e.attempt}, ${e.nextSteps} next steps): ${result}`);
+  },
+  // The tracker shows amending and superseding in the compaction view; nothing else to do.
+  'compaction-amending': () => undefined,
+  'compaction-superseded': () => undefined,
+  'compaction-held': (e, s) => {
+    s.log.info(`[${s.sid}] compaction ${e.compactionId} held: ${e.reason}`);
+    s.held(e.compactionId);
+  },
+  'compaction-adopted': (e, s) =>
+    s.log.info(`[${s.sid}] compaction ${e.compactionId} adopted: ${e.tokensBefore} → ${e.tokensAfter} tokens${e.judged ? ' (judged)' : ''}`),
+  compaction: (e, s) => {
+    const ev = e.event;
+    if (ev.type === 'ready' || ev.type === 'adopted') {
+      const t = ev.totals;
+      s.log.info(
+        `[${s.sid}] compaction ${ev.compactionId} ${ev.type}: ${t.headTokens} → ${t.summaryTokens} tokens (×${t.compressionRatio.toFixed(1)}), ` +
+          `${t.requests} requests, max ${t.maxInFlight} in flight, ${t.inputTokens} in / ${t.outputTokens} out / ${t.cachedTokens} cached, ${t.wallMs} ms`,
+      );
+    } else if (ev.type === 'block-failed') {
+      s.log.warn(`[${s.sid}] compaction ${ev.compactionId} block ${ev.block} failed: ${ev.error}`);
+    }
+  },
+  'compaction-fallback': (e, s) => s.log.warn(`[${s.sid}] ${e.type} ${e.compactionId}: ${e.reason}`),
+  'compaction-failed': (e, s) => s.log.warn(`[${s.sid}] ${e.type} ${e.compactionId}: ${e.error}`),
+  'compaction-started': (e, s) =>
+    s.log.info(`[${s.sid}] compaction ${e.compactionId} started${e.background ? ' in the background' : ''}${e.focus ? ' with a focus' : ''}`),
+  notice: (e, s) => s.notice('info', e.text),
+  error: (e, s) => {
+    s.log.error(`[${s.sid}] agent error: ${e.error}`);
+    s.notice('error', e.error);
+    s.error(e.error);
+  },
+  done: (e, s) => {
+    s.log.info(`[${s.sid}] turn ended: ${e.reason} after ${e.steps} steps`);
+    if (e.reason === 'max-steps') {
+      s.notice('warning', `The agent stopped after ${e.steps} steps (splitpoint.agent.maxSteps). Send a message to let it continue.`);
+    }
+  },
+};

@@ -1,0 +1,125 @@
+import * as vscode from 'vscode';
+import type { SplitpointSettings } from '../core/config/settings';
+import type { ViewSnapshot } from '../protocol/messages';
+import { readVscodeSettings } from './config';
+import type { Endpoints } from './modelPorts';
+import { buildEndpoints } from './modelPorts';
+import type { ControllerEnvironment } from './sessionController';
+import { describeFailure } from './userFacing';
+
+/** Used until the server reports max_model_len (or when it never does). */
+const FALLBACK_WINDOW = 32_768;
+
+export interface ServerConnectionHooks {
+  log: vscode.LogOutputChannel;
+  /** A warning for the view (e.g. the server has no tool-call parser). */
+  warn(text: string): void;
+  /** The probe finished: the environment (window) or the connection state may have changed. */
+  probed(): void;
+}
+
+/**
+ * The server side of the host: settings, the API key, the model clients built
+ * from them, and what the server said about itself (models, window,
+ * reachability). It probes the server only when asked (host start, settings
+ * change, a message after a failed probe), never on activation.
+ */
+export class ServerConnection {
+  settings: SplitpointSettings | undefined;
+  endpoints: Endpoints | undefined;
+  apiKey: string | undefined;
+  connection: ViewSnapshot['connection'] = { state: 'unknown', message: null };
+  /** From the server's /v1/models, once known. */
+  private serverWindow: number | undefined;
+  private probing: Promise<void> | undefined;
+  private reportedProblems = '';
+
+  constructor(private readonly hooks: ServerConnectionHooks) {}
+
+  /** Reads the settings; problems are logged and shown once per distinct set. */
+  loadSettings(): void {
+    const { settings, problems } = readVscodeSettings();
+    this.settings = settings;
+    const key = problems.join('\n');
+    if (problems.length > 0 && key !== this.reportedProblems) {
+      for (const p of problems) this.hooks.log.warn(`settings: ${p}`);
+      const more = problems.length > 1 ? ` (and ${problems.length - 1} more; see the log)` : '';
+      void vscode.window.showWarningMessage(`Splitpoint: ${problems[0]}${more}`, 'Open Settings').then((a) => {
+        if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'splitpoint');
+      });
+    }
+    this.reportedProblems = key;
+  }
+
+  rebuildEndpoints(): void {
+    this.endpoints = buildEndpoints(this.settings!, this.apiKey, this.hooks.log, (reason) => {
+      this.hooks.log.warn(`the server has no tool-call parser; using the text tool protocol (${reason.slice(0, 200)})`);
+      this.hooks.warn(
+        'The server was started without a tool-call parser, so Splitpoint describes tools in the prompt instead. ' +
+          'For native tool calls start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>.',
+      );
+    });
+  }
+
+  contextWindow(): number {
+    return this.settings?.contextWindow ?? this.serverWindow ?? FALLBACK_WINDOW;
+  }
+
+  environment(): ControllerEnvironment {
+    const e = this.endpoints!;
+    return { settings: this.settings!, contextWindow: this.contextWindow(), agent: e.agent, compactor: e.compactor, compactorLimiter: e.compactorLimiter, judge: e.judge };
+  }
+
+  /** Settings changed: a new endpoint or model forgets what the old server said. True when it must be probed again. */
+  reloadSettings(): boolean {
+    const before = this.settings;
+    this.loadSettings();
+    if (!before || (before.endpoint === this.settings!.endpoint && before.model === this.settings!.model)) return false;
+    this.serverWindow = undefined;
+    this.connection = { state: 'unknown', message: null };
+    return true;
+  }
+
+  /** Asks the server for its models and window. */
+  probe(): Promise<void> {
+    this.probing ??= this.probeNow().finally(() => (this.probing = undefined));
+    return this.probing;
+  }
+
+  private async probeNow(): Promise<void> {
+    const e = this.endpoints;
+    if (!e) return;
+    const t0 = Date.now();
+    const log = this.hooks.log;
+    try {
+      const models = await e.client.listModels();
+      const want = this.settings!.model;
+      const chosen = want ? models.find((m) => m.id === want) : models[0];
+      if (want && !chosen) {
+        this.connection = { state: 'error', message: `The server lists no model "${want}" (it has: ${models.map((m) => m.id).join(', ') || 'none'}).` };
+      } else {
+        this.connection = { state: 'ok', message: chosen ? `${chosen.id}${chosen.maxModelLen ? `, ${chosen.maxModelLen} tokens` : ''}` : null };
+        this.serverWindow = chosen?.maxModelLen;
+      }
+      log.info(`probe ${e.client.baseURL}: ${models.length} model(s) in ${Date.now() - t0} ms; window ${this.serverWindow ?? 'not reported'}`);
+    } catch (err) {
+      this.connection = { state: 'error', message: (err as Error).message };
+      log.warn(`probe ${e.client.baseURL} failed after ${Date.now() - t0} ms: ${(err as { kind?: string }).kind ?? 'error'}`);
+    }
+    this.hooks.probed();
+  }
+
+  /** Turns an agent error into an actionable notification, naming the setting or command that fixes it. */
+  reportError(message: string): void {
+    const last = this.endpoints?.agent.lastError ?? this.endpoints?.compactor.lastError;
+    const related = last && message.includes((last as Error).message) ? last : undefined;
+    const a = describeFailure(related, message, this.settings?.endpoint ?? '');
+    if ((related as { kind?: string } | undefined)?.kind === 'connection') this.connection = { state: 'error', message: a.message };
+    void vscode.window.showErrorMessage(`Splitpoint: ${a.message}`, ...a.actions).then((choice) => {
+      if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', a.settingsQuery ?? 'splitpoint');
+      else if (choice === 'Set API Key') void vscode.commands.executeCommand('splitpoint.setApiKey');
+      else if (choice === 'Select Model') void vscode.commands.executeCommand('splitpoint.selectModel');
+      else if (choice === 'Show Log') this.hooks.log.show();
+    });
+  }
+}

@@ -1,0 +1,76 @@
+import type { SessionStore } from '../core/session/sessionStore';
+import type { TokenLedger } from '../core/tokens/tokenLedger';
+import type { ApprovalView, CompactionView, GaugeView, SessionListItem, SplitView, VerdictView, ViewMessage, ViewSnapshot } from '../protocol/messages';
+import { agentSettingsFrom } from './agentSettings';
+import type { ControllerEnvironment } from './sessionController';
+import { gaugeView, pinView, splitView, toViewMessage } from './viewModel';
+
+/** Everything a full snapshot is built from; the controller supplies it. */
+export interface SnapshotSource {
+  store: SessionStore;
+  ledger: TokenLedger;
+  env: ControllerEnvironment;
+  /** Calibrated tokens of the active context. */
+  contextTokens: number;
+  verdicts: ReadonlyMap<string, VerdictView>;
+  sessions: { session: SessionListItem; sessions: SessionListItem[] };
+  compaction: CompactionView | null;
+  agent: { running: boolean; streaming: string; approvals: ApprovalView[] };
+  connection: ViewSnapshot['connection'];
+  trusted: boolean;
+}
+
+export function viewMessages(store: SessionStore, ledger: TokenLedger, verdicts: ReadonlyMap<string, VerdictView>): ViewMessage[] {
+  const active = store.active();
+  const archivedCount = active.compaction ? store.archived().length : 0;
+  return active.messages.map((m, i) => {
+    const v = toViewMessage(m, i, active.origins[i]!, ledger);
+    if (active.origins[i] === 'summary' && active.compaction) {
+      v.archivedCount = archivedCount;
+      const verdict = verdicts.get(active.compaction.id);
+      if (verdict) v.verdict = verdict;
+    }
+    return v;
+  });
+}
+
+export function sessionGauge(contextTokens: number, env: ControllerEnvironment): GaugeView {
+  return gaugeView(contextTokens, env.contextWindow, env.settings.thresholds);
+}
+
+export function sessionSplit(store: SessionStore, ledger: TokenLedger, env: ControllerEnvironment): SplitView {
+  const active = store.active();
+  const stats = active.compaction?.stats;
+  const perBlock =
+    stats && typeof stats.summaryTokens === 'number' && typeof stats.blocks === 'number' && stats.blocks > 0 ? stats.summaryTokens / stats.blocks : undefined;
+  const s = env.settings;
+  return splitView(active.messages, ledger, {
+    strategy: s.strategy,
+    window: env.contextWindow,
+    // The same (clamped) reserve compaction uses, so the handle starts where compaction would split.
+    replyReserve: agentSettingsFrom(s, env.contextWindow).replyReserve,
+    blockTokens: s.blockTokens,
+    verbosity: s.verbosity,
+    lastSummaryTokensPerBlock: perBlock,
+  });
+}
+
+export function sessionSnapshot(src: SnapshotSource): ViewSnapshot {
+  const { store, env } = src;
+  const s = env.settings;
+  return {
+    session: src.sessions.session,
+    sessions: src.sessions.sessions,
+    messages: viewMessages(store, src.ledger, src.verdicts),
+    gauge: sessionGauge(src.contextTokens, env),
+    split: sessionSplit(store, src.ledger, env),
+    pins: store.snapshot.pins.map(pinView),
+    focus: store.snapshot.focus,
+    compaction: src.compaction,
+    compactionDepth: store.snapshot.compactions.length,
+    agent: src.agent,
+    settings: { endpoint: s.endpoint, model: s.model ?? null, mode: s.mode, layout: s.layout, verbosity: s.verbosity },
+    connection: src.connection,
+    trusted: src.trusted,
+  };
+}

@@ -1,0 +1,202 @@
+import type { AgentLoop } from '../core/agent/agentLoop';
+import { planSessionCompaction } from '../core/agent/compactionRunner';
+import type { PendingCompaction } from '../core/compaction/pendingCompaction';
+import type { ToolSpec } from '../core/ports';
+import type { SessionStore } from '../core/session/sessionStore';
+import type { Clock, IdSource } from '../core/session/storage';
+import type { TokenLedger } from '../core/tokens/tokenLedger';
+import type { HostToWebview } from '../protocol/messages';
+import { agentSettingsFrom } from './agentSettings';
+import type { CompactionTracker } from './compactionTracker';
+import type { HostLog } from './log';
+import type { ControllerEnvironment } from './sessionController';
+
+export interface UserCompactionDeps {
+  store: SessionStore;
+  ledger: TokenLedger;
+  tracker: CompactionTracker;
+  clock: Clock;
+  ids: IdSource;
+  log: HostLog;
+  /** The loop and the environment are rebuilt when settings change: read them each time. */
+  loop(): AgentLoop;
+  env(): ControllerEnvironment;
+  tools(): readonly ToolSpec[];
+  /** Whether a turn runs, and how to stop it (a synchronous compaction runs on the turn's signal). */
+  running(): boolean;
+  stop(): Promise<void>;
+  post(msgs: HostToWebview[]): void;
+  notice(level: 'info' | 'warning' | 'error', text: string): void;
+}
+
+/**
+ * The compactions the user steers from the view: `/compact` previews, a
+ * background result the loop held, and what the user does with them (edit,
+ * regenerate, adopt, cancel, undo).
+ */
+export class UserCompactions {
+  /** The compaction the user steers: their /compact preview, or a background result the loop held. */
+  private owned: PendingCompaction | undefined;
+  /** The loop's current background pending, recorded so a held result can be handed to the user. */
+  private lastBackground: PendingCompaction | undefined;
+
+  constructor(private readonly d: UserCompactionDeps) {}
+
+  /** The loop planned a compaction: remember a background one, in case it is held and handed over. */
+  planned(compactionId: string): void {
+    const bg = this.d.loop().backgroundCompaction;
+    if (bg && bg.pending.id === compactionId) this.lastBackground = bg.pending;
+  }
+
+  /** The loop let go of a held background result (terminal hold): the user may still adopt, edit or cancel it. */
+  held(compactionId: string): void {
+    if (!this.d.loop().backgroundCompaction && this.lastBackground?.id === compactionId) {
+      this.owned = this.lastBackground;
+      this.d.tracker.adoptAsPreview();
+    }
+  }
+
+  /**
+   * `/compact` and the view's Compact button. An auto compaction in flight is
+   * superseded with the focus (its unfinished blocks are redone); otherwise
+   * the user's compaction is a preview that waits for Adopt. A dragged split
+   * replaces whatever runs, since a running compaction cannot move its split.
+   */
+  async compact(focus: string | null, tailStartIndex: number | null): Promise<void> {
+    const { store, log } = this.d;
+    const loop = this.d.loop();
+    const f = focus?.trim() ? focus.trim() : undefined;
+    const bg = loop.backgroundCompaction;
+    if (tailStartIndex === null && bg && !bg.outcome) {
+      await loop.userCompact(f, new AbortController().signal);
+      return this.d.notice('info', f ? `The background compaction now uses your focus: "${f}".` : 'A background compaction is already running.');
+    }
+    if (tailStartIndex === null && f !== undefined && this.owned && this.d.tracker.isPreview && !this.owned.isComplete()) {
+      // A new focus while the preview still runs: redo its unfinished blocks with it.
+      await store.setFocus(f);
+      void this.owned.refocus(f).catch(() => undefined);
+      return;
+    }
+    if (bg && !bg.outcome) loop.cancelCompaction();
+    this.dropOwned();
+    if (f !== undefined && f !== store.snapshot.focus) await store.setFocus(f);
+    const env = this.d.env();
+    const standing = store.snapshot.focus ?? undefined;
+    const settings = agentSettingsFrom(env.settings, env.contextWindow);
+    const choice = tailStartIndex === null ? { strategy: env.settings.strategy } : { manualIndex: tailStartIndex };
+    const { snapshot, pending } = planSessionCompaction(
+      { ...this.d, compactor: env.compactor, compactorLimiter: env.compactorLimiter },
+      choice,
+      this.d.tools(),
+      { ...settings.compaction, focus: standing },
+      settings.replyReserve,
+    );
+    if (pending.plan.blocks.length === 0) {
+      const why = tailStartIndex === null ? `the ${env.settings.strategy} split keeps the whole conversation.` : 'before that split point.';
+      return this.d.notice('info', tailStartIndex === null ? `Nothing to compact: ${why}` : `Nothing to compact ${why}`);
+    }
+    this.owned = pending;
+    this.d.post(this.d.tracker.start(pending.id, false, standing, true));
+    pending.on((e) => {
+      this.d.post(this.d.tracker.onCompactionEvent(e));
+      if (e.type !== 'ready') return;
+      const t = e.totals;
+      log.info(`[${store.id}] preview ${e.compactionId} ready: ${t.headTokens} → ${t.summaryTokens} tokens in ${t.wallMs} ms (${t.requests} requests, ${t.cachedTokens} cached)`);
+    });
+    log.info(`[${store.id}] preview ${pending.id}: ${pending.plan.blocks.length} blocks, ${pending.plan.headTokens} head tokens, split at ${snapshot.split.tailStartIndex}`);
+    await pending.start();
+    if (!pending.isCancelled && !pending.isComplete()) {
+      const failed = pending.blocks.filter((b) => b.status === 'failed');
+      if (failed.length > 0) {
+        const n = failed.length;
+        this.d.notice('warning', `${n} block${n > 1 ? 's' : ''} failed (${failed[0]!.error}). Regenerate ${n > 1 ? 'them' : 'it'}, edit the text, or cancel.`);
+      }
+    }
+  }
+
+  private ownedFor(compactionId: string): PendingCompaction | undefined {
+    if (this.owned && this.owned.id === compactionId) return this.owned;
+    const background = this.d.loop().backgroundCompaction?.pending.id === compactionId;
+    this.d.notice(
+      'warning',
+      background
+        ? 'This compaction runs in the background and is checked by the judge; cancel it, or use /compact "focus" to steer it.'
+        : 'That compaction is no longer open.',
+    );
+    return undefined;
+  }
+
+  async editBlock(id: string, block: number, text: string): Promise<void> {
+    const p = this.ownedFor(id);
+    if (!p) return;
+    if (!text.trim()) return this.d.notice('warning', 'A block summary cannot be empty; regenerate it instead.');
+    try {
+      p.edit(block, text);
+    } catch (err) {
+      return this.d.notice('error', (err as Error).message);
+    }
+  }
+
+  async regenerateBlock(id: string, block: number): Promise<void> {
+    const p = this.ownedFor(id);
+    if (!p) return;
+    try {
+      await p.regenerate(block);
+    } catch (err) {
+      this.d.notice('error', (err as Error).message);
+    }
+  }
+
+  async adopt(id: string): Promise<void> {
+    const loop = this.d.loop();
+    const bg = loop.backgroundCompaction;
+    // A background summary held for the next message may be adopted by hand; the loop then lets it go.
+    const p = this.owned?.id === id ? this.owned : bg && bg.pending.id === id && bg.heldForNextMessage ? bg.pending : undefined;
+    if (!p) return this.d.notice('warning', 'That compaction cannot be adopted now (it is not finished, or it is no longer open).');
+    if (!p.isComplete()) return this.d.notice('warning', 'Not every block has a summary yet: wait, regenerate the failed ones, or edit them.');
+    const before = loop.contextTokens();
+    try {
+      await p.adopt(this.d.store);
+    } catch (err) {
+      return this.d.notice('error', (err as Error).message);
+    }
+    if (p !== this.owned) loop.cancelCompaction();
+    this.owned = undefined;
+    const after = loop.contextTokens();
+    this.d.log.info(`[${this.d.store.id}] adopted ${id} by hand: ${before} → ${after} tokens`);
+    this.d.notice('info', `Compacted: ${before} → ${after} tokens. Undo Last Compaction restores the originals.`);
+  }
+
+  async cancel(id: string): Promise<void> {
+    if (this.owned?.id === id) return this.dropOwned();
+    const loop = this.d.loop();
+    const bg = loop.backgroundCompaction;
+    if (bg && bg.pending.id === id) return loop.cancelCompaction();
+    if (this.d.tracker.owns(id) && this.d.tracker.isActive && this.d.running()) {
+      // The loop's synchronous compaction runs on the turn's signal: stopping is the only way to cancel it.
+      this.d.notice('info', 'This compaction is part of the running turn; stopping the agent.');
+      return this.d.stop();
+    }
+  }
+
+  async undo(): Promise<void> {
+    const store = this.d.store;
+    if (store.snapshot.compactions.length === 0) return this.d.notice('info', 'There is no compaction to undo.');
+    // A compaction in flight was planned on the context being undone.
+    this.d.loop().cancelCompaction();
+    this.dropOwned();
+    try {
+      const undone = await store.undoCompaction();
+      this.d.log.info(`[${store.id}] undid compaction ${undone.id}`);
+      this.d.notice('info', `Undid the last compaction; ${store.snapshot.compactions.length} still in force.`);
+    } catch (err) {
+      this.d.notice('error', (err as Error).message);
+    }
+  }
+
+  /** Cancels the user's compaction, if any (session closed, superseded). */
+  dropOwned(): void {
+    this.owned?.cancel();
+    this.owned = undefined;
+  }
+}

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { clearConsumedToolResults, pretrim, truncateHeadTail, truncateLargeToolOutputs, CLEARED_PLACEHOLDER, DEFAULT_PRETRIM } from '../../src/core/pretrim';
+import { baseSalience } from '../../src/core/fidelity/salience';
+import { asst, toolPair, user } from './helpers/build';
+
+const filler = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `  step ${from + i} finished`);
+
+describe('fidelity: salience-aware pre-trim', () => {
+  it('keeps an error line and a failing test from the middle of a 3,000-line log within the same line budget', () => {
+    const lines = filler(3000);
+    lines[1400] = 'QuotaBurstError: shard seven rejected the write';
+    lines[2100] = '  ✗ rejects duplicate header keys';
+    const opts = { maxLines: 200, maxChars: 1e9, headLines: 60, tailLines: 60 };
+    const plain = truncateHeadTail(lines.join('\n'), opts);
+    assert.ok(!plain.text.includes('QuotaBurstError'), 'the plain cut loses it (the defect this fixes)');
+    const r = truncateHeadTail(lines.join('\n'), opts, baseSalience);
+    const out = r.text.split('\n');
+    assert.ok(out.includes('QuotaBurstError: shard seven rejected the write'));
+    assert.ok(out.includes('  ✗ rejects duplicate header keys'));
+    assert.equal(out[0], lines[0]);
+    assert.equal(out[out.length - 1], lines[2999]);
+    assert.ok(out.length <= plain.text.split('\n').length + 2, `${out.length} lines`);
+    const kept = out.filter((l) => !l.startsWith('[… ')).length;
+    assert.equal(r.linesCut, 3000 - kept);
+    const markers = out.filter((l) => l.startsWith('[… ')).map((l) => Number(l.match(/\d+/)![0]));
+    assert.equal(markers.reduce((a, b) => a + b, 0), r.linesCut, 'the markers account for every cut line');
+  });
+
+  it('keeps lines whose identifiers the conversation mentions later, first when the budget is tight', () => {
+    const cfg = filler(400);
+    cfg[200] = 'poolIdleTimeout = 9';
+    cfg[250] = 'someOtherSetting = 3';
+    const msgs = [user('read the config'), ...toolPair('read_file', cfg.join('\n')), asst('poolIdleTimeout looks too low; raising it.')];
+    const r = truncateLargeToolOutputs(msgs, { ...DEFAULT_PRETRIM, salience: true });
+    const text = r.messages[2]!.content!;
+    assert.ok(text.includes('poolIdleTimeout = 9'));
+    // someOtherSetting is a plain identifier line (score 1): it is kept too, since the budget allows.
+    assert.ok(text.includes('someOtherSetting = 3'));
+    const tight = truncateLargeToolOutputs(msgs, { ...DEFAULT_PRETRIM, headLines: 5, tailLines: 5, maxLines: 20 });
+    const t2 = tight.messages[2]!.content!;
+    assert.ok(t2.includes('poolIdleTimeout = 9'), 'the mentioned line wins a tight budget');
+    assert.equal(t2.split('\n').length <= 11 + 2, true);
+    assert.equal(msgs[2]!.content, cfg.join('\n'), 'the original is untouched');
+  });
+
+  it('cuts an enormous single line by chunks, keeping the chunk with the error and never splitting a token', () => {
+    const json = `{"items":[${Array.from({ length: 2000 }, (_, i) => (i === 1000 ? '"ECONNRESET while syncing"' : `"plain item ${i}"`)).join(',')}]}`;
+    const r = truncateHeadTail(json, { maxLines: 200, maxChars: 4000, headLines: 60, tailLines: 60 }, baseSalience);
+    assert.ok(r.text.includes('ECONNRESET while syncing'));
+    assert.ok(r.text.length <= 4000 + 200, `${r.text.length} chars`);
+    assert.ok(r.text.startsWith('{"items":['));
+    assert.ok(r.text.endsWith(']}'));
+  });
+
+  it('output with nothing salient in the middle is cut exactly as before', () => {
+    const text = filler(1000).join('\n');
+    const opts = { maxLines: 200, maxChars: 1e9, headLines: 10, tailLines: 5 };
+    assert.deepEqual(truncateHeadTail(text, opts, baseSalience), truncateHeadTail(text, opts));
+  });
+
+  it('clearing a consumed result keeps the lines the next assistant message referred to', () => {
+    const out = ['listing:', ...filler(50), 'src/db/migrate.ts: 41 errors', ...filler(50, 60), 'maxPoolSize: 48'].join('\n');
+    const msgs = [user('u'), ...toolPair('a', out), asst('The failures are in src/db/migrate.ts and maxPoolSize is set.'), ...toolPair('b', 'x')];
+    const frozen = JSON.stringify(msgs);
+    const r = clearConsumedToolResults(msgs, 1);
+    const c = r.messages[2]!.content!;
+    assert.ok(c.startsWith(CLEARED_PLACEHOLDER));
+    assert.match(c, /src\/db\/migrate\.ts: 41 errors/);
+    assert.match(c, /maxPoolSize: 48/);
+    assert.ok(!c.includes('step 3 finished'));
+    assert.equal(JSON.stringify(msgs), frozen);
+    const plain = pretrim(msgs, { ...DEFAULT_PRETRIM, keepRecentToolResults: 1, salience: false });
+    assert.ok(!plain.messages[2]!.content!.includes('maxPoolSize'), 'salience off gives the plain placeholder');
+  });
+});

@@ -1,0 +1,173 @@
+import { strict as assert } from 'node:assert';
+import { UNIT_PROFILE } from '../../src/core/perf/profile';
+import type { PerfProfile } from '../../src/core/perf/profile';
+import { simulateSteps } from '../../src/core/perf/stepSim';
+import type { SimRequest } from '../../src/core/perf/stepSim';
+import { planWork } from '../../src/core/perf/planner';
+import type { HeadModel, PlannerInput } from '../../src/core/perf/planner';
+import { MIN_BLOCK_TARGET, maxTokensFor, splitVolume, summaryRoom, summaryVolume } from '../../src/core/perf/volume';
+
+// The unit profile: a step costs max(10, 0.01 × prefill tokens) ms + 1 ms per 1,000 KV tokens
+// read by decoding sequences; 4 seats; 1,000 tokens per step.
+const run = (reqs: SimRequest[], extra: Partial<Parameters<typeof simulateSteps>[1]> = {}) =>
+  simulateSteps(reqs, { profile: UNIT_PROFILE, order: reqs.map((_, i) => i), concurrency: 99, replicas: 1, warmSharedTokens: 0, ...extra });
+const close = (got: number, want: number) => assert.ok(Math.abs(got - want) < 1e-6, `${got} vs ${want}`);
+
+describe('step model', () => {
+  it('chunks a long prefill by the step budget, then decodes with the KV term', () => {
+    // 2,500 prompt tokens: steps of 1000, 1000, 500 (10 ms each, the floor); first token at 30 ms.
+    // Then 2 decode steps reading 2,501 and 2,502 KV tokens: 12.501 + 12.502.
+    const r = run([{ promptTokens: 2500, sharedTokens: 0, outputTokens: 3 }]);
+    close(r.firstTokenMs[0]!, 30);
+    close(r.wallMs, 30 + 12.501 + 12.502);
+    assert.equal(r.steps, 5);
+  });
+
+  it('decoding sequences share one step and each adds its KV', () => {
+    // Both prefill in one 800-token step (10 ms), then one step for both: 10 + (401 + 401) / 1000.
+    const r = run([
+      { promptTokens: 400, sharedTokens: 0, outputTokens: 2 },
+      { promptTokens: 400, sharedTokens: 0, outputTokens: 2 },
+    ]);
+    close(r.wallMs, 10 + 10.802);
+  });
+
+  it('admits no more than max-num-seqs at once', () => {
+    const reqs = Array.from({ length: 5 }, () => ({ promptTokens: 100, sharedTokens: 0, outputTokens: 1 }));
+    const r = run(reqs);
+    assert.deepEqual(r.finishMs, [10, 10, 10, 10, 20]);
+  });
+
+  it('the client concurrency limit holds requests back until one ends', () => {
+    const reqs = Array.from({ length: 3 }, () => ({ promptTokens: 100, sharedTokens: 0, outputTokens: 1 }));
+    assert.deepEqual(run(reqs, { concurrency: 1 }).finishMs, [10, 20, 30]);
+  });
+
+  it('a warm shared prefix is served from the cache in whole 16-token blocks', () => {
+    // 4,990 shared tokens cached → 4,976 (311 blocks) hit; 24 tokens prefilled in one 10 ms step.
+    const r = run([{ promptTokens: 5000, sharedTokens: 4990, outputTokens: 1 }], { warmSharedTokens: 6000 });
+    close(r.wallMs, 10);
+  });
+
+  it('cold, a request admitted later reuses the prefix an earlier one registered', () => {
+    // A: 1,600 tokens, all new: 1000 + 600. B (shares 1,600 with A, 1,700 long) is admitted in
+    // step 2 with 1,600 cached and prefills 100: step 2 has 700 prefill tokens (10 ms).
+    const r = run([
+      { promptTokens: 1600, sharedTokens: 1600, outputTokens: 1 },
+      { promptTokens: 1700, sharedTokens: 1600, outputTokens: 1 },
+    ]);
+    assert.deepEqual(r.finishMs, [20, 20]);
+  });
+
+  it('measures the live agent: mean step time while the run lasts against alone', () => {
+    // Agent holds 10,000 KV tokens: alone 10 + 10 = 20 ms per token. One request of 1,000
+    // tokens: step 1 = agent decode (1 budget token) + 999 prefill → 10 + 10.000 = 20 ms;
+    // step 2 = last prompt token + agent decode → 10 + 10.001 = 20.001 ms; first token ends it.
+    const r = run([{ promptTokens: 1000, sharedTokens: 0, outputTokens: 1 }], { agentKvTokens: 10_000 });
+    close(r.agentAloneTpotMs!, 20);
+    close(r.wallMs, 20 + 20.001);
+    close(r.agentTpotMs!, (20 + 20.001) / 2);
+  });
+
+  it('spreads requests over replicas by load', () => {
+    const reqs = Array.from({ length: 2 }, () => ({ promptTokens: 1000, sharedTokens: 0, outputTokens: 1 }));
+    // One replica: 2 steps of 1,000 tokens; two: each in its own first step.
+    assert.deepEqual(run(reqs).finishMs, [10, 20]);
+    assert.deepEqual(run(reqs, { replicas: 2 }).finishMs, [10, 10]);
+  });
+});
+
+describe('summary volume', () => {
+  it('follows the verbosity, bounded by the room and by 40 % of the head', () => {
+    assert.equal(summaryVolume({ headTokens: 120_000, verbosity: 'detailed', room: undefined }), 10_000);
+    assert.equal(summaryVolume({ headTokens: 120_000, verbosity: 'concise', room: undefined }), 5_000);
+    assert.equal(summaryVolume({ headTokens: 120_000, verbosity: 'detailed', room: 4_000 }), 4_000);
+    assert.equal(summaryVolume({ headTokens: 100, verbosity: 'very detailed', room: undefined }), MIN_BLOCK_TARGET);
+    assert.equal(summaryRoom({ lo: 0.4, window: 100_000, keptTokens: 30_000, overheadTokens: 500 }), 9_500);
+  });
+
+  it('splits the total in proportion to block size, adding up exactly', () => {
+    const parts = splitVolume(1000, [3000, 1000, 2000]);
+    assert.deepEqual(parts, [500, 167, 333]);
+    assert.equal(parts.reduce((a, b) => a + b, 0), 1000);
+    assert.equal(maxTokensFor(400), 532);
+  });
+});
+
+/** A head of equal messages: B-token blocks, transcripts the same size as the blocks. */
+function uniformHead(headTokens: number, frame = 100): HeadModel {
+  return {
+    headTokens,
+    frameTokens: frame,
+    tailTokens: 0,
+    instructionTokens: { 'cache-aligned': 40, 'target-block': 40 },
+    blocks: (B) => {
+      const n = Math.max(1, Math.ceil(headTokens / B));
+      return Array.from({ length: n }, (_, k) => {
+        const t = k < n - 1 ? Math.floor(headTokens / n) : headTokens - (n - 1) * Math.floor(headTokens / n);
+        return { tokens: t, transcriptTokens: t };
+      });
+    },
+  };
+}
+
+const input = (over: Partial<PlannerInput>): PlannerInput => ({
+  head: uniformHead(3000),
+  summaryTokens: 300,
+  profile: UNIT_PROFILE,
+  window: 100_000,
+  cache: 'cold',
+  replicas: 1,
+  maxConcurrency: 64,
+  ...over,
+});
+
+describe('planner', () => {
+  it('predicts the sequential call by hand', () => {
+    // Target-block sequential: 60 system + 3,000 + 40 = 3,100 prompt tokens: 4 prefill steps (40 ms).
+    // 299 more tokens, each a step of 10 ms + KV/1000 with KV = 3,101 … 3,399: 2,990 + 971.75.
+    const r = planWork(input({ forced: { mode: 'sequential', layout: 'target-block' } }));
+    assert.equal(r.choice.chosen.label, 'sequential target-block');
+    assert.equal(r.choice.chosen.predictedMs, Math.round(40 + 2990 + 971.75));
+    assert.deepEqual(r.work.targets, [300]);
+    assert.deepEqual(r.choice.forced, ['mode=sequential', 'layout=target-block']);
+  });
+
+  it('chooses the fastest option and lists the others slowest last, at the same volume', () => {
+    const r = planWork(input({ blockSizes: [1024, 2048] }));
+    const allowed = r.choice.alternatives.filter((a) => !a.excluded);
+    assert.ok(allowed.length >= 4);
+    for (const a of allowed) assert.ok(r.choice.chosen.predictedMs <= a.predictedMs, `${a.label} ${a.predictedMs}`);
+    for (let i = 1; i < allowed.length; i++) assert.ok(allowed[i - 1]!.predictedMs <= allowed[i]!.predictedMs);
+    // Many short decodes beat one long one here: the chosen plan is parallel.
+    assert.equal(r.choice.chosen.mode, 'parallel');
+    for (const a of [r.choice.chosen, ...allowed]) assert.equal(a.summaryTokens, 300);
+    const seq = allowed.find((a) => a.mode === 'sequential')!;
+    assert.ok(seq.predictedMs > 2 * r.choice.chosen.predictedMs);
+  });
+
+  it('takes the sequential call when prefill is what costs and the prefix is cached', () => {
+    // 1 ms per prefill token, no KV term: re-prefilling blocks costs seconds, the warm
+    // sequential call prefills only its instruction.
+    const slowPrefill: PerfProfile = { ...UNIT_PROFILE, maxNumSeqs: 64, step: { ...UNIT_PROFILE.step, prefillMsPerToken: 1, decodeKvMsPerKToken: 0 } };
+    const r = planWork(input({ profile: slowPrefill, cache: 'warm', summaryTokens: 64, head: uniformHead(30_000) }));
+    assert.equal(r.choice.chosen.mode, 'sequential');
+    assert.equal(r.choice.chosen.layout, 'cache-aligned');
+  });
+
+  it('in the background, rules out plans that slow the agent past the limit', () => {
+    const r = planWork(input({ head: { ...uniformHead(6000), tailTokens: 4000 }, background: { maxSlowdown: 1.2 }, blockSizes: [1024, 2048] }));
+    assert.ok(r.choice.background);
+    assert.ok(r.choice.chosen.agentSlowdown! <= 1.2, String(r.choice.chosen.agentSlowdown));
+    const excluded = r.choice.alternatives.filter((a) => a.excluded);
+    assert.ok(excluded.length > 0);
+    for (const a of excluded) assert.ok(a.agentSlowdown! > 1.2);
+  });
+
+  it('a worker that would not fit the window is ruled out with the reason', () => {
+    const r = planWork(input({ window: 2000, blockSizes: [1024] }));
+    const seq = r.choice.alternatives.find((a) => a.mode === 'sequential' && a.layout === 'target-block')!;
+    assert.match(seq.excluded!, /do not fit the 2000-token window/);
+    assert.equal(r.choice.chosen.excluded, undefined);
+  });
+});
