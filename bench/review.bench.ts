@@ -32,6 +32,7 @@ async function main(): Promise<void> {
       `${s0.loss!.dropped.length} dropped facts marked; message ${(JSON.stringify({ type: 'review-state', state: s0 }).length / 1024).toFixed(0)} KB`,
   );
   const runs: { script: number; layout: number; frame: number }[] = [];
+  const built: number[] = [];
   for (const s of states) {
     // A fresh page each time: every run is a first render.
     const view = await openView({ bundle: 'review', width: 1400, height: 900 });
@@ -47,6 +48,7 @@ async function main(): Promise<void> {
       return { script: t1 - t0, layout: t2 - t0, frame: w.performance.now() - t0 };
     }, s)) as { script: number; layout: number; frame: number };
     const rows = await view.page.locator('.rv-row').count();
+    built.push(await view.page.locator('.rv-row .rv-msg').count());
     if (rows !== 30 || view.errors.length) throw new Error(`bad render: ${rows} rows, errors ${view.errors.join('; ')}`);
     runs.push(r);
     await view.close();
@@ -55,6 +57,28 @@ async function main(): Promise<void> {
   const worst = Math.max(...runs.map((r) => r.layout));
   log(`first render (cold page): ${f(first.script)} ms script, ${f(first.layout)} ms incl. style+layout, ${f(first.frame)} ms to next frame  [target ≤ 150 ms] ${first.layout <= 150 ? 'OK' : 'OVER'}`);
   log(`  over ${runs.length} fresh pages: median ${f(median(runs.map((r) => r.layout)))} ms incl. layout (worst ${f(worst)} ms), median ${f(median(runs.map((r) => r.frame)))} ms to next frame`);
+
+  log(`  rows whose originals were built by the first frame (the rest build as they come within a screen of the viewport): ${built[0]} of ${s0.messages.length} messages`);
+
+  // Scrolling through every block: each row's originals are built as it nears the viewport.
+  {
+    const view = await openView({ bundle: 'review', width: 1400, height: 900 });
+    await view.send({ type: 'review-state', state: s0 } as never);
+    const t = (await view.page.evaluate(async () => {
+      const w = globalThis as any;
+      const rows = [...w.document.querySelectorAll('.rv-row')];
+      const out: number[] = [];
+      for (const r of rows) {
+        const t0 = w.performance.now();
+        r.scrollIntoView({ block: 'start' });
+        await new Promise((res) => w.requestAnimationFrame(() => w.requestAnimationFrame(res)));
+        out.push(w.performance.now() - t0);
+      }
+      return { frames: out, msgs: w.document.querySelectorAll('.rv-msg').length };
+    })) as { frames: number[]; msgs: number };
+    log(`scroll to each of 30 blocks (two frames each): median ${f(median(t.frames))} ms, worst ${f(Math.max(...t.frames))} ms; ${t.msgs} messages built at the end`);
+    await view.close();
+  }
 
   // A block delta while workers stream: one row's summary plus the loss report and the strip.
   const view = await openView({ bundle: 'review', width: 1400, height: 900 });

@@ -19,6 +19,7 @@ const WEBVIEW_MESSAGE_CHECKS = {
   undo: () => true,
   'clear-focus': () => true,
   'new-session': () => true,
+  'open-review': () => true,
   send: (m) => str(m, 'text'),
   compact: (m) => strOrNull(m, 'focus') && (m.tailStartIndex === null || int(m, 'tailStartIndex')),
   'set-strategy': (m) => isOneOf(STRATEGY_NAMES, m.strategy),

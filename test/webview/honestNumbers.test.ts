@@ -35,6 +35,17 @@ describe('webview: meters count what they say', function () {
     assert.match((await details.textContent())!, /prompt 5,000 tok \(4,800 cached\)/);
     assert.doesNotMatch((await view.page.locator('.cp-preview .pv-head').textContent())!, /5,000/);
   });
+  it('shows the plan with predicted against measured, and opens the review editor', async () => {
+    const opt = (label: string, predictedMs: number) => ({ label, mode: 'parallel' as const, layout: 'target-block' as const, blockTokens: 4096, blocks: 3, concurrency: 8, summaryTokens: 900, predictedMs });
+    const plan = { chosen: opt('target-block 4096 ×8', 4000), alternatives: [{ ...opt('cache-aligned 4096 ×8', 9000), excluded: 'slows the agent 2.3×' }], profile: 'h100-7b (calibration)', measuredMs: 4600 };
+    await view.send({ type: 'compaction', compaction: { ...c, plan } });
+    assert.equal(await view.page.locator('.cp-plan-line').textContent(), 'Plan: target-block 4096 ×8 — predicted 4.0 s, measured 4.6 s (+15 %)');
+    assert.match((await view.page.locator('.cp-plan-alts').textContent())!, /cache-aligned 4096 ×8: 9\.0 s \(ruled out: slows the agent 2\.3×\)/);
+    await view.clearPosted();
+    await view.page.locator('.cp-review').click();
+    assert.deepEqual(await view.posted(), [{ type: 'open-review' }]);
+  });
+
   it('the session picker shows each session with its size and last use', async () => {
     const now = Date.now();
     const sessions = [

@@ -33,6 +33,9 @@ describe('review editor (webview)', function () {
     for (let i = 0; i < 5; i++) {
       const b = c.blocks[i]!;
       const row = rows.nth(i);
+      // Originals are built when a row comes near the viewport.
+      await row.scrollIntoViewIfNeeded();
+      await view.frame();
       assert.equal(await row.locator('.rv-msg').count(), b.lastMessage - b.firstMessage + 1);
       assert.equal(await row.locator('.rv-sum-text').textContent(), b.summary);
       const o = (await row.locator('.rv-orig').boundingBox())!;
@@ -73,16 +76,22 @@ describe('review editor (webview)', function () {
     const loss = state.loss!;
     assert.ok(loss.dropped.length > 0);
     assert.equal(await view.page.locator('.rv-loss-head').textContent(), lossHeadline(loss));
-    const marked = (await view.page.locator('mark.rv-lost').evaluateAll((els) => [...new Set(els.map((e) => e.getAttribute('data-fact')))])) as string[];
-    assert.deepEqual(marked.sort(), loss.dropped.map((f) => f.id).sort());
+    // Every dropped fact is marked in its message (facts sharing a key share the mark).
+    const marked = (await view.page.locator('mark.rv-lost').evaluateAll((els) => [...new Set(els.map((e) => `${e.closest('[data-message]')!.getAttribute('data-message')} ${e.textContent}`))])) as string[];
+    const hasKey = loss.dropped.filter((f) => state.messages[f.messageIndex]!.content.includes(f.key));
+    assert.ok(hasKey.length > loss.dropped.length * 0.9, 'nearly all keys appear verbatim in the displayed text');
+    assert.deepEqual(marked.sort(), [...new Set(hasKey.map((f) => `${f.messageId} ${f.key}`))].sort());
     // The last fact listed under the first kind (its block is further down the page).
     await view.page.locator('.rv-kind > summary').first().click();
     const link = view.page.locator('.rv-kind').first().locator('.rv-fact').last();
     const key = await link.textContent();
     const f = loss.dropped.find((d) => d.key === key)!;
     await link.click();
-    const focused = await view.page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('data-fact'));
-    assert.equal(focused, f.id);
+    const active = (await view.page.evaluate(() => {
+      const a = (globalThis as any).document.activeElement;
+      return { text: a.textContent, message: a.closest('[data-message]')?.getAttribute('data-message') };
+    })) as { text: string; message: string };
+    assert.deepEqual(active, { text: f.key, message: f.messageId });
     assert.ok(await view.page.locator(`.rv-row[data-block="${f.block}"]`).evaluate((e) => e.classList.contains('selected')));
   });
 

@@ -1,7 +1,7 @@
 /** Deterministic review-editor states: a head of realistic text (≈4 characters per token) split into blocks. */
 import type { BlockView, CompactionView, ViewMessage } from '../../src/protocol/messages';
 import type { ReviewState } from '../../src/protocol/review';
-import { identifierLoss } from '../../src/host/review/identifierLoss';
+import { lossWithFallback } from '../../src/host/review/reviewBridge';
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
@@ -101,7 +101,7 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
     gauge: { used: total, window: 131072, hi: 0.75, lo: 0.4, block: 0.95 },
     split: { strategy: 'token-fraction', tailStartIndex: headEnd + 1, keptIndices: [], allowed: [headEnd + 1], summaryTokensPerBlock: 300, blockTokens: 4096 },
     compaction,
-    loss: identifierLoss(messages, compaction),
+    loss: lossWithFallback(messages, compaction),
     plan: {
       compactionId: compaction.id,
       mode: 'parallel',

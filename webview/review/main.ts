@@ -17,6 +17,26 @@ const ui = loadUi();
 let state: ReviewState | null = null;
 let rows: BlockRow[] = [];
 let rowsFor = '';
+let lossShown: unknown = undefined;
+
+/** Builds a row's originals when it comes within a screen of the viewport. */
+const near = new IntersectionObserver(
+  (entries) => {
+    for (const e of entries) {
+      if (!e.isIntersecting) continue;
+      const i = Number((e.target as HTMLElement).dataset.block);
+      showRow(i);
+    }
+  },
+  { rootMargin: '900px 0px' },
+);
+
+function showRow(i: number): void {
+  const r = rows[i];
+  if (!r || r.shown || !state) return;
+  near.unobserve(r.el);
+  r.show(state.messages, lossFor(i));
+}
 
 const title = h('h1', { class: 'rv-h1', text: 'Review compaction' });
 const sub = h('span', { class: 'muted rv-sub' });
@@ -156,14 +176,18 @@ function renderStatus(): void {
   if (c) renderNumbers(numbers, c);
   else numbers.textContent = '';
   renderPlan(plan, s.plan);
+  if (s.loss === lossShown) return;
+  lossShown = s.loss;
   renderLoss(loss, s.loss, {
     reveal: (f) => {
       select(f.block, false);
-      rows[f.block]?.reveal(f.messageId, f.id);
+      showRow(f.block);
+      rows[f.block]?.reveal(f.messageId, f.key);
     },
     pin: (f) => post({ type: 'review-pin', text: f.text, messageId: f.messageId }),
     refocus: (f) => {
       select(f.block, false);
+      showRow(f.block);
       rows[f.block]?.openRegenerate(`keep ${f.key}`);
     },
   });
@@ -176,11 +200,13 @@ function renderRows(): void {
   if (id !== rowsFor) {
     rowsFor = id;
     list.textContent = '';
-    rows = (c?.blocks ?? []).map((b) => new BlockRow(b, s.messages, actions));
+    near.disconnect();
+    rows = (c?.blocks ?? []).map((b) => new BlockRow(b, actions));
     const frag = document.createDocumentFragment();
     for (const r of rows) frag.append(r.el);
     list.append(frag);
     for (const r of rows) {
+      near.observe(r.el);
       const d = ui.drafts[key(r.block.index)];
       if (d !== undefined) r.startEdit(d, false);
     }
@@ -240,7 +266,10 @@ document.addEventListener('keydown', (e) => {
   else if (onRow && e.key === 'Home') select(0, true);
   else if (onRow && e.key === 'End') select(rows.length - 1, true);
   else if (e.key === 'e' && row && c) actions.edit(ui.selected);
-  else if (e.key === 'r' && row && c) row.openRegenerate();
+  else if (e.key === 'r' && row && c) {
+    showRow(ui.selected);
+    row.openRegenerate();
+  }
   else if (e.key === 'd' && row && c) actions.toggleDrop(ui.selected);
   else if (e.key === 'a' && c) adopt();
   else handled = false;

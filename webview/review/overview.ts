@@ -108,19 +108,27 @@ export function renderLoss(into: HTMLElement, r: LossReportView | null, a: LossA
   if (r.source === 'identifiers') into.append(h('p', { class: 'muted', text: 'Identifiers, paths and error names only; checked by exact match in the block’s summary.' }));
   const groups = new Map<FactKindView, LossFactView[]>();
   for (const f of r.dropped) groups.set(f.kind, [...(groups.get(f.kind) ?? []), f]);
+  const open = r.dropped.length <= 12;
   for (const [kind, facts] of groups) {
     const list = h('ul', { class: 'rv-facts' });
-    for (const f of facts.slice(0, PER_KIND)) {
-      const go = h('button', { class: 'link-btn rv-fact', type: 'button', title: 'Show it in the original message', text: f.key });
-      go.addEventListener('click', () => a.reveal(f));
-      const pin = h('button', { class: 'link-btn rv-keep-pin', type: 'button', text: 'Keep this (pin)', 'aria-label': `Keep this (pin): ${f.key}` });
-      pin.addEventListener('click', () => a.pin(f));
-      const refocus = h('button', { class: 'link-btn rv-keep-regen', type: 'button', text: `Regenerate block ${f.block + 1} with it`, 'aria-label': `Regenerate block ${f.block + 1} with it: ${f.key}` });
-      refocus.addEventListener('click', () => a.refocus(f));
-      list.append(h('li', null, go, h('span', { class: 'muted', text: ` block ${f.block + 1}, message #${f.messageIndex} · ` }), pin, ' · ', refocus));
-    }
-    if (facts.length > PER_KIND) list.append(h('li', { class: 'muted', text: `… and ${facts.length - PER_KIND} more` }));
-    into.append(h('details', { class: 'rv-kind', open: r.dropped.length <= 12 }, h('summary', { text: `${facts.length} ${kindLabel(kind, facts.length)}` }), list));
+    const fill = () => {
+      if (list.firstChild) return;
+      for (const f of facts.slice(0, PER_KIND)) {
+        const go = h('button', { class: 'link-btn rv-fact', type: 'button', title: 'Show it in the original message', text: f.key });
+        go.addEventListener('click', () => a.reveal(f));
+        const pin = h('button', { class: 'link-btn rv-keep-pin', type: 'button', text: 'Keep this (pin)', 'aria-label': `Keep this (pin): ${f.key}` });
+        pin.addEventListener('click', () => a.pin(f));
+        const refocus = h('button', { class: 'link-btn rv-keep-regen', type: 'button', text: `Regenerate block ${f.block + 1} with it`, 'aria-label': `Regenerate block ${f.block + 1} with it: ${f.key}` });
+        refocus.addEventListener('click', () => a.refocus(f));
+        list.append(h('li', null, go, h('span', { class: 'muted', text: ` block ${f.block + 1}, message #${f.messageIndex} · ` }), pin, ' · ', refocus));
+      }
+      if (facts.length > PER_KIND) list.append(h('li', { class: 'muted', text: `… and ${facts.length - PER_KIND} more` }));
+    };
+    // A closed kind builds its list when opened: hundreds of facts cost nothing until someone looks.
+    const d = h('details', { class: 'rv-kind', open }, h('summary', { text: `${facts.length} ${kindLabel(kind, facts.length)}` }), list);
+    if (open) fill();
+    else d.addEventListener('toggle', fill);
+    into.append(d);
   }
 }
 

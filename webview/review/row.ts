@@ -26,18 +26,22 @@ export class BlockRow {
   private readonly worker: HTMLElement;
   private readonly orig: HTMLElement;
   private readonly sum: HTMLElement;
-  private readonly regenBox: HTMLElement;
-  private readonly regenInput: HTMLInputElement;
-  private readonly dropBtn: HTMLElement;
-  private readonly editBtn: HTMLElement;
-  private readonly regenBtn: HTMLElement;
+  private readonly head: HTMLElement;
+  private regenBox: HTMLElement | null = null;
+  private regenInput: HTMLInputElement | null = null;
+  private dropBtn: HTMLElement | null = null;
   private lossKey = '';
+  /**
+   * Originals and the row's buttons are built when the row first comes near
+   * the viewport: 30 blocks of a 120K-token head are ~500 KB of text, and
+   * each vscode-button costs a custom element's render.
+   */
+  shown = false;
   private editing: HTMLTextAreaElement | null = null;
   block: BlockView;
 
   constructor(
     block: BlockView,
-    messages: readonly ViewMessage[],
     private readonly actions: RowActions,
   ) {
     this.block = block;
@@ -45,61 +49,76 @@ export class BlockRow {
     this.title = h('h2', { class: 'rv-title', id: `rv-title-${i}` });
     this.status = h('span', { class: 'rv-status' });
     this.nums = h('span', { class: 'rv-nums' });
-    this.editBtn = button('Edit', { secondary: true, cls: 'rv-edit', title: 'Edit this summary in place (E)' });
-    this.regenBtn = button('Regenerate…', { secondary: true, cls: 'rv-regen', title: 'Run this block again, optionally with a focus (R)' });
-    this.dropBtn = button('Drop', { secondary: true, cls: 'rv-drop', title: 'Drop this block from the summary, or keep it (D)' });
     this.worker = h('span', { class: 'rv-worker-text' });
     const details = h('details', { class: 'rv-worker' }, h('summary', { text: 'Worker details' }), this.worker);
-    this.regenInput = h('input', { class: 'rv-focus', type: 'text', placeholder: 'Focus for this block (optional)', 'aria-label': `Focus for regenerating block ${i + 1}` });
-    const go = button('Regenerate', { cls: 'rv-regen-go' });
-    const cancel = button('Cancel', { secondary: true, cls: 'rv-regen-cancel' });
-    this.regenBox = h('div', { class: 'rv-regen-box', hidden: true }, this.regenInput, go, cancel);
     this.orig = h('div', { class: 'rv-orig', role: 'region', 'aria-label': `Block ${i + 1} original messages`, tabindex: 0 });
     this.sum = h('div', { class: 'rv-sum', role: 'region', 'aria-label': `Block ${i + 1} summary`, tabindex: 0 });
-    this.el = h(
-      'section',
-      { class: 'rv-row', 'data-block': i, tabindex: -1, 'aria-labelledby': `rv-title-${i}` },
-      h('div', { class: 'rv-row-head' }, this.title, this.status, this.nums, h('span', { class: 'spacer' }), this.editBtn, this.regenBtn, this.dropBtn),
-      this.regenBox,
-      h('div', { class: 'rv-cols' }, this.orig, this.sum),
-      details,
-    );
+    this.head = h('div', { class: 'rv-row-head' }, this.title, this.status, this.nums, h('span', { class: 'spacer' }));
+    this.el = h('section', { class: 'rv-row', 'data-block': i, tabindex: -1, 'aria-labelledby': `rv-title-${i}` }, this.head, h('div', { class: 'rv-cols' }, this.orig, this.sum), details);
     this.el.addEventListener('focusin', () => actions.select(i, false));
-    this.editBtn.addEventListener('click', () => actions.edit(i));
-    this.regenBtn.addEventListener('click', () => this.openRegenerate());
-    this.dropBtn.addEventListener('click', () => actions.toggleDrop(i));
-    go.addEventListener('click', () => this.runRegenerate());
-    cancel.addEventListener('click', () => this.closeRegenerate());
-    this.regenInput.addEventListener('keydown', (e) => {
-      e.stopPropagation();
-      if (e.key === 'Enter') this.runRegenerate();
-      else if (e.key === 'Escape') this.closeRegenerate();
-    });
-    this.renderOriginals(messages, []);
+    this.orig.append(h('p', { class: 'muted', text: 'Loading the original messages…' }));
     this.update(block);
   }
 
+  /** First time near the viewport: the buttons and the originals. */
+  show(messages: readonly ViewMessage[], lost: readonly LossFactView[]): void {
+    if (this.shown) return;
+    this.shown = true;
+    const i = this.block.index;
+    const edit = button('Edit', { secondary: true, cls: 'rv-edit', title: 'Edit this summary in place (E)' });
+    const regen = button('Regenerate…', { secondary: true, cls: 'rv-regen', title: 'Run this block again, optionally with a focus (R)' });
+    this.dropBtn = button('Drop', { secondary: true, cls: 'rv-drop' });
+    edit.addEventListener('click', () => this.actions.edit(i));
+    regen.addEventListener('click', () => this.openRegenerate());
+    this.dropBtn.addEventListener('click', () => this.actions.toggleDrop(i));
+    this.head.append(edit, regen, this.dropBtn);
+    this.update(this.block);
+    this.renderOriginals(messages, lost);
+  }
+
+  private regenerateBox(): { box: HTMLElement; input: HTMLInputElement } {
+    if (!this.regenBox || !this.regenInput) {
+      const i = this.block.index;
+      const input = h('input', { class: 'rv-focus', type: 'text', placeholder: 'Focus for this block (optional)', 'aria-label': `Focus for regenerating block ${i + 1}` });
+      const go = button('Regenerate', { cls: 'rv-regen-go' });
+      const cancel = button('Cancel', { secondary: true, cls: 'rv-regen-cancel' });
+      go.addEventListener('click', () => this.runRegenerate());
+      cancel.addEventListener('click', () => this.closeRegenerate());
+      input.addEventListener('keydown', (e) => {
+        e.stopPropagation();
+        if (e.key === 'Enter') this.runRegenerate();
+        else if (e.key === 'Escape') this.closeRegenerate();
+      });
+      this.regenInput = input;
+      this.regenBox = h('div', { class: 'rv-regen-box' }, input, go, cancel);
+      this.head.after(this.regenBox);
+    }
+    return { box: this.regenBox, input: this.regenInput };
+  }
+
   openRegenerate(focus = ''): void {
-    this.regenBox.hidden = false;
-    this.regenInput.value = focus;
-    this.regenInput.focus();
+    const { box, input } = this.regenerateBox();
+    box.hidden = false;
+    input.value = focus;
+    input.focus();
   }
 
   private runRegenerate(): void {
-    const f = this.regenInput.value.trim();
+    const f = this.regenInput?.value.trim() ?? '';
     this.closeRegenerate();
     this.actions.regenerate(this.block.index, f || null);
   }
 
   private closeRegenerate(): void {
-    this.regenBox.hidden = true;
+    if (this.regenBox) this.regenBox.hidden = true;
     this.el.focus();
   }
 
   /** The originals with the block's dropped facts marked; skipped when the set of facts is unchanged. */
   renderOriginals(messages: readonly ViewMessage[], lost: readonly LossFactView[]): void {
+    if (!this.shown) return;
     const key = lost.map((f) => f.id).join('\n');
-    if (key === this.lossKey && this.orig.firstChild) return;
+    if (key === this.lossKey && this.orig.querySelector('.rv-msg')) return;
     this.lossKey = key;
     clear(this.orig);
     const byMsg = new Map<string, LossFactView[]>();
@@ -132,8 +151,10 @@ export class BlockRow {
       this.nums,
       `${formatTokens(b.tokens)} tok in the block` + (st ? ` → ${st.estimate ? '≈' : ''}${formatTokens(st.n)} in the summary (${(b.tokens / Math.max(1, st.n)).toFixed(1)}×)` : b.status === 'streaming' ? ` → ${b.streamedTokens} so far` : ''),
     );
-    setText(this.dropBtn, dropped ? 'Keep' : 'Drop');
-    setAttr(this.dropBtn, 'title', dropped ? 'Restore the summary of this block (D)' : 'Drop this block from the summary; its originals stay archived (D)');
+    if (this.dropBtn) {
+      setText(this.dropBtn, dropped ? 'Keep' : 'Drop');
+      setAttr(this.dropBtn, 'title', dropped ? 'Restore the summary of this block (D)' : 'Drop this block from the summary; its originals stay archived (D)');
+    }
     const s = b.stats;
     setText(
       this.worker,
@@ -192,10 +213,10 @@ export class BlockRow {
   }
 
   /** Scrolls the original message into view inside its column and flashes the fact. */
-  reveal(messageId: string, factId: string | null): void {
+  reveal(messageId: string, key: string | null): void {
     const msg = this.orig.querySelector<HTMLElement>(`[data-message="${CSS.escape(messageId)}"]`);
     if (!msg) return;
-    const mark = factId ? msg.querySelector<HTMLElement>(`mark[data-fact="${CSS.escape(factId)}"]`) : null;
+    const mark = key ? Array.from(msg.querySelectorAll<HTMLElement>('mark.rv-lost')).find((m) => m.textContent === key) ?? null : null;
     const target = mark ?? msg;
     this.el.scrollIntoView({ block: 'start' });
     this.orig.scrollTop = Math.max(0, target.offsetTop - this.orig.offsetTop - 24);
@@ -219,6 +240,7 @@ function markFacts(into: HTMLElement, text: string, facts: readonly LossFactView
     if (m.index > last) into.append(text.slice(last, m.index));
     const f = byKey.get(m[0])!;
     into.append(h('mark', { class: `rv-lost kind-${f.kind}`, 'data-fact': f.id, title: `Not in the summary (${f.kind})`, text: m[0] }));
+    // Two facts may share a key (an exception name is an error and an identifier): the mark answers for both.
     last = m.index + m[0].length;
   }
   if (last < text.length) into.append(text.slice(last));

@@ -31,6 +31,8 @@ export class CompactionPanel {
   private adopt = button('Adopt', { title: 'Replace the head with these summaries (undoable)', cls: 'cp-adopt' });
   private cancel = button('Cancel', { secondary: true, title: 'Discard this compaction', cls: 'cp-cancel' });
   private dismiss = button('Dismiss', { secondary: true, cls: 'cp-dismiss' });
+  private review = button('Review', { secondary: true, cls: 'cp-review', title: 'Open the review editor: each block next to its originals, with what would be lost' });
+  private plan = h('div', { class: 'cp-plan' });
   private chips = new Map<number, HTMLElement>();
   private editing: { block: number; text: string } | null = null;
   private dismissedId: string | null = null;
@@ -48,12 +50,14 @@ export class CompactionPanel {
       this.dismissedId = this.ctx.model.snap?.compaction?.id ?? null;
       this.render();
     });
+    this.review.addEventListener('click', () => post({ type: 'open-review' }));
     this.grid.addEventListener('keydown', (e) => this.gridKeys(e));
     this.el = h(
       'section',
       { class: 'compaction', 'aria-label': 'Compaction preview', hidden: true },
-      h('div', { class: 'cp-head' }, this.title, this.stateBadge, h('span', { class: 'spacer' }), this.adopt, this.cancel, this.dismiss),
+      h('div', { class: 'cp-head' }, this.title, this.stateBadge, h('span', { class: 'spacer' }), this.review, this.adopt, this.cancel, this.dismiss),
       this.meta,
+      this.plan,
       this.verdict,
       this.grid,
       this.checks,
@@ -109,11 +113,12 @@ export class CompactionPanel {
     const failed = c.blocks.filter((b) => b.status === 'failed').length;
     const parts = [`${done}/${c.blocks.length} blocks ready`, `head ${formatTokens(c.headTokens)} tok`];
     if (failed) parts.push(`${failed} failed`);
-    if (c.totals) parts.push(`summary ${formatTokens(c.totals.summaryTokens)} tok`, `${c.totals.wallMs.toLocaleString('en-US')} ms`, `${formatTokens(c.totals.cachedTokens)} cached`);
+    if (c.totals) parts.push(`summary ${formatTokens(c.totals.summaryTokens)} tok`);
     clear(this.meta);
     this.meta.append(h('span', { text: parts.join(' · ') }));
     if (c.focus) this.meta.append(h('span', { class: 'focus-chip', title: 'Focus for this compaction', text: `focus: ${c.focus}` }));
     if (c.note) this.meta.append(h('div', { class: `cp-note ${c.state === 'failed' ? 'error' : ''}`, role: c.state === 'failed' ? 'alert' : null, text: c.note }));
+    this.renderPlan(c);
     clear(this.verdict);
     if (c.verdict) this.verdict.append(verdictView(c.verdict));
     clear(this.checks);
@@ -131,6 +136,27 @@ export class CompactionPanel {
     this.cancel.hidden = !live;
     this.dismiss.hidden = live;
     setDisabled(this.adopt, !(allReady && (c.state === 'ready' || c.state === 'held' || c.state === 'judging')));
+  }
+
+  /** The planner's choice, predicted against measured; the alternatives it weighed behind a disclosure. */
+  private renderPlan(c: CompactionView): void {
+    clear(this.plan);
+    const p = c.plan;
+    const measured = p?.measuredMs ?? c.totals?.wallMs ?? null;
+    if (!p && measured === null) return;
+    const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+    const line = p
+      ? `Plan: ${p.chosen.label} — predicted ${sec(p.chosen.predictedMs)}${measured !== null ? `, measured ${sec(measured)} (${measured >= p.chosen.predictedMs ? '+' : '−'}${Math.round((Math.abs(measured - p.chosen.predictedMs) / Math.max(1, p.chosen.predictedMs)) * 100)} %)` : ''}`
+      : `Took ${sec(measured!)}`;
+    this.plan.append(h('span', { class: 'cp-plan-line', text: line }));
+    if (p && p.alternatives.length) {
+      const list = h('ul', { class: 'cp-alts' });
+      for (const a of p.alternatives) list.append(h('li', { text: `${a.label}: ${sec(a.predictedMs)}${a.excluded ? ` (ruled out: ${a.excluded})` : ''}` }));
+      this.plan.append(h('details', { class: 'cp-plan-alts' }, h('summary', { text: `${p.alternatives.length} other plans · ${p.profile}` }), list));
+    }
+    if (c.totals) {
+      this.plan.append(h('details', { class: 'cp-cache' }, h('summary', { text: 'Workers and cache' }), h('span', { class: 'muted', text: `workers' prompts ${formatTokens(c.totals.inputTokens)} tok in all, ${formatTokens(c.totals.cachedTokens)} from the prefix cache; wrote ${formatTokens(c.totals.outputTokens)} tok` })));
+    }
   }
 
   private renderChip(b: BlockView): void {

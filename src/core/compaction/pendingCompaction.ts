@@ -31,6 +31,8 @@ interface BlockState {
   attempts: number;
   /** Called once when the first output token arrives (prefill done). */
   onFirstToken?: () => void;
+  /** A focus for this block alone (the review editor's "regenerate with a focus"), added to the standing one. */
+  focus?: string;
 }
 
 export class CompactionCancelledError extends Error {
@@ -175,7 +177,8 @@ export class PendingCompaction {
       this.inFlight++;
       this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
       this.requests++;
-      const prompt = buildWorkerPrompt(this.plan, s.block, this.focus, this.deps.count);
+      const focus = s.focus ? (this.focus ? `${this.focus}; ${s.focus}` : s.focus) : this.focus;
+      const prompt = buildWorkerPrompt(this.plan, s.block, focus, this.deps.count);
       let streamed = '';
       s.view = { ...s.view, status: 'streaming' };
       let lastReported = 0;
@@ -245,9 +248,10 @@ export class PendingCompaction {
   }
 
   /** Runs one block again, optionally with a new focus; the others are kept. */
-  regenerate(index: number): Promise<void> {
+  regenerate(index: number, focus?: string): Promise<void> {
     this.assertOpen();
     const s = this.stateAt(index);
+    if (focus !== undefined) s.focus = focus.trim() || undefined;
     s.controller?.abort();
     this.dispatch(s);
     return this.settled();

@@ -6,6 +6,7 @@
  */
 import type { CompactionView, HostToWebview, ViewSnapshot, WebviewToHost } from '../../protocol/messages';
 import type { HostToReview, LossReportView, PlanView, ReviewState, ReviewToHost } from '../../protocol/review';
+import { fidelityLoss } from './fidelityLoss';
 import { identifierLoss } from './identifierLoss';
 
 /** Computes the loss report of a compaction; the fidelity module's version is plugged in here when present. */
@@ -17,8 +18,8 @@ export class ReviewBridge {
   private state: ReviewState | null = null;
 
   constructor(
-    private readonly loss: LossFn = identifierLoss,
-    private readonly plan: PlanFn = measuredOnly,
+    private readonly loss: LossFn = lossWithFallback,
+    private readonly plan: PlanFn = planOf,
   ) {}
 
   get current(): ReviewState | null {
@@ -64,8 +65,10 @@ export class ReviewBridge {
       case 'block': {
         const c = s.compaction;
         if (!c || c.id !== msg.compactionId) return null;
+        const before = c.blocks.find((b) => b.index === msg.block.index);
         s.compaction = { ...c, blocks: c.blocks.map((b) => (b.index === msg.block.index ? msg.block : b)) };
-        this.derive();
+        // Streaming progress changes no summary text: the loss report stands.
+        if (before?.summary !== msg.block.summary) this.derive();
         return { type: 'review-block', compactionId: c.id, block: msg.block, loss: s.loss };
       }
       case 'notice':
@@ -112,4 +115,30 @@ export function hostMessageFor(msg: ReviewToHost): WebviewToHost | null {
 export function measuredOnly(c: CompactionView): PlanView | null {
   if (!c.totals) return null;
   return { compactionId: c.id, mode: '', layout: '', blockTokens: null, concurrency: null, predictedMs: null, measuredMs: c.totals.wallMs, candidates: [] };
+}
+
+/** The fidelity module's report; identifiers alone if it throws on some input, so the editor never loses its report. */
+export function lossWithFallback(messages: ReviewState['messages'], c: CompactionView): LossReportView {
+  try {
+    return fidelityLoss(messages, c);
+  } catch {
+    return identifierLoss(messages, c);
+  }
+}
+
+/** The planner's choice with predicted and measured time; the measured time alone when no planner ran. */
+export function planOf(c: CompactionView): PlanView | null {
+  const p = c.plan;
+  if (!p) return measuredOnly(c);
+  const o = p.chosen;
+  return {
+    compactionId: c.id,
+    mode: o.mode,
+    layout: o.layout,
+    blockTokens: o.mode === 'sequential' ? null : o.blockTokens,
+    concurrency: o.mode === 'sequential' ? null : o.concurrency,
+    predictedMs: o.predictedMs,
+    measuredMs: p.measuredMs ?? c.totals?.wallMs ?? null,
+    candidates: [o, ...p.alternatives].map((a) => ({ label: a.excluded ? `${a.label} (ruled out: ${a.excluded})` : a.label, predictedMs: a.predictedMs, chosen: a === o })),
+  };
 }
