@@ -125,9 +125,25 @@ export function keyTerms(text: string): Set<string> {
   return new Set([...s.paths, ...s.idents, ...s.numbers].map((x) => x.toLowerCase()));
 }
 
-function score(sentence: string): number {
+const ERROR_RE = /\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b|\b(?:E[A-Z]{3,}|E_[A-Z0-9_]+|ERR_[A-Z0-9_]+)\b|^(?:error|fatal|panic|traceback)\b|\berror TS\d+/i;
+const FAILED_TEST_RE = /^(?:[✗✖×]|FAIL(?:ED)?\b|not ok\b)|::\S+\s+FAILED\b/;
+const PASSED_TEST_RE = /^(?:[✓✔√]|PASS(?:ED)?\b|ok \d+)|::\S+\s+PASSED\b/;
+const STATEMENT_RE = /^(?:DECISION|CONSTRAINT)\b|\b(?:decided|we will use|going with|settled on|must not|must never|never)\b/i;
+const INSTRUCTION_START = /^(?:please|make sure|remember|run|use|add|keep|call|avoid|prefer)\b/i;
+
+/**
+ * Salience: what a careful summariser keeps first when the budget is short.
+ * Failures before statements of intent, statements before bare tokens, bare
+ * tokens before prose. Deterministic, so a test can predict what survives.
+ */
+export function salience(sentence: string, role = 'assistant'): number {
   const s = signals(sentence);
-  return 2 * s.paths.length + 2 * s.idents.length + s.numbers.length;
+  let v = 2 * s.paths.length + 2 * s.idents.length + s.numbers.length;
+  if (ERROR_RE.test(sentence) || FAILED_TEST_RE.test(sentence)) v += 6;
+  else if (STATEMENT_RE.test(sentence)) v += 4;
+  else if (role === 'user' && INSTRUCTION_START.test(sentence)) v += 3;
+  else if (PASSED_TEST_RE.test(sentence)) v += 2;
+  return v;
 }
 
 function splitSentences(text: string): string[] {
@@ -147,6 +163,7 @@ type Section = 'DECISIONS' | 'FACTS' | 'OPEN' | 'ERRORS' | 'CONSTRAINTS';
 const SECTIONS: Section[] = ['DECISIONS', 'FACTS', 'OPEN', 'ERRORS', 'CONSTRAINTS'];
 
 function classify(s: string): Section {
+  if (FAILED_TEST_RE.test(s)) return 'ERRORS';
   if (/\b(error|errors|exception|fail(?:s|ed|ure)?|traceback|cannot|can't|refused|crash(?:ed)?|panic|ENOENT|EACCES|TypeError|undefined is not)\b/i.test(s)) {
     return 'ERRORS';
   }
@@ -166,6 +183,8 @@ function focusTerms(focus: string | undefined): string[] {
 export interface SummarizerOptions {
   /** The length prior: summaries aim at about this many tokens whatever the input (default 500). */
   targetTokens?: number;
+  /** The request's max_tokens: the whole summary stays within it. */
+  maxTokens?: number;
   /** Token counter for the length budget. */
   count: (text: string) => number;
 }
@@ -182,22 +201,42 @@ interface Candidate {
 
 const unitOf = (c: Candidate) => c.unit;
 
+/** CURRENT WORK and NEXT STEP, from the end of the range (only the last block asks for them). */
+function currentWork(all: Candidate[], chosen: Candidate[]): string[] {
+  // CURRENT WORK: the last (up to two) sentences of the last assistant turn in the range.
+  // NEXT STEP: a user request that came after it, else the newest open item, else that turn.
+  const lastAssistant = [...all].reverse().find((c) => c.role === 'assistant' || c.role === 'transcript');
+  const lastUser = [...all].reverse().find((c) => c.role === 'user');
+  const open = chosen.filter((c) => c.section === 'OPEN').sort((a, b) => b.pos - a.pos)[0];
+  const anchor = lastAssistant ?? all[all.length - 1];
+  const current = anchor ? all.filter((c) => c.role === anchor.role && c.pos <= anchor.pos && c.pos >= anchor.pos - 1) : [];
+  const sameTurn = current.length === 2 && unitOf(current[0]) === unitOf(current[1]) ? current : current.slice(-1);
+  const next = lastUser && (!lastAssistant || lastUser.pos > lastAssistant.pos) ? lastUser : (open ?? anchor);
+  return ['CURRENT WORK:', `- ${sameTurn.length > 0 ? sameTurn.map((c) => c.text).join(' ') : 'none'}`, 'NEXT STEP:', `- ${next ? next.text : 'none'}`];
+}
+
+/**
+ * Keeps what the length budget allows, by salience: focus matches first, then
+ * the most salient sentences, then plain prose until the summary is about the
+ * requested size (a real model writes about what it is asked for, so decode
+ * volume follows the target). Never more than max_tokens.
+ */
 export function summarize(req: CompactionRequest, opts: SummarizerOptions): string {
   // An explicit TARGET_TOKENS line wins; otherwise the length prior, scaled by the verbosity.
   const factor = req.verbosity === 'concise' ? 0.6 : req.verbosity === 'very detailed' ? 1.6 : 1;
-  const budget = Math.max(40, req.targetTokens ?? Math.round((opts.targetTokens ?? 500) * factor));
+  let budget = Math.max(40, req.targetTokens ?? Math.round((opts.targetTokens ?? 500) * factor));
+  if (opts.maxTokens !== undefined) budget = Math.min(budget, Math.max(16, opts.maxTokens - 4));
   const terms = focusTerms(req.focus);
   const all: Candidate[] = [];
   let pos = 0;
   for (const [unitIndex, u] of req.units.entries()) {
     for (const text of splitSentences(u.text)) {
       const lower = text.toLowerCase();
-      all.push({ text, role: u.role, unit: unitIndex, pos: pos++, score: score(text), focus: terms.some((t) => lower.includes(t)), section: classify(text) });
+      all.push({ text, role: u.role, unit: unitIndex, pos: pos++, score: salience(text, u.role), focus: terms.some((t) => lower.includes(t)), section: classify(text) });
     }
   }
   const seen = new Set<string>();
   const candidates = all
-    .filter((c) => c.score > 0 || c.focus)
     .filter((c) => {
       const k = c.text.toLowerCase().replace(/\s+/g, ' ');
       if (seen.has(k)) return false;
@@ -206,11 +245,14 @@ export function summarize(req: CompactionRequest, opts: SummarizerOptions): stri
     })
     .sort((a, b) => Number(b.focus) - Number(a.focus) || b.score - a.score || a.pos - b.pos);
 
+  // The section skeleton and the closing lines are paid for before any item.
+  const tail = req.wantCurrentWork ? currentWork(all, []) : [];
+  let used = opts.count(`${SECTIONS.map((s) => `${s}:\n- none`).join('\n')}\n${tail.join('\n')}`);
   const chosen: Candidate[] = [];
-  let used = 0;
   for (const c of candidates) {
     const cost = opts.count(c.text) + 2;
     if (chosen.length > 0 && used + cost > budget) continue;
+    if (chosen.length === 0 && used + cost > budget && c.score === 0 && !c.focus) continue;
     chosen.push(c);
     used += cost;
   }
@@ -222,19 +264,7 @@ export function summarize(req: CompactionRequest, opts: SummarizerOptions): stri
     if (items.length === 0) lines.push('- none');
     for (const c of items) lines.push(`- ${c.text}`);
   }
-  if (req.wantCurrentWork) {
-    // CURRENT WORK: the last (up to two) sentences of the last assistant turn in the range.
-    // NEXT STEP: a user request that came after it, else the newest open item, else that turn.
-    const lastAssistant = [...all].reverse().find((c) => c.role === 'assistant' || c.role === 'transcript');
-    const lastUser = [...all].reverse().find((c) => c.role === 'user');
-    const open = chosen.filter((c) => c.section === 'OPEN').sort((a, b) => b.pos - a.pos)[0];
-    const anchor = lastAssistant ?? all[all.length - 1];
-    const current = anchor ? all.filter((c) => c.role === anchor.role && c.pos <= anchor.pos && c.pos >= anchor.pos - 1) : [];
-    const sameTurn = current.length === 2 && unitOf(current[0]) === unitOf(current[1]) ? current : current.slice(-1);
-    lines.push('CURRENT WORK:', `- ${sameTurn.length > 0 ? sameTurn.map((c) => c.text).join(' ') : 'none'}`);
-    const next = lastUser && (!lastAssistant || lastUser.pos > lastAssistant.pos) ? lastUser : (open ?? anchor);
-    lines.push('NEXT STEP:', `- ${next ? next.text : 'none'}`);
-  }
+  if (req.wantCurrentWork) lines.push(...currentWork(all, chosen));
   return lines.join('\n');
 }
 

@@ -15,7 +15,7 @@ export interface PlantOptions {
   seed?: number;
   /** About this many tokens in the head (the planted turns); default 120,000. */
   headTokens?: number;
-  /** Facts of each kind (default 50). */
+  /** Facts of each kind (default 150: enough that a summary's budget, not the head, limits what survives). */
   factsPerKind?: number;
   /** Planted turns (default 30). */
   turns?: number;
@@ -77,6 +77,11 @@ class Rng {
   }
 }
 
+const W1 = ['amber', 'cobalt', 'crimson', 'ivory', 'jade', 'onyx', 'coral', 'slate', 'olive', 'russet'];
+const W2 = ['ingest', 'export', 'billing', 'audit', 'search', 'upload', 'render', 'signup', 'refund', 'backup', 'import', 'ledger', 'report', 'login', 'queue', 'sync'];
+/** Two words unique to fact i of a kind, so the line around its key is unique too (a probe can point at it). */
+const tag = (i: number) => `${W1[i % W1.length]} ${W2[Math.floor(i / W1.length) % W2.length]}`;
+
 const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 
 function ident(i: number, salt: string): string {
@@ -97,25 +102,26 @@ function ident(i: number, salt: string): string {
 /** The key and the line that carries it, for fact i of a kind at a spot. */
 function factLine(kind: Kind, i: number, spot: PlantSpot): { key: string; line: string } {
   const tool = spot === 'long-middle' || spot === 'consumed';
+  const t = tag(i);
   switch (kind) {
     case 'identifier': {
       const key = ident(i, 'Key');
-      return { key, line: tool ? `  resolved symbol ${key} in module scope` : spot === 'user' ? `The handler calls ${key} before it returns.` : `I traced the value through ${key} in the handler.` };
+      return { key, line: tool ? `  resolved symbol ${key} for the ${t} stage` : spot === 'user' ? `The ${t} handler calls ${key} before it returns.` : `I traced the ${t} value through ${key} in the handler.` };
     }
     case 'path': {
       const a = A[i % A.length]!;
       const key = [`src/${a}/${B[i % B.length]!.toLowerCase()}${i}.ts`, `lib/${a}_store_${i}.py`, `config/${a}-${i}.yaml`][i % 3]!;
-      return { key, line: tool ? `  modified ${key}` : spot === 'user' ? `Look at ${key} first.` : `The change belongs in ${key} as far as I can tell.` };
+      return { key, line: tool ? `  modified ${key} for the ${t} stage` : spot === 'user' ? `Look at ${key} first for the ${t} work.` : `The ${t} change belongs in ${key} as far as I can tell.` };
     }
     case 'number': {
       const u = UNITS[i % UNITS.length]!;
       const v = 1000 + i * 37 + 11;
       const key = u === '%' ? `${v}%` : `${v} ${u}`;
-      return { key, line: tool ? `  measured ${key} on the slow path` : spot === 'user' ? `The budget for this run is ${key}.` : `I measured ${key} on the slow path.` };
+      return { key, line: tool ? `  measured ${key} on the ${t} path` : spot === 'user' ? `The ${t} budget for this run is ${key}.` : `I measured ${key} on the ${t} path.` };
     }
     case 'error': {
       const key = `${cap(A[i % A.length]!)}${B[(i * 5) % B.length]!}${i}Error`;
-      const line = `${key}: the writer lost its lease while the batch was open`;
+      const line = `${key}: the ${t} writer lost its lease while the batch was open`;
       return { key, line: spot === 'user' ? `I keep seeing this: ${line}` : line };
     }
     case 'test': {
@@ -124,15 +130,21 @@ function factLine(kind: Kind, i: number, spot: PlantSpot): { key: string; line: 
     }
     case 'decision': {
       const key = ident(i, 'Choice');
-      return { key, line: tool ? `DECISION: the team settled on ${key} for retries.` : spot === 'user' ? `Decision: going with ${key} for storage.` : `DECISION: we will use ${key} for the rollout.` };
+      return {
+        key,
+        line: tool ? `DECISION: the team settled on ${key} for ${t} retries.` : spot === 'user' ? `Decision: going with ${key} for ${t} storage.` : `DECISION: we will use ${key} for the ${t} rollout.`,
+      };
     }
     case 'constraint': {
       const key = `${A[i % A.length]}_${B[(i * 3) % B.length]!.toLowerCase()}_guard_${i}`;
-      return { key, line: tool ? `CONSTRAINT: ${key} must never be written from tests.` : spot === 'user' ? `Never touch the ${key} table in production.` : `We must not rename ${key} without a migration.` };
+      return {
+        key,
+        line: tool ? `CONSTRAINT: ${key} must never be written from ${t} tests.` : spot === 'user' ? `Never touch the ${key} table in ${t} production.` : `We must not rename ${key} without a ${t} migration.`,
+      };
     }
     case 'instruction': {
       const key = ident(i, 'Step');
-      return { key, line: [`Please call ${key} after every schema change.`, `Remember to add ${key} to the changelog.`, `Run ${key} before each commit.`][i % 3]! };
+      return { key, line: [`Please call ${key} after every ${t} change.`, `Remember to add ${key} to the ${t} changelog.`, `Run ${key} before each ${t} commit.`][i % 3]! };
     }
   }
 }
@@ -148,9 +160,9 @@ function logLine(r: Rng, n: number): string {
 
 export function plantSession(opts: PlantOptions = {}): PlantedSession {
   const r = new Rng(opts.seed ?? 1);
-  const perKind = opts.factsPerKind ?? 50;
+  const perKind = opts.factsPerKind ?? 150;
   const turns = opts.turns ?? 30;
-  const headChars = (opts.headTokens ?? 120_000) * 4.8;
+  const headChars = (opts.headTokens ?? 120_000) * 4.95;
   const planned: Array<{ kind: Kind; key: string; line: string; spot: PlantSpot }> = [];
   for (const kind of Object.keys(SPREAD) as Kind[]) {
     const spread = SPREAD[kind];
@@ -181,7 +193,8 @@ export function plantSession(opts: PlantOptions = {}): PlantedSession {
   push({ role: 'system', content: 'You are a coding agent working in the user workspace. Use the tools to read, run and edit.' });
 
   const fixedPerTurn = 1600;
-  const longChars = Math.max(3000, headChars / turns - fixedPerTurn);
+  const plantedChars = planned.reduce((n, f) => n + f.line.length + 1, 0);
+  const longChars = Math.max(3000, (headChars - plantedChars) / turns - fixedPerTurn);
   const turn = (t: number, plant: boolean): void => {
     const u = plant ? at('user', t) : [];
     push({ role: 'user', content: [r.pick(USER_FILLER), ...u.map((f) => f.line), r.pick(USER_FILLER)].join('\n') }, u);
