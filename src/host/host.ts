@@ -342,6 +342,9 @@ export class SplitpointHost implements vscode.Disposable {
     beforeSend: async () => {
       if (this.server.connection.state !== 'ok') await this.server.probe();
     },
+    openReview: async () => {
+      await vscode.commands.executeCommand('splitpoint.reviewCompaction');
+    },
   };
 
   async onWebviewMessage(msg: WebviewToHost): Promise<void> {
