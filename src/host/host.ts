@@ -22,6 +22,7 @@ import { previewCall, vscodeWorkspaceTools } from './tools/workspaceTools';
 import type { ToolEnv } from './tools/workspaceTools';
 import type { SessionOps } from './webviewDispatch';
 import { dispatchWebview } from './webviewDispatch';
+import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
 
 export const API_KEY_SECRET = 'splitpoint.apiKey';
 
@@ -157,6 +158,8 @@ export class SplitpointHost implements vscode.Disposable {
       // Restricted Mode ignores the allowlist: nothing runs without the user there.
       allowlist: () => (vscode.workspace.isTrusted ? (this.server.settings?.commandAllowlist ?? []) : []),
       timeoutSeconds: () => this.server.settings?.commandTimeoutSeconds ?? 120,
+      commandEnv: () => this.server.settings?.commandEnv ?? [...DEFAULT_COMMAND_ENV],
+      sandbox: () => ({ mode: this.server.settings?.commandSandbox ?? 'auto', allowNetwork: this.server.settings?.commandNetwork ?? false }),
     };
   }
 
@@ -338,6 +341,9 @@ export class SplitpointHost implements vscode.Disposable {
     // A server that was down may be up now: learn its window before the turn.
     beforeSend: async () => {
       if (this.server.connection.state !== 'ok') await this.server.probe();
+    },
+    openReview: async () => {
+      await vscode.commands.executeCommand('splitpoint.reviewCompaction');
     },
   };
 
