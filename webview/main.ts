@@ -133,12 +133,13 @@ function route(d: Dirty): void {
     ui.dragVersion = null;
     saveUi(ui);
   }
+  // One timeline paint per message: a split change re-renders it below, which paints too.
   if (d.messages === 'reset') {
     chat.render();
-    timeline.render();
+    if (!d.split) timeline.render();
   } else if (d.messages === 'append') {
     chat.append();
-    timeline.drawNow();
+    if (!d.split) timeline.drawNow();
   }
   if (d.split) {
     timeline.render();

@@ -67,7 +67,8 @@ export class ServerConnection {
 
   environment(): ControllerEnvironment {
     const e = this.endpoints!;
-    return { settings: this.settings!, contextWindow: this.contextWindow(), agent: e.agent, compactor: e.compactor, compactorLimiter: e.compactorLimiter, judge: e.judge };
+    const { agent, compactor, compactorLimiter, judge } = e;
+    return { settings: this.settings!, contextWindow: this.contextWindow(), agent, compactor, compactorLimiter, judge };
   }
 
   /** Settings changed: a new endpoint or model forgets what the old server said. True when it must be probed again. */
