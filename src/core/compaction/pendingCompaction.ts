@@ -10,6 +10,7 @@ import type { BlockView, CompactionEvent, CompactionTotals, PlanOutcome } from '
 import { Gate } from './gate';
 import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
+import { predictWritten } from './plan';
 import { runWorker } from './workerRun';
 import type { WorkerEndpoint } from './workerRun';
 
@@ -343,7 +344,13 @@ export class PendingCompaction {
     if (!c || !this.isComplete()) return undefined;
     const t = this.totals();
     const predicted = c.chosen.predictedMs;
-    return { label: c.chosen.label, predictedMs: predicted, measuredMs: t.wallMs, ratio: predicted > 0 ? Math.round((100 * t.wallMs) / predicted) / 100 : 0, summaryTokens: t.outputTokens };
+    const outcome: PlanOutcome = { label: c.chosen.label, predictedMs: predicted, measuredMs: t.wallMs, ratio: predicted > 0 ? Math.round((100 * t.wallMs) / predicted) / 100 : 0, summaryTokens: t.outputTokens };
+    // Edited blocks were not written by a worker: there is nothing to replay.
+    if (this.states.every((s) => s.view.stats)) {
+      const written = predictWritten(this.plan, this.states.map((s) => s.view.stats!.outputTokens));
+      if (written !== undefined) outcome.predictedForWrittenMs = written;
+    }
+    return outcome;
   }
 
   /** The record adoption writes; ids point at the snapshot's messages. */
