@@ -174,7 +174,7 @@ describe('Splitpoint in VS Code (e2e)', function () {
     const editor = view.getByRole('textbox', { name: NAMES.editSummary(1) });
     await editor.fill(`DECISIONS:\n- ${EDITED}`);
     await view.getByRole('button', { name: NAMES.save, exact: true }).click();
-    await blocks.getByRole("option", { name: /^#1 edited/i }).waitFor();
+    await blocks.getByRole('option', { name: /^#1 edited/i }).waitFor();
     await snap('block-edited');
     await view.getByRole('button', { name: NAMES.adopt, exact: true }).click();
     await seeInChat(/EDITED-BY-E2E/);
