@@ -128,10 +128,13 @@ async function openMillion(): Promise<number> {
   const path = join(dir, 'million.jsonl');
   await SessionStore.importArray({ storage }, path, generateSession({ seed: 42, targetChars: 4_000_000 }));
   const size = (await storage.read(path))!.length;
-  // The host loads the tokenizer once per window, at its first use; measured apart.
-  const loaded = await watchingLoop(() => loadTiktokenCounter());
-  const ledger = new TokenLedger(loaded.value);
+  // The host starts the counting worker and loads its own tokenizer once per window, at its first use; measured apart.
   const worker = new BackgroundCounter(join(__dirname, '..', 'dist', 'countWorker.js'));
+  const loaded = await watchingLoop(async () => {
+    worker.warm();
+    return loadTiktokenCounter();
+  });
+  const ledger = new TokenLedger(loaded.value);
   // What the host does on open: read and replay the log, fill in missing counts (worker), total for the gauge.
   const open = () =>
     watchingLoop(async () => {
@@ -146,8 +149,8 @@ async function openMillion(): Promise<number> {
   await worker.dispose();
   rmSync(dir, { recursive: true, force: true });
   console.log(`1M-token session: ${(size / 1e6).toFixed(1)} MB log, ${cold.value.messages} messages, ${cold.value.total} tokens; counting on ${worker.onWorker ? 'the worker' : 'this thread'}`);
-  console.log(`  tokenizer load on the host thread (once per window): ${loaded.ms.toFixed(0)} ms, longest block ${loaded.block.toFixed(1)} ms`);
-  console.log(`  cold open (no stored counts; counts ${cold.value.counted} messages, spawns the worker, stores counts): ${cold.ms.toFixed(0)} ms, longest block ${cold.block.toFixed(1)} ms`);
+  console.log(`  host start (once per window: tokenizer load here, worker started): ${loaded.ms.toFixed(0)} ms, longest block ${loaded.block.toFixed(1)} ms`);
+  console.log(`  cold open (no stored counts; counts ${cold.value.counted} messages on the worker, stores counts): ${cold.ms.toFixed(0)} ms, longest block ${cold.block.toFixed(1)} ms`);
   console.log(`  warm open (stored counts): ${warm.map((w) => `${w.ms.toFixed(0)} ms`).join(', ')}; counted ${warm[0]!.value.counted}; longest block ${Math.max(...warm.map((w) => w.block)).toFixed(1)} ms`);
   console.log(`  (targets: open ≤ 1000 ms; longest block ≤ 50 ms)`);
   return Math.max(loaded.block, cold.block, ...warm.map((w) => w.block));

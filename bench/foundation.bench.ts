@@ -94,7 +94,7 @@ function activation(): void {
 }
 
 async function main(): Promise<void> {
-  console.log(`# foundation benchmark — ${new Date().toISOString()} — node ${process.version}, ${require('node:os').cpus().length} cores`);
+  console.log(`# foundation benchmark — ${new Date().toISOString()} — node ${process.version}, ${require('node:os').cpus().length} cores, load average ${require('node:os').loadavg()[0].toFixed(1)}`);
   activation();
   await incrementalCount();
   inspectMillionTokens();

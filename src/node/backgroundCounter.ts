@@ -33,6 +33,15 @@ export class BackgroundCounter {
     return out;
   }
 
+  /** Starts the worker and its tokenizer load now, so the first session opened does not wait for them. */
+  warm(): void {
+    const w = this.ensureWorker();
+    if (!w) return;
+    const id = this.nextId++;
+    this.waiting.set(id, { resolve: () => undefined, reject: () => undefined });
+    w.postMessage({ id, messages: [] } satisfies CountRequest);
+  }
+
   /** Whether counting runs on a worker (false after the worker could not start). */
   get onWorker(): boolean {
     return !this.failed && this.workerPath !== undefined;
