@@ -118,7 +118,8 @@ function* batches(messages: readonly ChatMessage[]): Generator<ChatMessage[]> {
   let chars = 0;
   for (const m of messages) {
     batch.push(m);
-    chars += (m.content?.length ?? 0) + (m.role === 'assistant' ? (m.tool_calls ?? []).reduce((n, c) => n + c.function.arguments.length, 0) : 0);
+    chars +=
+      (m.content?.length ?? 0) + (m.role === 'assistant' ? (m.tool_calls ?? []).reduce((n, c) => n + c.function.arguments.length, 0) : 0);
     if (chars >= BATCH_CHARS) {
       yield batch;
       batch = [];

@@ -85,7 +85,8 @@ export class BoundedBpeCounter {
     const cached = this.pieceCache.get(bytes);
     if (cached !== undefined) return cached;
     let n = 0;
-    for (let at = 0; at < bytes.length; at += MAX_PIECE_BYTES) n += this.merge(bytes.length <= MAX_PIECE_BYTES ? bytes : bytes.slice(at, at + MAX_PIECE_BYTES));
+    for (let at = 0; at < bytes.length; at += MAX_PIECE_BYTES)
+      n += this.merge(bytes.length <= MAX_PIECE_BYTES ? bytes : bytes.slice(at, at + MAX_PIECE_BYTES));
     if (this.pieceCache.size >= PIECE_CACHE_LIMIT) this.pieceCache.clear();
     this.pieceCache.set(bytes, n);
     return n;
