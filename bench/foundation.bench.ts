@@ -114,7 +114,12 @@ async function main(): Promise<void> {
   console.log(
     `# foundation benchmark — ${new Date().toISOString()} — node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`,
   );
-  activation();
+  try {
+    activation();
+  } catch (err) {
+    // The fake vscode API may lag behind the extension; the other figures do not depend on it.
+    console.log(`activation: not measured (${(err as Error).message})`);
+  }
   await incrementalCount();
   inspectMillionTokens();
 }
