@@ -262,3 +262,19 @@ describe('session log under crashes and junk', () => {
     );
   });
 });
+
+describe('repair and a concurrent writer', () => {
+  it('does not cut a last line that another process is still writing', async () => {
+    const { d, storage } = await seeded();
+    const partial = storage.files.get(PATH)! + '{"type":"message","message":{"role":"user","content":"hel';
+    storage.files.set(PATH, partial);
+    // The other writer finishes its line between our read and our repair.
+    const realCopy = storage.copy.bind(storage);
+    storage.copy = async (from, to) => {
+      await realCopy(from, to);
+      storage.files.set(PATH, partial + 'lo","id":"m_x","timestamp":1,"kind":"normal"}}\n');
+    };
+    await assert.rejects(SessionStore.open(d, PATH), /changed while it was being opened/);
+    assert.ok(storage.files.get(PATH)!.endsWith('"kind":"normal"}}\n'), 'the finished line is kept');
+  });
+});

@@ -81,6 +81,12 @@ export class SessionStore {
         const backup = await backUp(deps.storage, path, text, 'torn');
         if (backup === undefined)
           throw new Error(`Session file ${path} ends in an incomplete line and could not be backed up; it was left as it is.`);
+        // A line still being written by another process looks torn too: never cut a file that is growing.
+        if ((await deps.storage.read(path)) !== text) {
+          throw new Error(
+            `Session file ${path} changed while it was being opened (is another Splitpoint writing to it?); it was left as it is.`,
+          );
+        }
         await deps.storage.writeAtomic(path, text.slice(0, parsed.torn.keptChars));
         store.repairs[store.repairs.length - 1] += `; the original is kept at ${backup}`;
       }
