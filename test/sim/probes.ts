@@ -53,5 +53,5 @@ export function answerProbe(probe: Probe, context: string): string {
   const right = probe.cloze.slice(at + BLANK.length);
   const re = new RegExp(`${left.trim() ? loose(left) + '\\s*' : ''}([^\\n]{1,160}?)${right.trim() ? '\\s*' + loose(right) : '(?=\\s|$)'}`);
   const m = context.match(re);
-  return m ? m[1]!.trim() : 'UNKNOWN';
+  return m ? m[1]!.trim().replace(/^[-*•]\s+/, '') : 'UNKNOWN';
 }

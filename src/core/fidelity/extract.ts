@@ -106,7 +106,8 @@ export function extractFacts(messages: readonly FactSource[], pins: readonly Pin
   const out = new Map<string, Fact>();
   const consumed = consumedToolResults(messages, pt.keepRecentToolResults);
   messages.forEach((m, i) => {
-    if (m.role === 'system') return;
+    // The system prompt is the agent's, the pinned block is the pins' (added below).
+    if (m.role === 'system' || m.kind === 'pinned') return;
     const c: Ctx = { out, messageId: originalId(m.id ?? `#${i}`), messageIndex: i, kinds };
     // Tool names are the agent's vocabulary, not facts of the work: only call arguments count.
     const text = m.role === 'assistant' ? [m.content ?? '', ...(m.tool_calls ?? []).map((c) => c.function.arguments)].join('\n') : messageText(m);

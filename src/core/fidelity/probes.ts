@@ -73,11 +73,14 @@ export function sampleFacts(facts: readonly Fact[], n: number): Fact[] {
       i++;
     }
   }
-  return kinds.flatMap((k) => {
-    const list = byKind.get(k)!;
-    const m = want.get(k)!;
-    return Array.from({ length: m }, (_, j) => list[Math.floor(((j + 0.5) * list.length) / m)]!);
-  });
+  // Ordered by a hash of the fact id: evenly spaced picks would follow the session's own rhythm.
+  return kinds.flatMap((k) => [...byKind.get(k)!].sort((a, b) => hash(a.id) - hash(b.id) || (a.id < b.id ? -1 : 1)).slice(0, want.get(k)!));
+}
+
+function hash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }
 
 export interface ProbeOutcome {
