@@ -17,7 +17,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 export function vsixName(root = ROOT) {
-  // eslint-disable-next-line no-undef
   const pkg = JSON.parse(spawnSync(process.execPath, ['-p', 'JSON.stringify(require("./package.json"))'], { cwd: root, encoding: 'utf8' }).stdout);
   return `${pkg.name}-${pkg.version}.vsix`;
 }

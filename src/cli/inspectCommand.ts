@@ -26,7 +26,9 @@ export async function inspectCommand(argv: string[], io: CliIO): Promise<number>
   const path = requireString(values.session, '--session');
   const contextWindow = intOption(values.window, '--window', 32_768);
   const replyReserve = intOption(values.reserve, '--reserve', 4_096, 0);
-  const { store } = await openSession(path);
+  // inspect only reads: a damaged log is reported, never backed up or repaired here.
+  const { store } = await openSession(path, { readOnly: true });
+  for (const r of store.repairs) io.err(`note: ${r} (in memory only; the file was not changed)`);
   const ledger = new TokenLedger(await loadTiktokenCounter());
   const report = inspectSession(store.active().messages, ledger, { contextWindow, replyReserve });
   io.out(values.json ? JSON.stringify(toJson(report)) : formatText(path, report));

@@ -3,7 +3,8 @@ import { basename, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { promises as fs } from 'node:fs';
 import { AgentLoop } from '../core/agent/agentLoop';
-import type { AgentEvent } from '../core/agent/events';
+import type { AgentEvent, AgentEventTable } from '../core/agent/events';
+import { onAgentEvent } from '../core/agent/events';
 import { pinTool } from '../core/agent/pinTool';
 import { recallTool } from '../core/agent/recall';
 import { agentSystemPrompt } from '../core/agent/systemPrompt';
@@ -143,51 +144,42 @@ function approvals(yes: boolean): ApprovalPort {
   };
 }
 
+/** What the headless run prints for each agent event (a table, so a new event type is a compile error here). */
+const DESCRIBE: AgentEventTable<CliIO> = {
+  'assistant-message': (e, io) => {
+    if (e.message.content) io.out(e.message.content);
+  },
+  'tool-call': (e, io) => io.err(`→ ${e.call.function.name} ${e.call.function.arguments.slice(0, 160)}`),
+  'tool-result': (e, io) => {
+    if (e.isError) io.err(`  ! ${(e.message.content ?? '').split('\n')[0]}`);
+  },
+  'trigger-fired': (e, io) => io.err(`[compaction trigger: ${e.trigger} at ${(100 * e.usedFraction).toFixed(0)}% of the window${e.detail ? `, ${e.detail}` : ''}]`),
+  'compaction-started': (e, io) =>
+    io.err(`[compaction ${e.compactionId} started${e.background ? ' in the background' : ''}${e.focus ? `, focus: ${e.focus}` : ''}]`),
+  'judge-verdict': (e, io) =>
+    io.err(
+      e.verdict.kind === 'scored'
+        ? `[judge: ${e.verdict.overall}/10 ${e.verdict.accepted ? 'accepted' : 'rejected'} — ${e.verdict.diagnosis}]`
+        : `[judge: ${e.verdict.message}]`,
+    ),
+  'compaction-adopted': (e, io) => io.err(`[compaction adopted: ${e.tokensBefore} → ${e.tokensAfter} tokens]`),
+  'compaction-fallback': (e, io) => io.err(`[compaction fallback: ${e.reason}]`),
+  'compaction-held': (e, io) => io.err(`[compaction held: ${e.reason}]`),
+  'compaction-failed': (e, io) => io.err(`[compaction failed: ${e.error}]`),
+  'waiting-for-compaction': (_e, io) => io.err('[waiting for compaction: the context is full]'),
+  error: (e, io) => io.err(`error: ${e.error}`),
+  notice: (e, io) => io.err(e.text),
+  // Streaming, progress and bookkeeping: the final messages above say it.
+  'step-started': () => undefined,
+  'assistant-delta': () => undefined,
+  'reasoning-delta': () => undefined,
+  'tool-approval': () => undefined,
+  compaction: () => undefined,
+  'compaction-amending': () => undefined,
+  'compaction-superseded': () => undefined,
+  done: () => undefined,
+};
+
 function describe(e: AgentEvent, io: CliIO): void {
-  switch (e.type) {
-    case 'assistant-message':
-      if (e.message.content) io.out(e.message.content);
-      return;
-    case 'tool-call':
-      io.err(`→ ${e.call.function.name} ${e.call.function.arguments.slice(0, 160)}`);
-      return;
-    case 'tool-result':
-      if (e.isError) io.err(`  ! ${(e.message.content ?? '').split('\n')[0]}`);
-      return;
-    case 'trigger-fired':
-      io.err(`[compaction trigger: ${e.trigger} at ${(100 * e.usedFraction).toFixed(0)}% of the window${e.detail ? `, ${e.detail}` : ''}]`);
-      return;
-    case 'compaction-started':
-      io.err(`[compaction ${e.compactionId} started${e.background ? ' in the background' : ''}${e.focus ? `, focus: ${e.focus}` : ''}]`);
-      return;
-    case 'judge-verdict':
-      io.err(e.verdict.kind === 'scored' ? `[judge: ${e.verdict.overall}/10 ${e.verdict.accepted ? 'accepted' : 'rejected'} — ${e.verdict.diagnosis}]` : `[judge: ${e.verdict.message}]`);
-      return;
-    case 'compaction-adopted':
-      io.err(`[compaction adopted: ${e.tokensBefore} → ${e.tokensAfter} tokens]`);
-      return;
-    case 'compaction-fallback':
-    case 'compaction-held':
-    case 'compaction-failed':
-      io.err(`[compaction ${e.type.slice(11)}: ${'reason' in e ? e.reason : e.error}]`);
-      return;
-    case 'waiting-for-compaction':
-      io.err('[waiting for compaction: the context is full]');
-      return;
-    case 'error':
-      io.err(`error: ${e.error}`);
-      return;
-    case 'notice':
-      io.err(e.text);
-      return;
-    case 'step-started':
-    case 'assistant-delta':
-    case 'reasoning-delta':
-    case 'tool-approval':
-    case 'compaction':
-    case 'compaction-amending':
-    case 'compaction-superseded':
-    case 'done':
-      return;
-  }
+  onAgentEvent(DESCRIBE, e, io);
 }

@@ -30,6 +30,12 @@ export type Layout = (typeof LAYOUTS)[number];
 export const MODES = ['parallel', 'sequential'] as const;
 export type Mode = (typeof MODES)[number];
 
+/** What a setting may say: 'auto' leaves the choice to the compaction planner. */
+export const MODE_SETTINGS = ['auto', ...MODES] as const;
+export type ModeSetting = (typeof MODE_SETTINGS)[number];
+export const LAYOUT_SETTINGS = ['auto', ...LAYOUTS] as const;
+export type LayoutSetting = (typeof LAYOUT_SETTINGS)[number];
+
 export const PIN_KINDS = ['constraint', 'open-loop', 'note'] as const;
 export type PinKind = (typeof PIN_KINDS)[number];
 

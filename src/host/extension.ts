@@ -16,13 +16,13 @@ let host: SplitpointHost | undefined;
  */
 export function activate(context: vscode.ExtensionContext): SplitpointTestApi | undefined {
   const log = vscode.window.createOutputChannel('Splitpoint', { log: true });
-  let h: SplitpointHost | undefined;
+  // The view calls back into the host, which needs the view: the callback reads `h` only once messages arrive.
   const provider = new SessionViewProvider(
     context.extensionUri,
-    (msg) => void h?.onWebviewMessage(msg),
+    (msg) => void h.onWebviewMessage(msg),
     (detail) => log.warn(detail),
   );
-  h = new SplitpointHost(context, log, provider);
+  const h = new SplitpointHost(context, log, provider);
   host = h;
   const handlers = commandHandlers(h);
   context.subscriptions.push(
@@ -46,10 +46,10 @@ export function activate(context: vscode.ExtensionContext): SplitpointTestApi | 
   // another extension could use to drive the agent.
   if (context.extensionMode === vscode.ExtensionMode.Production) return undefined;
   return {
-    receive: (msg) => receiveLikeTheView(h!, msg),
-    onDidPost: (listener) => h!.onDidPost(listener),
-    snapshot: () => h!.currentSnapshot(),
-    settings: () => h!.currentSettings(),
+    receive: (msg) => receiveLikeTheView(h, msg),
+    onDidPost: (listener) => h.onDidPost(listener),
+    snapshot: () => h.currentSnapshot(),
+    settings: () => h.currentSettings(),
   };
 }
 

@@ -6,6 +6,7 @@ import type { SessionStore } from '../core/session/sessionStore';
 import { randomIds, systemClock } from '../core/session/storage';
 import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
 import { TokenLedger } from '../core/tokens/tokenLedger';
+import { BackgroundCounter, primeCounts } from '../node/backgroundCounter';
 import { NodeFileStorage } from '../node/fileStorage';
 import { fileSpill } from '../node/tools';
 import type { HostToWebview, SessionListItem, ViewSnapshot, WebviewToHost } from '../protocol/messages';
@@ -36,6 +37,7 @@ export class SplitpointHost implements vscode.Disposable {
   private starting: Promise<SessionController> | undefined;
   private library: SessionLibrary | undefined;
   private ledger: TokenLedger | undefined;
+  private counting: BackgroundCounter | undefined;
   private readonly server: ServerConnection;
   private status: HostStatus | undefined;
   private diff: DiffView | undefined;
@@ -169,6 +171,10 @@ export class SplitpointHost implements vscode.Disposable {
     this.activeId = id;
     await this.context.workspaceState.update('splitpoint.lastSession', id);
     await this.refreshList();
+    for (const r of store.repairs) this.log.warn(`session ${id}: ${r}`);
+    // Counts the log lacks are made on a worker and stored, so neither this open nor the next counts on this thread.
+    await primeCounts(store, (this.counting ??= new BackgroundCounter())).catch((err: unknown) => this.log.warn(`token counts: ${(err as Error).message}`));
+    this.ledger!.calibration.load(store.snapshot.calibration);
     const tools = this.toolEnv();
     const controller = new SessionController({
       store,
@@ -331,6 +337,7 @@ export class SplitpointHost implements vscode.Disposable {
 
   async dispose(): Promise<void> {
     await this.controller?.dispose();
+    await this.counting?.dispose();
     for (const d of this.disposables) d.dispose();
   }
 }

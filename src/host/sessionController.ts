@@ -24,7 +24,7 @@ import type { HostLog } from './log';
 import { PinActions } from './pinActions';
 import { sessionGauge, sessionSnapshot, sessionSplit } from './sessionSnapshot';
 import { UserCompactions } from './userCompactions';
-import { toViewMessage } from './viewModel';
+import { toViewMessage, verdictView } from './viewModel';
 import type { SessionOps } from './webviewDispatch';
 import { dispatchWebview } from './webviewDispatch';
 
@@ -95,6 +95,10 @@ export class SessionController {
   constructor(private readonly deps: ControllerDeps) {
     this.store = deps.store;
     this.env = deps.env;
+    for (const [id, v] of Object.entries(this.store.snapshot.verdicts)) {
+      const view = verdictView(v.verdict, v.attempt);
+      if (view) this.verdicts.set(id, view);
+    }
     this.broker = new ApprovalBroker({
       post: (m) => this.post(m),
       preview: deps.approvalPreview,

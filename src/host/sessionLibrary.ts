@@ -52,6 +52,9 @@ export function summarizeLog(id: string, path: string, text: string): LibraryEnt
   return { id, path, title, createdAt: typeof header.createdAt === 'number' ? header.createdAt : 0, messageCount };
 }
 
+/** What library ids look like (see newId); also allows ids of files users copied into the folder. */
+const SAFE_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}$/;
+
 export class SessionLibrary {
   /** Non-active sessions do not change under us; their summaries are cached by id. */
   private readonly cache = new Map<string, LibraryEntry>();
@@ -63,7 +66,9 @@ export class SessionLibrary {
     private readonly ids: IdSource,
   ) {}
 
+  /** The file of a session. Ids come from the webview too, so anything but a plain file name is refused. */
   pathFor(id: string): string {
+    if (!SAFE_ID.test(id) || id.includes('..')) throw new Error(`Invalid session id ${JSON.stringify(id.slice(0, 80))}: ids are file names without path separators or "..".`);
     return this.storage.join(this.dir, `${id}${EXT}`);
   }
 
@@ -126,7 +131,9 @@ export class SessionLibrary {
     try {
       raw = JSON.parse(text);
     } catch (err) {
-      throw new Error(`${sourceName} is neither a Splitpoint session log (JSONL) nor a JSON messages array: ${(err as Error).message}`);
+      throw new Error(`${sourceName} is neither a Splitpoint session log (JSONL) nor a JSON messages array: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     const title = sourceName.replace(/^.*[\\/]/, '').replace(/\.[^.]+$/, '');
     const store = await SessionStore.importArray({ storage: this.storage, clock: this.clock, ids: this.ids }, path, raw, `Imported: ${title}`);

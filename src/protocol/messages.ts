@@ -9,7 +9,7 @@
  * visible again it sends a full `snapshot`; after that, deltas.
  */
 
-import type { BlockSpan, Layout, MessageKind, Mode, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
+import type { BlockSpan, LayoutSetting, MessageKind, ModeSetting, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
 
 // The shared vocabulary is the core's (src/core/vocabulary.ts); the lists themselves are in ./vocabulary.
 export type { BlockStatus, Layout, MessageKind, Mode, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
@@ -143,7 +143,7 @@ export interface ViewSnapshot {
   /** Compactions in force; undo peels the last. */
   compactionDepth: number;
   agent: { running: boolean; streaming: string; approvals: ApprovalView[] };
-  settings: { endpoint: string; model: string | null; mode: Mode; layout: Layout; verbosity: Verbosity };
+  settings: { endpoint: string; model: string | null; mode: ModeSetting; layout: LayoutSetting; verbosity: Verbosity };
   connection: { state: 'unknown' | 'ok' | 'error'; message: string | null };
   trusted: boolean;
 }

@@ -81,7 +81,7 @@ describe('block compaction against the simulator', function () {
     // A little latency so that the requests overlap inside the server.
     await sim.close();
     sim = await startSimulator({ maxModelLen: 200_000, timeScale: 0.02, maxNumSeqs: 64 });
-    const { pc } = await pending({ blockTokens: 8192 });
+    const { pc } = await pending({ blockTokens: 8192, layout: 'cache-aligned' });
     await pc.start();
     assert.ok(pc.isComplete());
     const blocks = pc.blocks;
@@ -98,7 +98,7 @@ describe('block compaction against the simulator', function () {
   });
 
   it('with the agent prefix warm, each worker prefills only about its instruction', async () => {
-    const { pc, snap, client } = await pending({ blockTokens: 8192 });
+    const { pc, snap, client } = await pending({ blockTokens: 8192, layout: 'cache-aligned' });
     await client.chat({ messages: snap.context.map(toWire), tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: 1, stream: false });
     await pc.start();
     for (const b of pc.blocks) {

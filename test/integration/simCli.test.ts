@@ -30,7 +30,8 @@ describe('simulator CLI and the cache-aligned layout', () => {
   });
 
   it('parses flags and rejects unknown ones', () => {
-    const o = parseSimArgs(['--pessimistic', '--no-tool-parser', '--no-tokenize', '--profile', 'unit', '--time-scale', '0.5', '--max-num-seqs=4', '--max-num-batched-tokens', '512', '--replicas', '3', '--tokenizer', 'char']);
+    const o = parseSimArgs(['--pessimistic', '--no-tool-parser', '--no-tokenize', '--profile', 'unit', '--time-scale', '0.5']
+      .concat(['--max-num-seqs=4', '--max-num-batched-tokens', '512', '--replicas', '3', '--tokenizer', 'char']));
     assert.equal(o.pessimistic, true);
     assert.equal(o.toolParser, false);
     assert.equal(o.tokenizeRoute, false);

@@ -156,7 +156,8 @@ describe('simulator HTTP surface', () => {
   });
 
   for (const pessimistic of [false, true]) {
-    it(`same-step requests: ${pessimistic ? 'pessimistic → no reuse before prefill completes' : 'admission-time registration → the second reuses the first\'s blocks'}`, async () => {
+    const expect = pessimistic ? 'pessimistic → no reuse before prefill completes' : "admission-time registration → the second reuses the first's blocks";
+    it(`same-step requests: ${expect}`, async () => {
       await start({ tokenizer: 'char', pessimistic, profile: 'unit' });
       const messages = [{ role: 'user', content: 'p'.repeat(300) }];
       const n = sim.tokenize(messages).length;

@@ -69,7 +69,7 @@ export const ROUTES: Route[] = [
 
 function statsJson(ctx: SimContext) {
   const { ttft: _t, tpot: _p, e2e: _e, ...counters } = ctx.stats;
-  void _t, _p, _e;
+  (void _t, _p, _e);
   return { clock: ctx.clockJson(), ...counters };
 }
 

@@ -13,9 +13,14 @@ describe('settings reader', () => {
     assert.equal(settings.contextWindow, undefined, '0 = max_model_len from the server');
     assert.deepEqual(settings.thresholds, { hi: 0.75, lo: 0.4, block: 0.95 });
     assert.equal(settings.strategy, 'token-fraction');
-    assert.equal(settings.mode, 'parallel');
-    assert.equal(settings.blockTokens, 4096);
-    assert.equal(settings.layout, 'cache-aligned');
+    // The planner chooses mode, layout and block size unless the user fixes them.
+    assert.equal(settings.mode, 'auto');
+    assert.equal(settings.blockTokens, 0);
+    assert.equal(settings.layout, 'auto');
+    assert.equal(settings.maxConcurrency, 64);
+    assert.deepEqual(settings.compactionEndpoints, []);
+    assert.equal(settings.perfProfile, undefined);
+    assert.equal(settings.maxAgentSlowdown, 1.5);
     assert.equal(settings.verbosity, 'detailed');
     assert.equal(settings.asyncCompaction, true);
     assert.deepEqual(settings.judge, { enabled: true, threshold: 7 });
@@ -75,8 +80,8 @@ describe('settings reader', () => {
     });
     assert.equal(settings.endpoint, 'http://localhost:8000/v1');
     assert.equal(settings.strategy, 'token-fraction');
-    assert.equal(settings.blockTokens, 4096);
-    assert.equal(settings.maxConcurrency, 8);
+    assert.equal(settings.blockTokens, 0);
+    assert.equal(settings.maxConcurrency, 64);
     assert.equal(settings.judge.threshold, 7);
     assert.equal(settings.asyncCompaction, true);
     assert.deepEqual(settings.commandAllowlist, []);

@@ -100,6 +100,7 @@ function uniformHead(headTokens: number, frame = 100): HeadModel {
     headTokens,
     frameTokens: frame,
     tailTokens: 0,
+    targetContextTokens: 0,
     instructionTokens: { 'cache-aligned': 40, 'target-block': 40 },
     blocks: (B) => {
       const n = Math.max(1, Math.ceil(headTokens / B));

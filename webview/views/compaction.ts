@@ -155,7 +155,7 @@ export class CompactionPanel {
     const c = this.ctx.model.snap?.compaction;
     if (!c || c.blocks.length === 0) return;
     const idx = c.blocks.findIndex((b) => b.index === this.ctx.ui.selectedBlock);
-    let next = idx;
+    let next: number;
     if (e.key === 'ArrowRight' || e.key === 'ArrowDown') next = Math.min(c.blocks.length - 1, idx + 1);
     else if (e.key === 'ArrowLeft' || e.key === 'ArrowUp') next = Math.max(0, idx - 1);
     else if (e.key === 'Home') next = 0;

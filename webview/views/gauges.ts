@@ -111,7 +111,13 @@ export class Gauges {
     // While blocks are still running, the ratio counts finished blocks only (queued ones have no output yet).
     let finIn = 0;
     let finOut = 0;
-    if (c && !c.totals) for (const b of c.blocks) if (b.stats) ((finIn += b.stats.inputTokens), (finOut += b.stats.outputTokens));
+    if (c && !c.totals) {
+      for (const b of c.blocks) {
+        if (!b.stats) continue;
+        finIn += b.stats.inputTokens;
+        finOut += b.stats.outputTokens;
+      }
+    }
     const raw = c?.totals ? c.totals.compressionRatio : c && c.blocks.length ? (finOut > 0 ? finIn / finOut : 0) : outTok > 0 ? inTok / outTok : 0;
     const ratio = raw;
     const max = Math.max(20, Math.ceil(ratio));

@@ -226,6 +226,7 @@ export class BackgroundCompaction {
         modelName: this.settings.judge.model,
       });
       this.deps.emit({ type: 'judge-verdict', compactionId: this.current.id, attempt, verdict, nextSteps: steps.length });
+      await this.deps.store.recordVerdict(this.current.id, attempt, verdict);
       return verdict;
     } catch {
       return undefined;

@@ -40,5 +40,7 @@ export function snapshotSession(
 }
 
 export function createCompaction(snapshot: CompactionSnapshot, settings: CompactionSettings, deps: CompactionDeps): PendingCompaction {
-  return new PendingCompaction(planCompaction(snapshot, settings), deps);
+  // The planner spreads target-block workers over every endpoint the engine will use.
+  const replicas = 1 + (deps.replicas?.length ?? 0);
+  return new PendingCompaction(planCompaction(snapshot, { ...settings, replicas }), deps);
 }

@@ -1,18 +1,17 @@
 import type { ChatMessage } from '../messages';
-import { frameEnd } from '../splitPoint';
-import { originalId } from '../session/sessionState';
-import type { RecentTurnsResult } from '../splitPoint';
 import type { LimiterPort, ModelPort } from '../ports';
 import type { CompactionRecord, PinItem } from '../session/schema';
 import type { Clock, IdSource } from '../session/storage';
 import type { SessionStore } from '../session/sessionStore';
 import type { SurvivalReport } from './checks';
 import { survivalChecks } from './checks';
-import type { BlockStats, BlockView, CompactionEvent, CompactionTotals } from './events';
-import { mergeSummaries, stripThinking, summaryMessage } from './merge';
+import { compactionRecord, mergedText, projectedContext, totalsOf } from './compactionOutput';
+import type { BlockView, CompactionEvent, CompactionTotals, PlanOutcome } from './events';
+import { Gate } from './gate';
 import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
-import { buildWorkerPrompt } from './workerPrompt';
+import { runWorker } from './workerRun';
+import type { WorkerEndpoint } from './workerRun';
 
 export interface CompactionDeps {
   model: ModelPort;
@@ -21,6 +20,8 @@ export interface CompactionDeps {
   count: (m: ChatMessage) => number;
   clock: Clock;
   ids: IdSource;
+  /** More compaction endpoints (replicas) besides `model`; target-block workers spread over all by load. */
+  replicas?: readonly WorkerEndpoint[];
 }
 
 interface BlockState {
@@ -56,6 +57,10 @@ export class PendingCompaction {
   private finishedAt = 0;
   private inFlight = 0;
   private maxInFlight = 0;
+  private readonly gate: Gate;
+  private readonly endpoints: WorkerEndpoint[];
+  /** Workers of this compaction running on each endpoint. */
+  private readonly load: number[];
   private requests = 0;
   /** Bumped on every block change; memoised merges are keyed by it. */
   private version = 0;
@@ -67,6 +72,9 @@ export class PendingCompaction {
   ) {
     this.id = deps.ids.next('c');
     this.focus = plan.settings.focus;
+    this.gate = new Gate(Math.max(1, plan.workers.concurrency));
+    this.endpoints = [{ model: deps.model, limiter: deps.limiter }, ...(deps.replicas ?? [])];
+    this.load = this.endpoints.map(() => 0);
     this.states = plan.blocks.map((block) => ({
       block,
       attempts: 0,
@@ -120,6 +128,7 @@ export class PendingCompaction {
       layout: this.plan.settings.layout,
       mode: this.plan.settings.mode,
       focus: this.focus,
+      ...(this.plan.choice ? { plan: this.plan.choice } : {}),
     });
     if (this.plan.settings.dispatch === 'longest-first' && this.states.length > 1) {
       const longest = this.states[this.states.length - 1]!;
@@ -131,7 +140,9 @@ export class PendingCompaction {
       this.dispatch(longest);
       return this.settled();
     }
-    for (const s of this.states) this.dispatch(s);
+    // In the planner's order: it predicted the wall time for that order.
+    const order = this.plan.workers.order.length === this.states.length ? this.plan.workers.order : this.states.map((_, i) => i);
+    for (const i of order) this.dispatch(this.states[i]!);
     return this.settled();
   }
 
@@ -144,7 +155,8 @@ export class PendingCompaction {
     }
     if (!this.cancelled && this.isComplete()) {
       this.finishedAt = this.deps.clock.now();
-      this.emit({ type: 'ready', compactionId: this.id, totals: this.totals(), checks: this.checks() });
+      const outcome = this.outcome();
+      this.emit({ type: 'ready', compactionId: this.id, totals: this.totals(), checks: this.checks(), ...(outcome ? { outcome } : {}) });
     }
   }
 
@@ -167,50 +179,46 @@ export class PendingCompaction {
   }
 
   private async work(s: BlockState, signal: AbortSignal): Promise<void> {
-    const queuedAt = this.deps.clock.now();
-    let release: (() => void) | undefined;
+    const cacheAligned = this.plan.settings.layout === 'cache-aligned';
     try {
-      release = await this.deps.limiter.acquire(signal);
-      const sentAt = this.deps.clock.now();
-      this.inFlight++;
-      this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-      this.requests++;
-      const prompt = buildWorkerPrompt(this.plan, s.block, this.focus, this.deps.count);
-      let streamed = '';
-      s.view = { ...s.view, status: 'streaming' };
-      let lastReported = 0;
-      const result = await this.deps.model.chat(prompt.request, {
+      const { text, stats } = await runWorker({
+        plan: this.plan,
+        block: s.block,
+        focus: this.focus,
+        count: this.deps.count,
+        clock: this.deps.clock,
+        gate: this.gate,
+        endpoints: this.endpoints,
+        // Cache-aligned workers stay where the agent's prefix is cached; the rest go where the fewest run.
+        pickEndpoint: () => {
+          const i = cacheAligned ? 0 : this.load.indexOf(Math.min(...this.load));
+          this.load[i]!++;
+          return i;
+        },
+        attempts: s.attempts,
         signal,
-        onDelta: (d) => {
-          if (s.onFirstToken) {
-            s.onFirstToken();
-            s.onFirstToken = undefined;
-          }
-          if (d.type === 'reset') streamed = '';
-          if (d.type !== 'content') return;
-          streamed += d.text;
-          // Report progress every ~16 output tokens, not on every chunk.
-          const n = Math.ceil(streamed.length / 4);
-          if (n - lastReported >= 16) {
-            lastReported = n;
-            s.view = { ...s.view, streamedTokens: n };
-            this.emit({ type: 'block-streaming', compactionId: this.id, block: s.block.index, outputTokens: n });
-          }
+        onSent: () => {
+          this.inFlight++;
+          this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+          this.requests++;
+          s.view = { ...s.view, status: 'streaming' };
+        },
+        onEnded: (i, sent) => {
+          this.load[i]!--;
+          if (sent) this.inFlight--;
+        },
+        onFirstToken: () => {
+          if (!s.onFirstToken) return;
+          const f = s.onFirstToken;
+          s.onFirstToken = undefined;
+          f();
+        },
+        onProgress: (n) => {
+          s.view = { ...s.view, streamedTokens: n };
+          this.emit({ type: 'block-streaming', compactionId: this.id, block: s.block.index, outputTokens: n });
         },
       });
       if (signal.aborted) return;
-      const text = stripThinking(result.message.content ?? '').trim();
-      if (text.length === 0) throw new Error(`the model returned an empty summary (finish reason: ${result.finishReason ?? 'none'})`);
-      const stats: BlockStats = {
-        inputTokens: result.usage?.promptTokens ?? prompt.promptTokens,
-        outputTokens: result.usage?.completionTokens ?? this.deps.count({ role: 'user', content: text }),
-        cachedTokens: result.usage?.cachedTokens,
-        ms: this.deps.clock.now() - sentAt,
-        queuedMs: sentAt - queuedAt,
-        instructionTokens: prompt.instructionTokens,
-        attempts: s.attempts,
-        trimmed: prompt.trimmed,
-      };
       s.view = { ...s.view, status: 'done', summary: text, stats, streamedTokens: stats.outputTokens };
       this.emit({ type: 'block-done', compactionId: this.id, block: s.block.index, summary: text, stats });
     } catch (err) {
@@ -218,15 +226,6 @@ export class PendingCompaction {
       const message = err instanceof Error ? err.message : String(err);
       s.view = { ...s.view, status: 'failed', error: message };
       this.emit({ type: 'block-failed', compactionId: this.id, block: s.block.index, error: message });
-    } finally {
-      if (s.onFirstToken) {
-        s.onFirstToken();
-        s.onFirstToken = undefined;
-      }
-      if (release) {
-        this.inFlight--;
-        release();
-      }
     }
   }
 
@@ -301,13 +300,7 @@ export class PendingCompaction {
       const pending = this.states.filter((s) => s.view.status !== 'done' && s.view.status !== 'edited').map((s) => `${s.view.index} (${s.view.status})`);
       throw new Error(`Not every block has a summary yet: ${pending.join(', ')}.`);
     }
-    const ctx = this.plan.snapshot.context;
-    const head = this.plan.snapshot.split.headIndices;
-    const carried = this.plan.carriedSummaryIndex !== undefined ? (ctx[this.plan.carriedSummaryIndex]!.content ?? '') : undefined;
-    const text = mergeSummaries(
-      this.states.map((s) => ({ block: s.block, text: s.view.summary! })),
-      { firstIndex: head[0] ?? 0, lastIndex: head[head.length - 1] ?? 0, messageCount: head.length, focus: this.focus, carried },
-    );
+    const text = mergedText(this.plan, this.states, this.focus);
     this.memo = { version: this.version, text, tokens: undefined };
     return text;
   }
@@ -319,28 +312,9 @@ export class PendingCompaction {
     return this.memo!.tokens;
   }
 
-  /**
-   * Where the verbatim tail starts once the head and kept messages are taken
-   * out: for contiguous strategies the split's tail start; for the
-   * preserve-user-messages strategy, after the newest summarised or kept message.
-   */
-  private contiguousTailStart(): number {
-    const split = this.plan.snapshot.split;
-    // Both lists are ascending: their last elements are their maxima.
-    const last = Math.max(-1, split.headIndices.at(-1) ?? -1, split.keptIndices.at(-1) ?? -1);
-    return Math.max(last + 1, split.keptIndices.length > 0 ? 0 : split.tailStartIndex);
-  }
-
   /** The context the agent would send after adoption: [system, pinned, kept…, summary, …tail]. */
   projectedContext(): ChatMessage[] {
-    const ctx = this.plan.snapshot.context;
-    const split = this.plan.snapshot.split;
-    return [
-      ...ctx.slice(0, frameEnd(ctx)),
-      ...split.keptIndices.map((i) => ctx[i]!),
-      { role: 'user', content: this.summaryText() },
-      ...ctx.slice(this.contiguousTailStart()),
-    ];
+    return projectedContext(this.plan, this.summaryText());
   }
 
   /** Pins must survive verbatim; a drop in open loops is flagged. */
@@ -351,56 +325,35 @@ export class PendingCompaction {
   }
 
   totals(): CompactionTotals {
-    const views = this.states.map((s) => s.view);
-    const summaryTokens = this.isComplete() ? this.summaryTokens() : 0;
-    const sum = (f: (st: BlockStats) => number) => views.reduce((a, v) => a + (v.stats ? f(v.stats) : 0), 0);
-    return {
-      headTokens: this.plan.headTokens,
-      summaryTokens,
-      inputTokens: sum((st) => st.inputTokens),
-      outputTokens: sum((st) => st.outputTokens),
-      cachedTokens: sum((st) => st.cachedTokens ?? 0),
-      compressionRatio: summaryTokens > 0 ? this.plan.headTokens / summaryTokens : 0,
+    return totalsOf(this.plan, this.blocks, {
+      summaryTokens: this.isComplete() ? this.summaryTokens() : 0,
       wallMs: (this.finishedAt || this.deps.clock.now()) - this.startedAt,
       requests: this.requests,
       maxInFlight: this.maxInFlight,
-    };
+    });
+  }
+
+  /** The planner's prediction against the run, once it is complete. */
+  outcome(): PlanOutcome | undefined {
+    const c = this.plan.choice;
+    if (!c || !this.isComplete()) return undefined;
+    const t = this.totals();
+    const predicted = c.chosen.predictedMs;
+    return { label: c.chosen.label, predictedMs: predicted, measuredMs: t.wallMs, ratio: predicted > 0 ? Math.round((100 * t.wallMs) / predicted) / 100 : 0, summaryTokens: t.outputTokens };
   }
 
   /** The record adoption writes; ids point at the snapshot's messages. */
   toRecord(): Omit<CompactionRecord, 'at'> {
-    const ctx = this.plan.snapshot.context;
-    const split = this.plan.snapshot.split;
-    const text = this.summaryText();
-    const t = this.totals();
-    const tailStart = ctx[this.contiguousTailStart()];
-    const record: Omit<CompactionRecord, 'at'> = {
+    return compactionRecord(this.plan, {
       id: this.id,
-      summary: summaryMessage(`${this.id}_summary`, this.deps.clock.now(), text, this.summaryTokens()),
-      // Ids name stored originals: a capped copy in the context stands for its original.
-      tailStartId: tailStart ? originalId(tailStart.id) : null,
-      keptIds: split.keptIndices.map((i) => originalId(ctx[i]!.id)),
-      coveredIds: split.headIndices.map((i) => originalId(ctx[i]!.id)),
-      lastSnapshotId: ctx.length > 0 ? originalId(ctx[ctx.length - 1]!.id) : null,
-      strategy: this.plan.snapshot.strategy,
-      depth: this.plan.depth,
-      stats: {
-        blocks: this.states.length,
-        mode: this.plan.settings.mode,
-        layout: this.plan.settings.layout,
-        headTokens: t.headTokens,
-        summaryTokens: t.summaryTokens,
-        inputTokens: t.inputTokens,
-        outputTokens: t.outputTokens,
-        cachedTokens: t.cachedTokens,
-        compressionRatio: Math.round(t.compressionRatio * 100) / 100,
-        wallMs: t.wallMs,
-        edited: this.states.filter((s) => s.view.status === 'edited').length,
-      },
-    };
-    if (this.focus) record.focus = this.focus;
-    if ('overBudgetTurnStarts' in split && (split as RecentTurnsResult).overBudgetTurnStarts.length > 0) record.turnBudget = (split as RecentTurnsResult).turnBudget;
-    return record;
+      now: this.deps.clock.now(),
+      text: this.summaryText(),
+      summaryTokens: this.summaryTokens(),
+      totals: this.totals(),
+      blocks: this.states.length,
+      edited: this.states.filter((s) => s.view.status === 'edited').length,
+      focus: this.focus,
+    });
   }
 
   /**

@@ -2,18 +2,26 @@ import type { ChatMessage, StoredMessage } from '../messages';
 import type { SplitResult } from '../splitPoint';
 import type { PinItem } from '../session/schema';
 import type { ToolSpec } from '../ports';
+import type { PerfProfile } from '../perf/profile';
+import { H100_7B } from '../perf/profile';
+import type { PlanForced, WorkPlan } from '../perf/planner';
+import { planWork } from '../perf/planner';
+import { summaryRoom, summaryVolume } from '../perf/volume';
+import type { PlanChoice } from './events';
 import type { Block } from './partition';
-import { partitionHead } from './partition';
+import { headModel } from './headModel';
 import type { Layout, Verbosity } from './prompts';
 import type { Mode } from '../vocabulary';
 
 export type CompactionMode = Mode;
 
 export interface CompactionSettings {
-  mode: CompactionMode;
-  /** Target tokens per block (B). */
+  /** 'auto' = the planner chooses. */
+  mode: CompactionMode | 'auto';
+  /** Target tokens per block (B); 0 = the planner chooses. */
   blockTokens: number;
-  layout: Layout;
+  /** 'auto' = the planner chooses. */
+  layout: Layout | 'auto';
   verbosity: Verbosity;
   /** The developer's focus text, added to every worker. */
   focus: string | undefined;
@@ -38,12 +46,33 @@ export interface CompactionSettings {
   streamWorkers: boolean;
   /** Set for a targeted update: the summary being corrected. */
   amendOf?: string;
+  /** Workers in flight at once; 0 or unset = the planner chooses (up to maxConcurrency). */
+  concurrency?: number;
+  /** Most workers in flight the endpoint allows (its limiter). */
+  maxConcurrency?: number;
+  /** The server's performance profile; unset = h100-7b. */
+  profile?: PerfProfile;
+  /** Whether the agent's context is in the server's prefix cache (it is right after an agent request). */
+  cache?: 'cold' | 'warm';
+  /** The fraction of the window the context should land at (`lo`): bounds the summary volume. */
+  targetFraction?: number;
+  /** Set when the live agent keeps decoding on the same server: the plan may slow it at most this much. */
+  background?: { maxSlowdown: number };
+  /** Compaction endpoints (the agent's first); target-block workers spread over them. */
+  replicas?: number;
+  /** Most tokens of earlier conversation a target-block worker gets before its block. */
+  targetContextTokens?: number;
+  /** The total summary volume; unset = from the verbosity and the target after compaction. */
+  summaryTokens?: number;
 }
 
+/** Target-block workers get this much of the conversation just before their block, for continuity. */
+export const TARGET_CONTEXT_TOKENS = 512;
+
 export const DEFAULT_COMPACTION_SETTINGS: CompactionSettings = {
-  mode: 'parallel',
-  blockTokens: 4096,
-  layout: 'cache-aligned',
+  mode: 'auto',
+  blockTokens: 0,
+  layout: 'auto',
   verbosity: 'detailed',
   focus: undefined,
   maxDepth: 3,
@@ -53,7 +82,8 @@ export const DEFAULT_COMPACTION_SETTINGS: CompactionSettings = {
   streamWorkers: true,
 };
 
-export const MAX_OUTPUT_TOKENS: Record<Verbosity, number> = { concise: 700, detailed: 1400, 'very detailed': 2800 };
+/** The settings with every planner choice made. */
+export type ResolvedSettings = Omit<CompactionSettings, 'mode' | 'layout'> & { mode: CompactionMode; layout: Layout };
 
 /** Everything a compaction works from, frozen at the moment it starts. */
 export interface CompactionSnapshot {
@@ -71,19 +101,44 @@ export interface CompactionSnapshot {
   pins: readonly PinItem[];
 }
 
+/** Per-worker details of the plan the engine runs. */
+export interface WorkerPlan {
+  /** Summary tokens asked of each block, in block order. */
+  targets: number[];
+  maxTokens: number[];
+  /** Block indices in the order they are sent. */
+  order: number[];
+  concurrency: number;
+  predictedMs: number;
+}
+
 export interface CompactionPlan {
   snapshot: CompactionSnapshot;
-  settings: CompactionSettings;
+  settings: ResolvedSettings;
   blocks: Block[];
   headTokens: number;
   /** Depth the adopted summary will have. */
   depth: number;
   /** Earlier summary carried verbatim because re-summarising it would pass maxDepth. */
   carriedSummaryIndex: number | undefined;
+  /** Summary tokens the user's goal asks for, in total. */
+  summaryTokens: number;
+  workers: WorkerPlan;
+  /** The planner's choice and alternatives. */
+  choice: PlanChoice | undefined;
 }
 
 export function isSummary(m: ChatMessage): boolean {
   return (m as Partial<StoredMessage>).kind === 'summary';
+}
+
+function forcedOf(s: CompactionSettings): PlanForced {
+  const f: PlanForced = {};
+  if (s.mode !== 'auto') f.mode = s.mode;
+  if (s.layout !== 'auto') f.layout = s.layout;
+  if (s.blockTokens > 0 && s.mode !== 'sequential') f.blockTokens = s.blockTokens;
+  if (s.concurrency && s.concurrency > 0) f.concurrency = s.concurrency;
+  return f;
 }
 
 export function planCompaction(snapshot: CompactionSnapshot, settings: CompactionSettings): CompactionPlan {
@@ -94,12 +149,33 @@ export function planCompaction(snapshot: CompactionSnapshot, settings: Compactio
   const carried = overCap ? priorSummaries[0] : undefined;
   const head = split.headIndices.filter((i) => i !== carried);
   const headTokens = head.reduce((s, i) => s + tokens[i]!, 0);
-  const blocks =
-    head.length === 0
-      ? []
-      : settings.mode === 'sequential'
-        ? [{ index: 0, messageIndices: [...head], tokens: headTokens, ...(foldsSummary && !overCap ? { isPriorSummary: false } : {}) }]
-        : partitionHead(context, head, tokens, { blockTokens: settings.blockTokens, priorSummaries: overCap ? [] : priorSummaries });
   const depth = !foldsSummary ? 1 : overCap ? snapshot.priorDepth : snapshot.priorDepth + 1;
-  return { snapshot, settings, blocks, headTokens, depth, carriedSummaryIndex: carried };
+  const base = { snapshot, headTokens, depth, carriedSummaryIndex: carried };
+  if (head.length === 0) {
+    const resolved = { ...settings, mode: settings.mode === 'auto' ? 'parallel' : settings.mode, layout: settings.layout === 'auto' ? 'cache-aligned' : settings.layout } as ResolvedSettings;
+    return { ...base, settings: resolved, blocks: [], summaryTokens: 0, workers: { targets: [], maxTokens: [], order: [], concurrency: 1, predictedMs: 0 }, choice: undefined };
+  }
+  const model = headModel({ context, tokens, head, priorSummaries: overCap ? [] : priorSummaries, tools: snapshot.tools, verbosity: settings.verbosity, focus: settings.focus, targetContextTokens: settings.targetContextTokens ?? TARGET_CONTEXT_TOKENS });
+  const total = tokens.reduce((a, b) => a + b, 0);
+  const room = summaryRoom({ lo: settings.targetFraction ?? 0.4, window: settings.contextWindow, keptTokens: total - headTokens });
+  const summaryTokens = settings.summaryTokens ?? summaryVolume({ headTokens, verbosity: settings.verbosity, room });
+  const { work, choice } = planWork({
+    head: model,
+    summaryTokens,
+    profile: settings.profile ?? H100_7B,
+    window: settings.contextWindow,
+    cache: settings.cache ?? 'warm',
+    replicas: settings.replicas ?? 1,
+    maxConcurrency: settings.maxConcurrency ?? 64,
+    forced: forcedOf(settings),
+    ...(settings.background ? { background: settings.background } : {}),
+  });
+  const o = work.option;
+  const blocks = o.mode === 'sequential' ? model.partition(Infinity) : model.partition(o.blockTokens);
+  const resolved: ResolvedSettings = { ...settings, mode: o.mode, layout: o.layout, blockTokens: o.blockTokens, concurrency: o.concurrency };
+  return { ...base, settings: resolved, blocks, summaryTokens, workers: workersOf(work), choice };
+}
+
+function workersOf(w: WorkPlan): WorkerPlan {
+  return { targets: w.targets, maxTokens: w.maxTokens, order: w.order, concurrency: w.option.concurrency, predictedMs: w.option.predictedMs };
 }

@@ -4,7 +4,7 @@ import type { ModelRequest } from '../ports';
 import { deduplicateToolOutputs, pretrim, truncateLargeToolOutputs, DEFAULT_PRETRIM } from '../pretrim';
 import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
-import { MAX_OUTPUT_TOKENS } from './plan';
+import { TARGET_CONTEXT_TOKENS } from './plan';
 import type { InstructionInput } from './prompts';
 import { cacheAlignedInstruction, renderTranscript, targetBlockPrompt, targetTokens } from './prompts';
 
@@ -41,6 +41,7 @@ export function instructionInput(plan: CompactionPlan, block: Block, focus: stri
     blockCount: plan.blocks.length,
     amendOf: plan.settings.amendOf,
     blockTokens: block.tokens,
+    targetTokens: plan.workers.targets[block.index],
   };
 }
 
@@ -50,8 +51,8 @@ export function instructionInput(plan: CompactionPlan, block: Block, focus: stri
  */
 export function buildWorkerPrompt(plan: CompactionPlan, block: Block, focus: string | undefined, count: (m: ChatMessage) => number): WorkerPrompt {
   const x = instructionInput(plan, block, focus);
-  // Room for the target plus structure, but bounded by the block so output cannot dwarf input.
-  const maxTokens = Math.min(MAX_OUTPUT_TOKENS[plan.settings.verbosity], Math.max(256, 2 * targetTokens(x) + 128));
+  // The planner's bound: room to finish the last section around the target, not to ramble.
+  const maxTokens = plan.workers.maxTokens[block.index] ?? Math.max(256, 2 * targetTokens(x) + 128);
   const budget = plan.settings.contextWindow - maxTokens;
   const prompt = plan.settings.layout === 'cache-aligned' ? cacheAligned(plan, block, x, maxTokens, budget, count) : targetBlock(plan, block, x, maxTokens, budget, count);
   prompt.request.stream = plan.settings.streamWorkers;
@@ -166,7 +167,9 @@ function targetBlock(plan: CompactionPlan, block: Block, x: InstructionInput, ma
   // Transcript framing adds a few tokens per message over the message counts.
   let contextTokens = 0;
   for (let i = 0; i < upto; i++) contextTokens += tc.tokens[i]! + 6;
-  while (from < upto && fixed + contextTokens > budget) {
+  // Only the most recent context goes along: each worker's KV stays about its block (the planner counts on it).
+  const cap = Math.min(budget - fixed, plan.settings.targetContextTokens ?? TARGET_CONTEXT_TOKENS);
+  while (from < upto && contextTokens > cap) {
     let k = from + 1;
     while (k < upto && tc.messages[k]!.role === 'tool') k++;
     for (let i = from; i < k; i++) contextTokens -= tc.tokens[i]! + 6;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Layout, Verbosity } from '../compaction/prompts';
 import type { CompactionMode } from '../compaction/plan';
 import type { StrategyName } from '../splitPoint';
-import { LAYOUTS, MODES, STRATEGY_NAMES, VERBOSITIES } from '../vocabulary';
+import { LAYOUT_SETTINGS, MODE_SETTINGS, STRATEGY_NAMES, VERBOSITIES } from '../vocabulary';
 import type { BudgetThresholds } from '../triggers';
 import { DEFAULT_THRESHOLDS, validateThresholds } from '../triggers';
 
@@ -29,10 +29,20 @@ export interface SplitpointSettings {
   contextWindow: number | undefined;
   thresholds: BudgetThresholds;
   strategy: StrategyName;
-  mode: CompactionMode;
+  /** 'auto' = the planner chooses. */
+  mode: CompactionMode | 'auto';
+  /** 0 = the planner chooses. */
   blockTokens: number;
+  /** Most compaction requests in flight per endpoint; the planner picks up to this. */
   maxConcurrency: number;
-  layout: Layout;
+  /** 'auto' = the planner chooses. */
+  layout: Layout | 'auto';
+  /** Extra compaction endpoints (replicas of the agent's model); target-block workers spread over them. */
+  compactionEndpoints: string[];
+  /** Named performance profile for the planner; undefined = learned from the server, else h100-7b. */
+  perfProfile: string | undefined;
+  /** Most a background compaction may slow the agent's decoding (time per output token ratio). */
+  maxAgentSlowdown: number;
   verbosity: Verbosity;
   asyncCompaction: boolean;
   judge: { enabled: boolean; threshold: number };
@@ -76,10 +86,13 @@ export const SETTING_DEFS = {
   'compaction.lo': { schema: fraction, default: DEFAULT_THRESHOLDS.lo },
   'compaction.block': { schema: fraction, default: DEFAULT_THRESHOLDS.block },
   'compaction.strategy': { schema: z.enum(STRATEGY_NAMES), default: 'token-fraction' },
-  'compaction.mode': { schema: z.enum(MODES), default: 'parallel' },
-  'compaction.blockTokens': { schema: posInt(256, 131_072), default: 4096 },
-  'compaction.maxConcurrency': { schema: posInt(1, 256), default: 8 },
-  'compaction.layout': { schema: z.enum(LAYOUTS), default: 'cache-aligned' },
+  'compaction.mode': { schema: z.enum(MODE_SETTINGS), default: 'auto' },
+  'compaction.blockTokens': { schema: z.union([z.literal(0), posInt(256, 131_072)]), default: 0 },
+  'compaction.maxConcurrency': { schema: posInt(1, 256), default: 64 },
+  'compaction.layout': { schema: z.enum(LAYOUT_SETTINGS), default: 'auto' },
+  'compaction.endpoints': { schema: z.array(url), default: [] as string[] },
+  'compaction.profile': { schema: z.string().trim(), default: '' },
+  'compaction.maxAgentSlowdown': { schema: z.number().min(1).max(10), default: 1.5 },
   'compaction.verbosity': { schema: z.enum(VERBOSITIES), default: 'detailed' },
   'compaction.async': { schema: z.boolean(), default: true },
   'compaction.idleMinutes': { schema: z.number().min(0).max(24 * 60), default: 5 },
@@ -151,6 +164,9 @@ export function readSettings(get: (key: SettingKey) => unknown): SettingsReport 
     blockTokens: read('compaction.blockTokens'),
     maxConcurrency: read('compaction.maxConcurrency'),
     layout: read('compaction.layout'),
+    compactionEndpoints: [...read('compaction.endpoints')],
+    perfProfile: orUndefined(read('compaction.profile')),
+    maxAgentSlowdown: read('compaction.maxAgentSlowdown'),
     verbosity: read('compaction.verbosity'),
     asyncCompaction: read('compaction.async'),
     judge: { enabled: read('judge.enabled'), threshold: read('judge.threshold') },

@@ -35,6 +35,8 @@ export interface HeadModel {
   tailTokens: number;
   /** The blocks the partition cuts at block size B (one block = the sequential call). */
   blocks(blockTokens: number): BlockShape[];
+  /** Most tokens of earlier conversation a target-block worker carries before its block. */
+  targetContextTokens: number;
   /** Instruction tokens a worker adds after its prompt, per layout. */
   instructionTokens: Record<PlanLayout, number>;
 }
@@ -127,10 +129,12 @@ function label(c: Candidate): string {
 export function candidateRequests(x: PlannerInput, c: Pick<Candidate, 'layout' | 'blocks'>, targets: readonly number[]): SimRequest[] {
   let cum = x.head.frameTokens;
   return c.blocks.map((b, k) => {
+    const before = cum - x.head.frameTokens;
     cum += b.tokens;
     const out = targets[k]!;
     if (c.layout === 'cache-aligned') return { promptTokens: cum + x.head.instructionTokens['cache-aligned'], sharedTokens: cum, outputTokens: out, replica: 0 };
-    return { promptTokens: TARGET_SYSTEM_TOKENS + b.transcriptTokens + x.head.instructionTokens['target-block'], sharedTokens: 0, outputTokens: out };
+    const context = Math.min(before, x.head.targetContextTokens);
+    return { promptTokens: TARGET_SYSTEM_TOKENS + context + b.transcriptTokens + x.head.instructionTokens['target-block'], sharedTokens: 0, outputTokens: out };
   });
 }
 

@@ -1,7 +1,7 @@
 /**
  * A discrete model of a vLLM-v1-style scheduler, used by the planner to
  * predict a compaction's wall time. Each step: running sequences first
- * (one decode token each, or the next chunk of a prefill), then waiting ones
+ * (one decode token each, then the next chunks of prefills), then waiting ones
  * are admitted in arrival order while seats and the step's token budget last;
  * the step costs what `stepTimeMs` says (the calibration's mixed-step
  * formula). Prefix-cache hits follow v1: a request's blocks are registered
@@ -109,16 +109,19 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
     let budget = p.maxNumBatchedTokens;
     const chunks: { seq: Seq; n: number }[] = [];
     const decoders: Seq[] = [];
+    // As vLLM v1: decode tokens first, then the running prefills' next chunks, then admissions.
     for (const s of rep.running) {
       if (budget <= 0) break;
-      if (s.prefillLeft > 0) {
-        const n = Math.min(s.prefillLeft, budget);
-        chunks.push({ seq: s, n });
-        budget -= n;
-      } else {
-        decoders.push(s);
-        budget -= 1;
-      }
+      if (s.prefillLeft > 0) continue;
+      decoders.push(s);
+      budget -= 1;
+    }
+    for (const s of rep.running) {
+      if (budget <= 0) break;
+      if (s.prefillLeft === 0) continue;
+      const n = Math.min(s.prefillLeft, budget);
+      chunks.push({ seq: s, n });
+      budget -= n;
     }
     while (rep.waiting.length > 0 && rep.running.length < p.maxNumSeqs && budget > 0) {
       const s = rep.waiting.shift()!;

@@ -30,7 +30,7 @@ const LINEAR_MERGE_BYTES = 48;
 const PIECE_CACHE_LIMIT = 50_000;
 
 export class BoundedBpeCounter {
-  private readonly ranks = new Map<string, number>();
+  private readonly ranks: Map<string, number> = new Map();
   private readonly pattern: RegExp;
   private readonly pieceCache = new Map<string, number>();
   /** Ranks of every two-byte token by (first << 8 | second): most lookups are pairs of bytes, and hashing fresh strings is the cost. */
@@ -39,17 +39,21 @@ export class BoundedBpeCounter {
   private readonly starts = new Int32Array(LINEAR_MERGE_BYTES + 1);
   private readonly rank = new Float64Array(LINEAR_MERGE_BYTES + 1);
 
-  constructor(data: BpeRanks) {
+  constructor(data: BpeRanks, ranks?: Map<string, number>) {
     this.pattern = new RegExp(data.pat_str, 'gu');
-    // Keys are "binary strings": one char per byte (what atob yields), so an
-    // ASCII piece is its own key and no byte arrays are built per lookup.
-    for (const line of data.bpe_ranks.split('\n')) {
-      if (line === '') continue;
-      const fields = line.split(' ');
-      const offset = Number.parseInt(fields[1]!, 10);
-      for (let i = 2; i < fields.length; i++) this.ranks.set(atob(fields[i]!), offset + i - 2);
-    }
+    if (ranks) this.ranks = ranks;
+    else for (const _ of fillRanks(data, this.ranks));
     for (const [bytes, rank] of this.ranks) if (bytes.length === 2) this.pairs[(bytes.charCodeAt(0) << 8) | bytes.charCodeAt(1)] = rank;
+  }
+
+  /**
+   * Builds the counter with a pause every few thousand ranks: decoding all
+   * 100K of them takes 100–250 ms, too long to hold an editor's thread in one go.
+   */
+  static async load(data: BpeRanks, pause: () => Promise<void>): Promise<BoundedBpeCounter> {
+    const ranks = new Map<string, number>();
+    for (const _ of fillRanks(data, ranks)) await pause();
+    return new BoundedBpeCounter(data, ranks);
   }
 
   /** Tokens in the text; special-token look-alikes count as ordinary text. Never throws. */
@@ -204,6 +208,26 @@ class MinHeap {
     }
     d[i] = last;
     return top;
+  }
+}
+
+/** Ranks per slice of a pausing build: about 5 ms of decoding. */
+const RANKS_PER_SLICE = 4096;
+
+/**
+ * Decodes the ranks into the map. Keys are "binary strings": one char per
+ * byte (what atob yields), so an ASCII piece is its own key and no byte
+ * arrays are built per lookup. Yields after every slice.
+ */
+function* fillRanks(data: BpeRanks, ranks: Map<string, number>): Generator<void> {
+  for (const line of data.bpe_ranks.split('\n')) {
+    if (line === '') continue;
+    const fields = line.split(' ');
+    const offset = Number.parseInt(fields[1]!, 10);
+    for (let i = 2; i < fields.length; i++) {
+      ranks.set(atob(fields[i]!), offset + i - 2);
+      if (i % RANKS_PER_SLICE === 0) yield;
+    }
   }
 }
 

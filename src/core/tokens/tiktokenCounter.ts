@@ -29,7 +29,7 @@ export function loadTiktokenCounter(): Promise<TokenCounter> {
   loading ??= (async () => {
     const ranks = await import('js-tiktoken/ranks/cl100k_base');
     (globalThis as Record<symbol, number | undefined>)[LOADS] = tokenizerLoadCount() + 1;
-    return new TiktokenCounter(new BoundedBpeCounter(unwrapRanks(ranks)));
+    return new TiktokenCounter(await BoundedBpeCounter.load(unwrapRanks(ranks), () => new Promise((resolve) => setTimeout(resolve, 0))));
   })();
   return loading;
 }

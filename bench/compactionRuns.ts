@@ -1,0 +1,127 @@
+/**
+ * Helpers for bench/compaction.bench.ts: sessions of a chosen head size, one
+ * compaction run against the in-process simulator measured in SIMULATED time
+ * (from the simulator's per-request records), and a live agent decoding
+ * alongside.
+ */
+import { AGENT_TOOL_SPECS } from '../src/core/agent/toolSpecs';
+import { createCompaction, snapshotSession } from '../src/core/compaction/fromSession';
+import type { CompactionSettings, CompactionSnapshot } from '../src/core/compaction/plan';
+import { DEFAULT_COMPACTION_SETTINGS } from '../src/core/compaction/plan';
+import type { PlanChoice } from '../src/core/compaction/events';
+import type { WorkerEndpoint } from '../src/core/compaction/workerRun';
+import { toWire } from '../src/core/messages';
+import { frameEnd } from '../src/core/splitPoint';
+import { SessionStore } from '../src/core/session/sessionStore';
+import { MemoryStorage } from '../src/core/session/memoryStorage';
+import { randomIds, systemClock } from '../src/core/session/storage';
+import type { TokenLedger } from '../src/core/tokens/tokenLedger';
+import { Semaphore, VllmClient } from '../src/llm';
+import type { RequestRecord, SimHandle } from '../test/sim';
+import { generateSession } from '../test/fixtures/generateSession';
+
+export const WINDOW = 262_144;
+
+/** A generated session whose head (before a manual split) is about `headTokens`, with a tail of about `tailTokens`. */
+export async function sessionWithHead(ledger: TokenLedger, headTokens: number, tailTokens: number, seed: number): Promise<CompactionSnapshot> {
+  let chars = (headTokens + tailTokens) * 3;
+  for (let attempt = 0; attempt < 12; attempt++) {
+    const msgs = generateSession({ seed, targetChars: chars });
+    const total = msgs.reduce((s, m) => s + ledger.estimate(m as never), 0);
+    if (total >= headTokens + tailTokens) {
+      const store = await SessionStore.importArray({ storage: new MemoryStorage() }, `/bench-${seed}.jsonl`, msgs);
+      const context = store.active().messages;
+      let cum = 0;
+      let split = frameEnd(context);
+      while (split < context.length && cum < headTokens) cum += ledger.estimate(context[split++]!);
+      return snapshotSession(store, ledger, { manualIndex: split }, AGENT_TOOL_SPECS, { contextWindow: WINDOW, replyReserve: 4096 });
+    }
+    chars = Math.ceil((chars * (headTokens + tailTokens)) / Math.max(1, total)) + 20_000;
+  }
+  throw new Error(`could not generate a session with a ${headTokens}-token head`);
+}
+
+export function headTokensOf(snap: CompactionSnapshot): number {
+  return snap.split.headIndices.reduce((s, i) => s + snap.tokens[i]!, 0);
+}
+
+export interface RunResult {
+  name: string;
+  choice: PlanChoice;
+  predictedMs: number;
+  /** First arrival to last finish of the compaction's requests, simulated ms. */
+  simulatedMs: number;
+  /** Output tokens the workers wrote (the simulator's count). */
+  summaryTokens: number;
+  requests: number;
+  records: RequestRecord[];
+}
+
+const compactionRecords = (sims: readonly SimHandle[]) => sims.flatMap((s) => s.stats.requests.filter((r) => r.kind === 'compaction'));
+
+/**
+ * One compaction against the simulator(s), cold cache unless `warm`. The
+ * schedulers are paused while the first requests are sent so that they all
+ * arrive at one simulated instant: the client's own CPU time (tokenising,
+ * JSON) must not leak into simulated time.
+ */
+export async function runCompaction(
+  name: string,
+  sims: readonly SimHandle[],
+  snap: CompactionSnapshot,
+  ledger: TokenLedger,
+  over: Partial<CompactionSettings>,
+  opts: { warm?: boolean; keepStats?: boolean } = {},
+): Promise<RunResult> {
+  const clients = sims.map((s) => new VllmClient({ baseURL: s.url }));
+  for (const s of sims) {
+    s.resetCache();
+    if (!opts.keepStats) s.resetStats();
+  }
+  if (opts.warm) await clients[0]!.chat({ messages: snap.context.map(toWire), tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: 1, stream: false });
+  const before = new Set(compactionRecords(sims));
+  const settings: CompactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, contextWindow: WINDOW, cache: opts.warm ? 'warm' : 'cold', streamWorkers: false, ...over };
+  const replicas: WorkerEndpoint[] = clients.slice(1).map((c) => ({ model: c, limiter: new Semaphore(256) }));
+  const pc = createCompaction(snap, settings, { model: clients[0]!, limiter: new Semaphore(256), count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds, replicas });
+  const first = Math.min(pc.plan.workers.concurrency, pc.plan.blocks.length);
+  for (const s of sims) s.pauseScheduler();
+  const done = pc.start();
+  const arrived = () => compactionRecords(sims).filter((r) => !before.has(r)).length;
+  for (let i = 0; i < 6000 && arrived() < first; i++) await new Promise((r) => setTimeout(r, 5));
+  for (const s of sims) s.resumeScheduler();
+  await done;
+  if (!pc.isComplete()) throw new Error(`${name}: ${pc.blocks.filter((b) => b.status === 'failed').map((b) => `block ${b.index}: ${b.error}`).join('; ')}`);
+  const records = compactionRecords(sims).filter((r) => !before.has(r));
+  const start = Math.min(...records.map((r) => r.arrival));
+  const end = Math.max(...records.map((r) => r.finished ?? r.arrival));
+  const choice = pc.plan.choice!;
+  return {
+    name,
+    choice,
+    predictedMs: choice.chosen.predictedMs,
+    simulatedMs: end - start,
+    summaryTokens: records.reduce((s, r) => s + r.completionTokens, 0),
+    requests: records.length,
+    records,
+  };
+}
+
+/** Time per output token of agent requests, simulated ms: mean over requests, each (finished − first token) / (tokens − 1). */
+export function tpot(records: readonly RequestRecord[]): number {
+  const ok = records.filter((r) => r.status === 'done' && r.firstToken !== undefined && r.finished !== undefined && r.completionTokens > 1);
+  if (ok.length === 0) return NaN;
+  const tokens = ok.reduce((s, r) => s + r.completionTokens - 1, 0);
+  return ok.reduce((s, r) => s + (r.finished! - r.firstToken!), 0) / tokens;
+}
+
+/**
+ * The live agent: requests with its whole context (cached after the first)
+ * decoding `tokens` each, one after another until `stop()` resolves.
+ */
+export async function agentLoop(sim: SimHandle, snap: CompactionSnapshot, tokens: number, until: Promise<unknown>): Promise<void> {
+  const client = new VllmClient({ baseURL: sim.url });
+  let stopped = false;
+  void until.finally(() => (stopped = true));
+  const messages = [...snap.context.map(toWire), { role: 'user' as const, content: 'Carry on with the task.' }];
+  while (!stopped) await client.chat({ messages, tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: tokens, stream: false });
+}

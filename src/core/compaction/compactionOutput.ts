@@ -1,0 +1,97 @@
+import type { ChatMessage } from '../messages';
+import { originalId } from '../session/sessionState';
+import type { CompactionRecord } from '../session/schema';
+import type { RecentTurnsResult } from '../splitPoint';
+import { frameEnd } from '../splitPoint';
+import type { BlockStats, BlockView, CompactionTotals } from './events';
+import { mergeSummaries, summaryMessage } from './merge';
+import type { Block } from './partition';
+import type { CompactionPlan } from './plan';
+
+/** What a compaction produces once every block has a summary: the merged text, the context after, the record. */
+
+export function mergedText(plan: CompactionPlan, blocks: readonly { block: Block; view: BlockView }[], focus: string | undefined): string {
+  const ctx = plan.snapshot.context;
+  const head = plan.snapshot.split.headIndices;
+  const carried = plan.carriedSummaryIndex !== undefined ? (ctx[plan.carriedSummaryIndex]!.content ?? '') : undefined;
+  return mergeSummaries(
+    blocks.map((s) => ({ block: s.block, text: s.view.summary! })),
+    { firstIndex: head[0] ?? 0, lastIndex: head[head.length - 1] ?? 0, messageCount: head.length, focus, carried },
+  );
+}
+
+/**
+ * Where the verbatim tail starts once the head and kept messages are taken
+ * out: for contiguous strategies the split's tail start; for the
+ * preserve-user-messages strategy, after the newest summarised or kept message.
+ */
+export function contiguousTailStart(plan: CompactionPlan): number {
+  const split = plan.snapshot.split;
+  // Both lists are ascending: their last elements are their maxima.
+  const last = Math.max(-1, split.headIndices.at(-1) ?? -1, split.keptIndices.at(-1) ?? -1);
+  return Math.max(last + 1, split.keptIndices.length > 0 ? 0 : split.tailStartIndex);
+}
+
+/** The context the agent would send after adoption: [system, pinned, kept…, summary, …tail]. */
+export function projectedContext(plan: CompactionPlan, summary: string): ChatMessage[] {
+  const ctx = plan.snapshot.context;
+  const split = plan.snapshot.split;
+  return [...ctx.slice(0, frameEnd(ctx)), ...split.keptIndices.map((i) => ctx[i]!), { role: 'user', content: summary }, ...ctx.slice(contiguousTailStart(plan))];
+}
+
+export function totalsOf(
+  plan: CompactionPlan,
+  views: readonly BlockView[],
+  o: { summaryTokens: number; wallMs: number; requests: number; maxInFlight: number },
+): CompactionTotals {
+  const sum = (f: (st: BlockStats) => number) => views.reduce((a, v) => a + (v.stats ? f(v.stats) : 0), 0);
+  return {
+    headTokens: plan.headTokens,
+    summaryTokens: o.summaryTokens,
+    inputTokens: sum((st) => st.inputTokens),
+    outputTokens: sum((st) => st.outputTokens),
+    cachedTokens: sum((st) => st.cachedTokens ?? 0),
+    compressionRatio: o.summaryTokens > 0 ? plan.headTokens / o.summaryTokens : 0,
+    wallMs: o.wallMs,
+    requests: o.requests,
+    maxInFlight: o.maxInFlight,
+  };
+}
+
+/** The record adoption writes; ids point at the snapshot's stored originals. */
+export function compactionRecord(
+  plan: CompactionPlan,
+  o: { id: string; now: number; text: string; summaryTokens: number; totals: CompactionTotals; blocks: number; edited: number; focus: string | undefined },
+): Omit<CompactionRecord, 'at'> {
+  const ctx = plan.snapshot.context;
+  const split = plan.snapshot.split;
+  const t = o.totals;
+  const tailStart = ctx[contiguousTailStart(plan)];
+  const record: Omit<CompactionRecord, 'at'> = {
+    id: o.id,
+    summary: summaryMessage(`${o.id}_summary`, o.now, o.text, o.summaryTokens),
+    // Ids name stored originals: a capped copy in the context stands for its original.
+    tailStartId: tailStart ? originalId(tailStart.id) : null,
+    keptIds: split.keptIndices.map((i) => originalId(ctx[i]!.id)),
+    coveredIds: split.headIndices.map((i) => originalId(ctx[i]!.id)),
+    lastSnapshotId: ctx.length > 0 ? originalId(ctx[ctx.length - 1]!.id) : null,
+    strategy: plan.snapshot.strategy,
+    depth: plan.depth,
+    stats: {
+      blocks: o.blocks,
+      mode: plan.settings.mode,
+      layout: plan.settings.layout,
+      headTokens: t.headTokens,
+      summaryTokens: t.summaryTokens,
+      inputTokens: t.inputTokens,
+      outputTokens: t.outputTokens,
+      cachedTokens: t.cachedTokens,
+      compressionRatio: Math.round(t.compressionRatio * 100) / 100,
+      wallMs: t.wallMs,
+      edited: o.edited,
+    },
+  };
+  if (o.focus) record.focus = o.focus;
+  if ('overBudgetTurnStarts' in split && (split as RecentTurnsResult).overBudgetTurnStarts.length > 0) record.turnBudget = (split as RecentTurnsResult).turnBudget;
+  return record;
+}

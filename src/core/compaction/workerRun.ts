@@ -1,0 +1,90 @@
+import type { ChatMessage } from '../messages';
+import type { LimiterPort, ModelPort } from '../ports';
+import type { Clock } from '../session/storage';
+import type { BlockStats } from './events';
+import type { Gate } from './gate';
+import { stripThinking } from './merge';
+import type { Block } from './partition';
+import type { CompactionPlan } from './plan';
+import { buildWorkerPrompt } from './workerPrompt';
+
+/** A server compaction workers can use: its client and its limiter. */
+export interface WorkerEndpoint {
+  model: ModelPort;
+  limiter: LimiterPort;
+}
+
+export interface WorkerRun {
+  plan: CompactionPlan;
+  block: Block;
+  focus: string | undefined;
+  count: (m: ChatMessage) => number;
+  clock: Clock;
+  gate: Gate;
+  /** Picks (and counts as loaded) the endpoint once the worker may go: cache-aligned, the agent's; else the least loaded. */
+  pickEndpoint: () => number;
+  endpoints: readonly WorkerEndpoint[];
+  attempts: number;
+  signal: AbortSignal;
+  /** The request is about to be sent to endpoint i. */
+  onSent: (endpoint: number) => void;
+  /** The worker is done with endpoint i (sent says whether the request went out). */
+  onEnded: (endpoint: number, sent: boolean) => void;
+  /** The first output token arrived (the prompt is computed). */
+  onFirstToken: () => void;
+  /** Output tokens so far, every ~16. */
+  onProgress: (tokens: number) => void;
+}
+
+/** Sends one block's worker and returns its summary and stats; throws on failure. */
+export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: BlockStats }> {
+  const queuedAt = w.clock.now();
+  const leave = await w.gate.enter(w.signal);
+  let release: (() => void) | undefined;
+  let endpoint = -1;
+  let sent = false;
+  try {
+    endpoint = w.pickEndpoint();
+    const ep = w.endpoints[endpoint]!;
+    release = await ep.limiter.acquire(w.signal);
+    const sentAt = w.clock.now();
+    sent = true;
+    w.onSent(endpoint);
+    const prompt = buildWorkerPrompt(w.plan, w.block, w.focus, w.count);
+    let streamed = '';
+    let lastReported = 0;
+    const result = await ep.model.chat(prompt.request, {
+      signal: w.signal,
+      onDelta: (d) => {
+        w.onFirstToken();
+        if (d.type === 'reset') streamed = '';
+        if (d.type !== 'content') return;
+        streamed += d.text;
+        // Report progress every ~16 output tokens, not on every chunk.
+        const n = Math.ceil(streamed.length / 4);
+        if (n - lastReported >= 16) {
+          lastReported = n;
+          w.onProgress(n);
+        }
+      },
+    });
+    const text = stripThinking(result.message.content ?? '').trim();
+    if (text.length === 0 && !w.signal.aborted) throw new Error(`the model returned an empty summary (finish reason: ${result.finishReason ?? 'none'})`);
+    const stats: BlockStats = {
+      inputTokens: result.usage?.promptTokens ?? prompt.promptTokens,
+      outputTokens: result.usage?.completionTokens ?? w.count({ role: 'user', content: text }),
+      cachedTokens: result.usage?.cachedTokens,
+      ms: w.clock.now() - sentAt,
+      queuedMs: sentAt - queuedAt,
+      instructionTokens: prompt.instructionTokens,
+      attempts: w.attempts,
+      trimmed: prompt.trimmed,
+    };
+    return { text, stats };
+  } finally {
+    w.onFirstToken();
+    if (endpoint >= 0) w.onEnded(endpoint, sent);
+    release?.();
+    leave();
+  }
+}

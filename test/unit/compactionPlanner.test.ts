@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import type { ChatMessage } from '../../src/core/messages';
+import { createCompaction, snapshotSession } from '../../src/core/compaction/fromSession';
+import type { CompactionDeps } from '../../src/core/compaction/pendingCompaction';
+import type { CompactionEvent } from '../../src/core/compaction/events';
+import { DEFAULT_COMPACTION_SETTINGS } from '../../src/core/compaction/plan';
+import type { CompactionSettings } from '../../src/core/compaction/plan';
+import { UNIT_PROFILE } from '../../src/core/perf/profile';
+import { SessionStore } from '../../src/core/session/sessionStore';
+import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
+import { TokenLedger } from '../../src/core/tokens/tokenLedger';
+import { unlimited } from '../../src/core/ports';
+import type { ToolSpec } from '../../src/core/ports';
+import { FakeModel } from './helpers/fakeModel';
+import { MemoryStorage, counterIds, fixedClock } from './helpers/memoryStorage';
+
+const counter = new CharEstimateCounter();
+const count = (m: ChatMessage) => counter.countMessage(m);
+const TOOLS: ToolSpec[] = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }];
+const ids = counterIds();
+
+async function snapshot(turns = 12) {
+  const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock: fixedClock() }, '/s.jsonl');
+  await store.append({ role: 'system', content: 'You are a coding agent.' });
+  for (let t = 0; t < turns; t++) {
+    await store.append({ role: 'user', content: `Turn ${t}: fix bug ${t} in src/mod${t}.ts.` });
+    await store.append({ role: 'assistant', content: null, tool_calls: [{ id: `c${t}`, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/mod${t}.ts"}` } }] });
+    await store.append({ role: 'tool', tool_call_id: `c${t}`, content: `// src/mod${t}.ts\n` + 'x'.repeat(6000) });
+    await store.append({ role: 'assistant', content: `Patched parseHeader in src/mod${t}.ts.` });
+  }
+  return snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+}
+
+const settings = (over: Partial<CompactionSettings> = {}): CompactionSettings => ({ ...DEFAULT_COMPACTION_SETTINGS, contextWindow: 200_000, profile: UNIT_PROFILE, ...over });
+const deps = (model: FakeModel, extra: Partial<CompactionDeps> = {}): CompactionDeps => ({ model, limiter: unlimited, count, clock: fixedClock(), ids, ...extra });
+
+describe('compaction runs the plan', () => {
+  it('by default runs the planner\'s choice: its blocks, targets, max_tokens and order, and reports plan and outcome', async () => {
+    const snap = await snapshot();
+    const model = new FakeModel();
+    const pc = createCompaction(snap, settings(), deps(model));
+    const choice = pc.plan.choice!;
+    assert.ok(choice, 'a plan was made');
+    assert.equal(pc.plan.settings.mode, choice.chosen.mode);
+    assert.equal(pc.plan.settings.layout, choice.chosen.layout);
+    assert.equal(pc.plan.blocks.length, choice.chosen.blocks);
+    assert.ok(choice.alternatives.length >= 3);
+    assert.equal(pc.plan.workers.targets.reduce((a, b) => a + b, 0), pc.plan.summaryTokens);
+    const events: CompactionEvent[] = [];
+    pc.on((e) => events.push(e));
+    await pc.start();
+    const planned = events[0] as Extract<CompactionEvent, { type: 'planned' }>;
+    assert.deepEqual(planned.plan, choice);
+    // Every worker asks for its share of the volume and is bounded by its max_tokens.
+    for (const req of model.requests) {
+      const last = req.messages.at(-1)!.content ?? '';
+      const target = Number(/^TARGET_TOKENS: (\d+)/m.exec(last)![1]);
+      const k = pc.plan.workers.targets.indexOf(target);
+      assert.ok(k >= 0, `target ${target} is one of the plan's`);
+      assert.equal(req.maxTokens, pc.plan.workers.maxTokens[k]);
+      assert.match(last, new RegExp(`Write between ${Math.round(0.8 * target)} and ${Math.round(1.1 * target)} tokens`));
+    }
+    const ready = events.at(-1) as Extract<CompactionEvent, { type: 'ready' }>;
+    assert.equal(ready.outcome!.predictedMs, choice.chosen.predictedMs);
+    assert.equal(ready.outcome!.measuredMs, ready.totals.wallMs);
+  });
+
+  it('settings still force the layout and block size; the prediction is for what runs', async () => {
+    const snap = await snapshot();
+    const pc = createCompaction(snap, settings({ layout: 'cache-aligned', blockTokens: 3000, mode: 'parallel' }), deps(new FakeModel()));
+    assert.equal(pc.plan.settings.layout, 'cache-aligned');
+    assert.equal(pc.plan.settings.blockTokens, 3000);
+    assert.deepEqual(pc.plan.choice!.forced, ['mode=parallel', 'layout=cache-aligned', 'blockTokens=3000']);
+    for (const a of pc.plan.choice!.alternatives) assert.equal(a.layout, 'cache-aligned');
+  });
+
+  it('holds in-flight workers to the planned concurrency', async () => {
+    const snap = await snapshot();
+    const model = new FakeModel();
+    model.hold();
+    const pc = createCompaction(snap, settings({ mode: 'parallel', layout: 'target-block', blockTokens: 1500, concurrency: 2 }), deps(model));
+    assert.ok(pc.plan.blocks.length > 2);
+    const done = pc.start();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(model.inFlight, 2);
+    model.release();
+    await done;
+    assert.equal(model.maxInFlight, 2);
+    assert.ok(pc.isComplete());
+  });
+
+  it('spreads target-block workers over replicas; cache-aligned ones stay on the agent\'s endpoint', async () => {
+    const snap = await snapshot();
+    for (const layout of ['target-block', 'cache-aligned'] as const) {
+      const a = new FakeModel();
+      const b = new FakeModel();
+      a.hold();
+      b.hold();
+      const pc = createCompaction(snap, settings({ mode: 'parallel', layout, blockTokens: 1500, concurrency: 64 }), deps(a, { replicas: [{ model: b, limiter: unlimited }] }));
+      assert.equal(pc.plan.choice!.replicas, 2);
+      const done = pc.start();
+      await new Promise((r) => setImmediate(r));
+      a.release();
+      b.release();
+      await done;
+      const n = pc.plan.blocks.length;
+      if (layout === 'target-block') {
+        assert.equal(a.requests.length, Math.ceil(n / 2));
+        assert.equal(b.requests.length, Math.floor(n / 2));
+      } else {
+        assert.equal(a.requests.length, n);
+        assert.equal(b.requests.length, 0);
+      }
+    }
+  });
+});
