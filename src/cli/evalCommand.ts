@@ -8,7 +8,10 @@ import { DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
 import { LAYOUTS, VERBOSITIES } from '../core/compaction/prompts';
 import type { Layout, Verbosity } from '../core/compaction/prompts';
 import { evaluate } from '../core/fidelity/evaluate';
-import type { EvalResult } from '../core/fidelity/evaluate';
+import type { EvalResult, LayoutChoice, VolumeModel } from '../core/fidelity/evaluate';
+
+const LAYOUT_CHOICES: readonly LayoutChoice[] = ['auto', ...LAYOUTS];
+const VOLUMES: readonly VolumeModel[] = ['planner', 'per-block'];
 import { plantSession } from '../core/fidelity/plant';
 import { renderEvalMarkdown } from '../core/fidelity/report';
 import type { Embedder } from '../core/fidelity/stability';
@@ -40,12 +43,16 @@ export const EVAL_HELP = `splitpoint eval [--session FILE] [--endpoint URL] [opt
   --strategy S            ${STRATEGY_NAMES.join(' | ')} (default token-fraction; generated sessions
                           split where the planted turns end)
   --split N               split at message N instead
-  --block-tokens N        default block size (default 4096)
+  --block-tokens N        default block size (default: the planner's choice)
   --verbosity V           default verbosity (default detailed)
-  --layouts L,L           layouts measured at defaults (default cache-aligned,target-block)
+  --layouts L,L           layouts measured at defaults (default auto,cache-aligned,target-block;
+                          auto = the planner's choice)
   --series-layout L       layout of the block-size and verbosity series (default target-block)
   --block-sizes N,N,…     block-size series (default 2048,4096,8192)
   --verbosities V,V,…     verbosity series (default concise,detailed,very detailed)
+  --volumes M,M           volume models of the block-size series: planner (one total
+                          shared by block size) and per-block (the paper's: each block
+                          gets the verbosity's target); default both
   --stability N,N         block sizes compacted twice for stability (default 4096,8192)
   --probes N              QA probes (default 24; 0 to skip)
   --seed N                generated session seed (default 1)
@@ -65,6 +72,7 @@ const OPTIONS = {
   'series-layout': { type: 'string' },
   'block-sizes': { type: 'string' },
   verbosities: { type: 'string' },
+  volumes: { type: 'string' },
   stability: { type: 'string' },
   probes: { type: 'string' },
   seed: { type: 'string' },
@@ -126,11 +134,12 @@ function embedderFor(baseURL: string, model: string | undefined): Embedder {
 export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
   const started = Date.now();
   const { values } = parseCommandArgs(argv, OPTIONS);
-  const blockTokens = intOption(values['block-tokens'], '--block-tokens', DEFAULT_COMPACTION_SETTINGS.blockTokens, 64);
+  const blockTokens = values['block-tokens'] === undefined ? DEFAULT_COMPACTION_SETTINGS.blockTokens : intOption(values['block-tokens'], '--block-tokens', 0, 64);
   const verbosity = oneOf<Verbosity>(values.verbosity, VERBOSITIES, '--verbosity', 'detailed');
   const strategy = oneOf<StrategyName>(values.strategy, STRATEGY_NAMES, '--strategy', 'token-fraction');
   const opts = {
-    layouts: list<Layout>(values.layouts, LAYOUTS, '--layouts', LAYOUTS),
+    layouts: list<LayoutChoice>(values.layouts, LAYOUT_CHOICES, '--layouts', LAYOUT_CHOICES),
+    volumes: list<VolumeModel>(values.volumes, VOLUMES, '--volumes', VOLUMES),
     seriesLayout: oneOf<Layout>(values['series-layout'], LAYOUTS, '--series-layout', 'target-block'),
     blockSizes: ints(values['block-sizes'], '--block-sizes', [2048, 4096, 8192]),
     verbosities: list<Verbosity>(values.verbosities, VERBOSITIES, '--verbosities', VERBOSITIES),

@@ -5,6 +5,7 @@ import { PendingCompaction } from '../compaction/pendingCompaction';
 import type { CompactionPlan, CompactionSettings, CompactionSnapshot } from '../compaction/plan';
 import { planCompaction } from '../compaction/plan';
 import type { Layout, Verbosity } from '../compaction/prompts';
+import { targetTokens } from '../compaction/prompts';
 import { headFacts, headIndices } from './head';
 import type { HeadFactOptions } from './head';
 import { blockLookup, lossReport } from './loss';
@@ -23,8 +24,21 @@ import type { Fact, FactKind, FactPosition, LossReport } from './types';
  * summaries, how stable the summaries are, and whether the model can still
  * answer questions about the facts. Pure: the caller brings the model port.
  */
+export type LayoutChoice = Layout | 'auto';
+
+/**
+ * 'planner': the total summary volume the planner sets from the verbosity
+ * and the room after compaction, shared out by block size (block count does
+ * not change it). 'per-block': the paper's model, where each block gets the
+ * verbosity's target, so more blocks write more.
+ */
+export type VolumeModel = 'planner' | 'per-block';
+
 export interface EvalOptions {
-  layouts: readonly Layout[];
+  /** Layouts measured at default settings ('auto' = the planner's choice). */
+  layouts: readonly LayoutChoice[];
+  /** Volume models of the block-size series. */
+  volumes: readonly VolumeModel[];
   /** Block sizes for the survival-by-block-size series (at the default verbosity). */
   blockSizes: readonly number[];
   /** Verbosities for the survival-by-verbosity series (at the default block size). */
@@ -47,7 +61,12 @@ export interface RunSurvival {
 }
 
 export interface RunResult {
+  /** What was asked ('auto' lets the planner choose) and what ran. */
+  requestedLayout: LayoutChoice;
   layout: Layout;
+  volume: VolumeModel;
+  /** Summary tokens the plan asked for, in total. */
+  summaryTarget: number;
   blockTokens: number;
   verbosity: Verbosity;
   blocks: number;
@@ -75,7 +94,8 @@ export interface EvalResult {
   head: { messages: number; tokens: number; facts: number; factsByKind: Partial<Record<FactKind, number>>; factsByPosition: Partial<Record<FactPosition, number>> };
   defaults: RunResult[];
   loss: LossReport;
-  byBlockSize: RunResult[];
+  /** One series per volume model. */
+  byBlockSize: RunResult[][];
   byVerbosity: RunResult[];
   stability: StabilityResult[];
   probes: ProbeReport;
@@ -111,7 +131,14 @@ interface Run {
   reached: Set<string>;
 }
 
-async function run(snapshot: CompactionSnapshot, settings: CompactionSettings, facts: readonly Fact[], deps: EvalDeps): Promise<Run> {
+/** The paper's volume: each block asks for the verbosity's target (at most 40 % of the block). */
+function perBlockVolume(snapshot: CompactionSnapshot, settings: CompactionSettings): number {
+  const blocks = planCompaction(snapshot, settings).blocks;
+  return blocks.reduce((s, b) => s + targetTokens({ verbosity: settings.verbosity, blockTokens: b.tokens }), 0);
+}
+
+async function run(snapshot: CompactionSnapshot, asked: CompactionSettings, facts: readonly Fact[], deps: EvalDeps, volume: VolumeModel = 'planner'): Promise<Run> {
+  const settings = volume === 'per-block' ? { ...asked, summaryTokens: perBlockVolume(snapshot, asked) } : asked;
   const plan = planCompaction(snapshot, settings);
   const reach = reachability(plan, facts, deps.count);
   const pending = new PendingCompaction(plan, deps);
@@ -139,8 +166,11 @@ async function run(snapshot: CompactionSnapshot, settings: CompactionSettings, f
   const t = pending.totals();
   const perBlock = pending.blocks.map((b) => (b.stats && b.stats.outputTokens > 0 ? b.tokens / b.stats.outputTokens : 0));
   const result: RunResult = {
-    layout: settings.layout,
-    blockTokens: settings.blockTokens,
+    requestedLayout: asked.layout,
+    layout: plan.settings.layout,
+    volume,
+    summaryTarget: plan.summaryTokens,
+    blockTokens: plan.settings.blockTokens,
     verbosity: settings.verbosity,
     blocks: plan.blocks.length,
     headTokens: plan.headTokens,
@@ -160,7 +190,7 @@ async function run(snapshot: CompactionSnapshot, settings: CompactionSettings, f
     compression: { perBlock: perBlock.map((x) => Math.round(x * 100) / 100), cv: coefficientOfVariation(perBlock) },
   };
   deps.progress?.(
-    `  ${settings.layout}, B=${settings.blockTokens}, ${settings.verbosity}: ${plan.blocks.length} blocks, reach ${reach.reached}/${reach.total}, ` +
+    `  ${asked.layout === 'auto' ? `auto → ${plan.settings.layout}` : plan.settings.layout}, B=${plan.settings.blockTokens}, ${settings.verbosity}, ${volume} volume: ${plan.blocks.length} blocks, reach ${reach.reached}/${reach.total}, ` +
       `kept ${result.survival.kept}/${result.survival.total}, ${t.outputTokens} tokens out, ${wallMs} ms`,
   );
   return { result, pending, plan, kept, reached: reach.reachedIds };
@@ -172,11 +202,11 @@ export async function evaluate(snapshot: CompactionSnapshot, base: CompactionSet
   const facts = headFacts(headPlan, opts.facts);
   deps.progress?.(`head: ${headPlan.headTokens} tokens, ${facts.length} facts`);
   const cache = new Map<string, Run>();
-  const get = async (layout: Layout, blockTokens: number, verbosity: Verbosity): Promise<Run> => {
-    const k = `${layout}|${blockTokens}|${verbosity}`;
+  const get = async (layout: LayoutChoice, blockTokens: number, verbosity: Verbosity, volume: VolumeModel = 'planner'): Promise<Run> => {
+    const k = `${layout}|${blockTokens}|${verbosity}|${volume}`;
     let r = cache.get(k);
     if (!r) {
-      r = await run(snapshot, { ...base, layout, blockTokens, verbosity }, facts, deps);
+      r = await run(snapshot, { ...base, layout, blockTokens, verbosity }, facts, deps, volume);
       cache.set(k, r);
     }
     return r;
@@ -185,10 +215,15 @@ export async function evaluate(snapshot: CompactionSnapshot, base: CompactionSet
   for (const layout of opts.layouts) defaults.push(await get(layout, base.blockTokens, base.verbosity));
   const first = defaults[0]!;
   const loss = lossReport(facts, factsKeptIn(facts, contextText(first.pending.projectedContext())), { reached: first.reached, blockOfMessage: blockLookup(first.plan) });
-  const byBlockSize: RunResult[] = [];
-  for (const b of opts.blockSizes) byBlockSize.push((await get(opts.seriesLayout, b, base.verbosity)).result);
+  const byBlockSize: RunResult[][] = [];
+  for (const volume of opts.volumes) {
+    const series: RunResult[] = [];
+    for (const b of opts.blockSizes) series.push((await get(opts.seriesLayout, b, base.verbosity, volume)).result);
+    byBlockSize.push(series);
+  }
   const byVerbosity: RunResult[] = [];
-  for (const v of opts.verbosities) byVerbosity.push((await get(opts.seriesLayout, base.blockTokens, v)).result);
+  const seriesBlock = opts.blockSizes.includes(4096) ? 4096 : opts.blockSizes[0] ?? base.blockTokens;
+  for (const v of opts.verbosities) byVerbosity.push((await get(opts.seriesLayout, seriesBlock, v)).result);
   const stability: StabilityResult[] = [];
   for (const b of opts.stabilityBlockSizes) {
     const a = await get(opts.seriesLayout, b, base.verbosity);

@@ -31,7 +31,7 @@ function seriesRows(runs: readonly RunResult[], label: (r: RunResult) => string)
   return runs.map(
     (r) =>
       `${label(r).padEnd(20)} ${bar(r.survival.rate)} ${pct(r.survival.kept, r.survival.total).padStart(6)}  ` +
-      `${String(r.blocks).padStart(3)} blocks, ${r.outputTokens} tokens out, ratio CV ${r.compression.cv.toFixed(2)}`,
+      `${String(r.blocks).padStart(3)} blocks, ${String(r.summaryTarget).padStart(6)} asked, ${String(r.outputTokens).padStart(6)} out, ratio CV ${r.compression.cv.toFixed(2)}`,
   );
 }
 
@@ -40,6 +40,8 @@ function sparkline(blocks: RunResult['survival']['byBlock']): string {
   const ticks = ' ▁▂▃▄▅▆▇█';
   return blocks.map((b) => (b.total === 0 ? '·' : ticks[Math.round((8 * b.kept) / b.total)]!)).join('');
 }
+
+const label = (d: RunResult) => (d.requestedLayout === 'auto' ? `planner's choice (${d.layout})` : d.layout);
 
 export interface ReportMeta {
   source: string;
@@ -61,30 +63,39 @@ export function renderEvalMarkdown(r: EvalResult, meta: ReportMeta): string {
   out.push('## Reachability (default settings)', '');
   out.push('Facts the engine itself delivers to a worker (after pre-trim, truncation, caps and partition). Anything below 100 % is a defect of the plan, not of the model.', '');
   out.push('| layout | blocks | reached | |', '|---|---:|---:|---|');
-  for (const d of r.defaults) out.push(`| ${d.layout} | ${d.blocks} | ${d.reach.reached}/${d.reach.total} (${pct(d.reach.reached, d.reach.total)}) | \`${bar(d.reach.reached / Math.max(1, d.reach.total), 12)}\` |`);
+  for (const d of r.defaults) out.push(`| ${label(d)} | ${d.blocks} | ${d.reach.reached}/${d.reach.total} (${pct(d.reach.reached, d.reach.total)}) | \`${bar(d.reach.reached / Math.max(1, d.reach.total), 12)}\` |`);
   out.push('');
   for (const d of r.defaults) {
-    out.push(`Reached by position, ${d.layout}:`, '');
+    out.push(`Reached by position, ${label(d)}:`, '');
     out.push(...code(tallyRows(d.reach.byPosition, FACT_POSITIONS, (k) => k)), '');
   }
 
   for (const d of r.defaults) {
-    out.push(`## Survival: ${d.layout}, B=${d.blockTokens}, ${d.verbosity}`, '');
+    out.push(`## Survival: ${label(d)}, B=${d.blockTokens}, ${d.verbosity}`, '');
     out.push(`Kept in the summaries (exact key token): **${d.survival.kept} of ${d.survival.total} (${pct(d.survival.kept, d.survival.total)})**; pins ${d.pins.kept} of ${d.pins.total}.`, '');
     out.push('By kind:', '', ...code(tallyRows(d.survival.byKind, FACT_KINDS, kindLabel)), '');
     out.push('By position:', '', ...code(tallyRows(d.survival.byPosition, FACT_POSITIONS, (k) => k)), '');
     out.push('By block (one character per block, oldest first; █ = all of its facts kept, ▁ = few, · = no facts):', '', ...code([sparkline(d.survival.byBlock)]), '');
   }
 
-  const layout = r.byBlockSize[0]?.layout ?? r.byVerbosity[0]?.layout ?? '';
-  out.push(`## Survival by block size (${layout}, ${r.byBlockSize[0]?.verbosity ?? ''})`, '');
-  out.push('Smaller blocks mean more workers, each with its own summary budget: more volume, more survives.', '');
-  out.push(...code(seriesRows(r.byBlockSize, (x) => `B=${x.blockTokens}`)), '');
-  out.push(`## Survival by verbosity (${layout}, B=${r.byVerbosity[0]?.blockTokens ?? ''})`, '');
+  const layout = r.byVerbosity[0]?.layout ?? r.byBlockSize[0]?.[0]?.layout ?? '';
+  for (const series of r.byBlockSize) {
+    const first = series[0];
+    if (!first) continue;
+    out.push(`## Survival by block size (${first.layout}, ${first.verbosity}, ${first.volume} volume)`, '');
+    out.push(
+      first.volume === 'per-block'
+        ? 'Each block asks for the verbosity\'s target, as in the paper: smaller blocks mean more workers and more summary volume, so more survives.'
+        : 'The planner sets one total summary volume from the verbosity and the room after compaction and shares it out by block size, so block count alone does not add volume; smaller blocks only pay more section overhead.',
+      '',
+    );
+    out.push(...code(seriesRows(series, (x) => `B=${x.blockTokens}`)), '');
+  }
+  out.push(`## Survival by verbosity (${layout}, B=${r.byVerbosity[0]?.blockTokens ?? ''}, planner volume)`, '');
   out.push(...code(seriesRows(r.byVerbosity, (x) => x.verbosity)), '');
 
   out.push('## Loss report (what the compaction panel shows before Adopt)', '');
-  out.push(`${r.loss.headline} (${r.defaults[0]?.layout ?? ''} at defaults).`, '');
+  out.push(`${r.loss.headline} (${r.defaults[0] ? label(r.defaults[0]) : ''} at defaults).`, '');
   const shown = r.loss.facts.slice(0, 15);
   if (shown.length > 0) {
     out.push('| kind | key | message | block | cause |', '|---|---|---|---:|---|');
