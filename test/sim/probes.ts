@@ -51,7 +51,8 @@ export function answerProbe(probe: Probe, context: string): string {
   if (at < 0) return 'UNKNOWN';
   const left = probe.cloze.slice(0, at);
   const right = probe.cloze.slice(at + BLANK.length);
-  const re = new RegExp(`${left.trim() ? loose(left) + '\\s*' : ''}([^\\n]{1,160}?)${right.trim() ? '\\s*' + loose(right) : '(?=\\s|$)'}`);
+  // The fill ends where the text after the blank starts and that text ends at a word boundary ("3.01%." is not "3").
+  const re = new RegExp(`${left.trim() ? loose(left) + '\\s*' : ''}([^\\n]{1,160}?)${right.trim() ? '\\s*' + loose(right) + '(?![\\w%])' : '(?=\\s|$)'}`);
   const m = context.match(re);
   return m ? m[1]!.trim().replace(/^[-*•]\s+/, '') : 'UNKNOWN';
 }
