@@ -57,6 +57,7 @@ export const EVAL_HELP = `splitpoint eval [--session FILE] [--endpoint URL] [opt
   --probes N              QA probes (default 24; 0 to skip)
   --seed N                generated session seed (default 1)
   --head-tokens N         generated head size (default 120000)
+  --facts N               planted facts of each kind (default 150)
   --save-session FILE     also write the generated session (messages array) there
   --out DIR               where eval.json and eval.md go (default ./splitpoint-eval)
   --json                  print the JSON instead of the Markdown`;
@@ -77,6 +78,7 @@ const OPTIONS = {
   probes: { type: 'string' },
   seed: { type: 'string' },
   'head-tokens': { type: 'string' },
+  facts: { type: 'string' },
   'save-session': { type: 'string' },
   out: { type: 'string' },
   json: { type: 'boolean', default: false },
@@ -167,7 +169,8 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
       const seed = intOption(values.seed, '--seed', 1, 0);
       const headTokens = intOption(values['head-tokens'], '--head-tokens', 120_000, 1000);
       const counter = await loadTiktokenCounter();
-      const g = plantSession({ seed, headTokens, countTokens: (t) => counter.countText(t) });
+      const factsPerKind = intOption(values.facts, '--facts', 150, 1);
+      const g = plantSession({ seed, headTokens, factsPerKind, countTokens: (t) => counter.countText(t) });
       if (typeof values['save-session'] === 'string') await writeFile(values['save-session'], JSON.stringify(g.messages.map(toWire), null, 1));
       snapshot = {
         context: g.messages,

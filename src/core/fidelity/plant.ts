@@ -19,7 +19,7 @@ export interface PlantOptions {
   headTokens?: number;
   /** Facts of each kind (default 150: enough that a summary's budget, not the head, limits what survives). */
   factsPerKind?: number;
-  /** Planted turns (default 60: tool outputs of ~1.6K tokens, long by line count, so blocks of 2K still hold whole turns). */
+  /** Planted turns (default one per 2K head tokens, 6 to 60: tool outputs of ~1.6K tokens, long by line count, so blocks of 2K still hold whole turns). */
   turns?: number;
   /** Fact-free turns after the head, kept verbatim by the split (default 3). */
   tailTurns?: number;
@@ -219,7 +219,7 @@ function build(
 
 export function plantSession(opts: PlantOptions = {}): PlantedSession {
   const perKind = opts.factsPerKind ?? 150;
-  const turns = opts.turns ?? 60;
+  const turns = opts.turns ?? Math.max(6, Math.min(60, Math.round((opts.headTokens ?? 120_000) / 2000)));
   const headTokens = opts.headTokens ?? 120_000;
   // A rough count when the caller has no tokenizer: about 3.6 chars per token for this text.
   const countTokens = opts.countTokens ?? ((t: string) => Math.ceil(t.length / 3.6));
