@@ -129,6 +129,7 @@ const ERROR_RE = /\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b|\b(?:E[A-Z]{3,}|E_[A-
 const FAILED_TEST_RE = /^(?:[✗✖×]|FAIL(?:ED)?\b|not ok\b)|::\S+\s+FAILED\b/;
 const PASSED_TEST_RE = /^(?:[✓✔√]|PASS(?:ED)?\b|ok \d+)|::\S+\s+PASSED\b/;
 const STATEMENT_RE = /^(?:DECISION|CONSTRAINT)\b|\b(?:decided|we will use|going with|settled on|must not|must never|never)\b/i;
+const QUANTITY_RE = /\b\d+(?:\.\d+)?\s?(?:%|ms|s|sec|seconds|min|minutes|h|hours|KB|MB|GB|TB|KiB|MiB|GiB|bytes|tokens|rows|connections|retries|workers|x)(?![\w])|\bv?\d+\.\d+\.\d+\b/g;
 const INSTRUCTION_START = /^(?:please|make sure|remember|run|use|add|keep|call|avoid|prefer)\b/i;
 
 /**
@@ -138,7 +139,8 @@ const INSTRUCTION_START = /^(?:please|make sure|remember|run|use|add|keep|call|a
  */
 export function salience(sentence: string, role = 'assistant'): number {
   const s = signals(sentence);
-  let v = 2 * s.paths.length + 2 * s.idents.length + s.numbers.length;
+  // A bare integer (a counter, a line number) says little; a quantity with its unit is a fact.
+  let v = 2 * s.paths.length + 2 * s.idents.length + 2 * (sentence.match(QUANTITY_RE) ?? []).length;
   if (ERROR_RE.test(sentence) || FAILED_TEST_RE.test(sentence)) v += 6;
   else if (STATEMENT_RE.test(sentence)) v += 4;
   else if (role === 'user' && INSTRUCTION_START.test(sentence)) v += 3;
@@ -249,9 +251,11 @@ export function summarize(req: CompactionRequest, opts: SummarizerOptions): stri
   const tail = req.wantCurrentWork ? currentWork(all, []) : [];
   let used = opts.count(`${SECTIONS.map((s) => `${s}:\n- none`).join('\n')}\n${tail.join('\n')}`);
   const chosen: Candidate[] = [];
+  // The developer asked for the focus to survive: focus matches may overrun the target, never max_tokens.
+  const hardCap = Math.max(budget, opts.maxTokens !== undefined ? opts.maxTokens - 4 : 2 * budget);
   for (const c of candidates) {
     const cost = opts.count(c.text) + 2;
-    if (chosen.length > 0 && used + cost > budget) continue;
+    if (chosen.length > 0 && used + cost > (c.focus ? hardCap : budget)) continue;
     if (chosen.length === 0 && used + cost > budget && c.score === 0 && !c.focus) continue;
     chosen.push(c);
     used += cost;
