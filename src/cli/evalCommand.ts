@@ -86,7 +86,10 @@ const OPTIONS = {
 
 function list<T extends string>(value: string | boolean | undefined, allowed: readonly T[], flag: string, fallback: readonly T[]): T[] {
   if (typeof value !== 'string') return [...fallback];
-  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = items.find((s) => !allowed.includes(s as T));
   if (bad || items.length === 0) throw new UsageError(`${flag} takes a comma-separated list of ${allowed.join(', ')}; got "${value}"`);
   return items as T[];
@@ -95,7 +98,8 @@ function list<T extends string>(value: string | boolean | undefined, allowed: re
 function ints(value: string | boolean | undefined, flag: string, fallback: readonly number[]): number[] {
   if (typeof value !== 'string') return [...fallback];
   const items = value.split(',').map((s) => Number(s.trim()));
-  if (items.length === 0 || items.some((n) => !Number.isInteger(n) || n < 64)) throw new UsageError(`${flag} takes block sizes of at least 64 tokens, comma-separated; got "${value}"`);
+  if (items.length === 0 || items.some((n) => !Number.isInteger(n) || n < 64))
+    throw new UsageError(`${flag} takes block sizes of at least 64 tokens, comma-separated; got "${value}"`);
   return items;
 }
 
@@ -106,7 +110,8 @@ interface SimModule {
 /** The bundled simulator, with room for a 120K-token head and no simulated waiting. */
 async function startBundledSim(): Promise<{ url: string; close(): Promise<void> }> {
   const bundled = join(__dirname, 'sim.js');
-  if (!existsSync(bundled)) throw new UsageError(`no --endpoint given and the simulator is not installed here (${bundled} is missing); pass --endpoint URL`);
+  if (!existsSync(bundled))
+    throw new UsageError(`no --endpoint given and the simulator is not installed here (${bundled} is missing); pass --endpoint URL`);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const sim = require(bundled) as SimModule;
   return sim.startSimulator({ port: 0, maxModelLen: 262_144, timeScale: 0 });
@@ -136,7 +141,10 @@ function embedderFor(baseURL: string, model: string | undefined): Embedder {
 export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
   const started = Date.now();
   const { values } = parseCommandArgs(argv, OPTIONS);
-  const blockTokens = values['block-tokens'] === undefined ? DEFAULT_COMPACTION_SETTINGS.blockTokens : intOption(values['block-tokens'], '--block-tokens', 0, 64);
+  const blockTokens =
+    values['block-tokens'] === undefined
+      ? DEFAULT_COMPACTION_SETTINGS.blockTokens
+      : intOption(values['block-tokens'], '--block-tokens', 0, 64);
   const verbosity = oneOf<Verbosity>(values.verbosity, VERBOSITIES, '--verbosity', 'detailed');
   const strategy = oneOf<StrategyName>(values.strategy, STRATEGY_NAMES, '--strategy', 'token-fraction');
   const opts = {
@@ -171,7 +179,8 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
       const counter = await loadTiktokenCounter();
       const factsPerKind = intOption(values.facts, '--facts', 150, 1);
       const g = plantSession({ seed, headTokens, factsPerKind, countTokens: (t) => counter.countText(t) });
-      if (typeof values['save-session'] === 'string') await writeFile(values['save-session'], JSON.stringify(g.messages.map(toWire), null, 1));
+      if (typeof values['save-session'] === 'string')
+        await writeFile(values['save-session'], JSON.stringify(g.messages.map(toWire), null, 1));
       snapshot = {
         context: g.messages,
         tokens: ledger.countAll(g.messages),
@@ -183,8 +192,16 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
       };
       source = `generated with planted facts (seed ${seed}, ${g.planted.length} planted facts, ${g.pins.length} pins)`;
     }
-    if (snapshot.split.headIndices.length === 0) throw new Error(`Nothing to compact: the split keeps the whole session (${snapshot.split.note}).`);
-    const base = { ...DEFAULT_COMPACTION_SETTINGS, blockTokens, verbosity, streamWorkers: false, contextWindow: endpoint.contextWindow, model: endpoint.model };
+    if (snapshot.split.headIndices.length === 0)
+      throw new Error(`Nothing to compact: the split keeps the whole session (${snapshot.split.note}).`);
+    const base = {
+      ...DEFAULT_COMPACTION_SETTINGS,
+      blockTokens,
+      verbosity,
+      streamWorkers: false,
+      contextWindow: endpoint.contextWindow,
+      model: endpoint.model,
+    };
     const result: EvalResult = await evaluate(
       snapshot,
       base,
@@ -199,7 +216,12 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
       },
       opts,
     );
-    const meta = { source, endpoint: sim ? 'the bundled simulator (splitpoint sim)' : String(values.endpoint), model: endpoint.model, wallMs: Date.now() - started };
+    const meta = {
+      source,
+      endpoint: sim ? 'the bundled simulator (splitpoint sim)' : String(values.endpoint),
+      model: endpoint.model,
+      wallMs: Date.now() - started,
+    };
     const markdown = renderEvalMarkdown(result, meta);
     const json = JSON.stringify({ meta, ...result }, null, 1);
     await mkdir(outDir, { recursive: true });

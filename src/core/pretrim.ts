@@ -71,7 +71,11 @@ export const CLEARED_PLACEHOLDER = '[Old tool result content cleared';
  * model has read it and acted). Old consumed results become a placeholder that
  * says how to get the text back.
  */
-export function clearConsumedToolResults<M extends WithId>(messages: readonly M[], keepRecent: number, keepReferred = true): PretrimResult<M> {
+export function clearConsumedToolResults<M extends WithId>(
+  messages: readonly M[],
+  keepRecent: number,
+  keepReferred = true,
+): PretrimResult<M> {
   const report: PretrimReport = { cleared: [], truncated: [], deduplicated: [] };
   const toolIdx: number[] = [];
   messages.forEach((m, i) => {
@@ -274,4 +278,3 @@ export function capTurnToBudget<M extends WithId>(
   }
   return { messages: out, cutIds };
 }
-

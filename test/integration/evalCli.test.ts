@@ -31,14 +31,36 @@ describe('splitpoint eval against the simulator', function () {
   it('on a generated session: 100 % reach and pins, survival rising with volume, probes and stability, JSON and Markdown written', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sp-eval-'));
     const r = await cli(
-      'eval', '--endpoint', sim.url, '--head-tokens', '40000', '--facts', '60', '--block-sizes', '2048,4096,8192',
-      '--stability', '4096', '--probes', '16', '--out', dir, '--json',
+      'eval',
+      '--endpoint',
+      sim.url,
+      '--head-tokens',
+      '40000',
+      '--facts',
+      '60',
+      '--block-sizes',
+      '2048,4096,8192',
+      '--stability',
+      '4096',
+      '--probes',
+      '16',
+      '--out',
+      dir,
+      '--json',
     );
     assert.equal(r.code, 0, r.err);
     const res = JSON.parse(r.out) as EvalResult;
     assert.deepEqual(JSON.parse(readFileSync(join(dir, 'eval.json'), 'utf8')), res);
     const md = readFileSync(join(dir, 'eval.md'), 'utf8');
-    for (const h of ['## Reachability', '## Survival by block size', '## Survival by verbosity', '## Loss report', '## Stability', '## QA probes']) assert.ok(md.includes(h), h);
+    for (const h of [
+      '## Reachability',
+      '## Survival by block size',
+      '## Survival by verbosity',
+      '## Loss report',
+      '## Stability',
+      '## QA probes',
+    ])
+      assert.ok(md.includes(h), h);
     assert.equal(res.defaults.length, 3);
     for (const d of res.defaults) {
       assert.equal(d.reach.reached, d.reach.total, `${d.requestedLayout}: reach`);
@@ -46,7 +68,10 @@ describe('splitpoint eval against the simulator', function () {
     }
     assert.ok(res.head.factsByKind.decision! >= 50);
     const [planner, perBlock] = res.byBlockSize;
-    assert.deepEqual(planner!.map((x) => x.volume), ['planner', 'planner', 'planner']);
+    assert.deepEqual(
+      planner!.map((x) => x.volume),
+      ['planner', 'planner', 'planner'],
+    );
     // The paper's volume model: smaller blocks, more workers, more volume, more survives.
     const pb = rates(perBlock!);
     assert.ok(pb[0]! > pb[1]! && pb[1]! > pb[2]!, `per-block volume, B=2048/4096/8192: ${pb.join(', ')}`);
@@ -55,7 +80,11 @@ describe('splitpoint eval against the simulator', function () {
     // More volume asked, more written: the simulator honours the target.
     const out = res.byVerbosity.map((x) => x.outputTokens);
     assert.ok(out[0]! < out[1]! && out[1]! < out[2]!, out.join(', '));
-    for (const x of res.byVerbosity) assert.ok(x.outputTokens <= x.summaryTarget * 1.1 && x.outputTokens >= x.summaryTarget * 0.6, `${x.outputTokens} of ${x.summaryTarget}`);
+    for (const x of res.byVerbosity)
+      assert.ok(
+        x.outputTokens <= x.summaryTarget * 1.1 && x.outputTokens >= x.summaryTarget * 0.6,
+        `${x.outputTokens} of ${x.summaryTarget}`,
+      );
     assert.equal(res.stability.length, 1);
     assert.equal(res.stability[0]!.method, 'embeddings');
     assert.ok(res.stability[0]!.cosine > 0.999, 'the simulator is deterministic');
@@ -74,7 +103,26 @@ describe('splitpoint eval against the simulator', function () {
       msgs.push({ role: 'assistant', content: `DECISION: use cacheLayer${i} in src/cache/layer${i}.ts for this.` });
     }
     writeFileSync(file, JSON.stringify(msgs));
-    const r = await cli('eval', '--session', file, '--endpoint', sim.url, '--split', '40', '--block-sizes', '512,1024', '--verbosities', 'concise,detailed', '--stability', '512', '--probes', '4', '--out', dir, '--json');
+    const r = await cli(
+      'eval',
+      '--session',
+      file,
+      '--endpoint',
+      sim.url,
+      '--split',
+      '40',
+      '--block-sizes',
+      '512,1024',
+      '--verbosities',
+      'concise,detailed',
+      '--stability',
+      '512',
+      '--probes',
+      '4',
+      '--out',
+      dir,
+      '--json',
+    );
     assert.equal(r.code, 0, r.err);
     const res = JSON.parse(r.out) as EvalResult;
     assert.ok(res.head.facts > 60, `${res.head.facts}`);

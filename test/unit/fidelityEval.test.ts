@@ -57,7 +57,15 @@ describe('fidelity: the eval reports exactly what the summariser kept', () => {
       snapshot,
       { ...DEFAULT_COMPACTION_SETTINGS, contextWindow: 131_072, streamWorkers: false },
       { model, limiter: unlimited, count: (m) => counter.countMessage(m), clock: { now: () => 0 }, ids: { next: (p) => `${p}1` } },
-      { layouts: ['cache-aligned', 'target-block'], volumes: ['planner'], blockSizes: [1024, 4096], verbosities: ['concise'], seriesLayout: 'target-block', stabilityBlockSizes: [], probes: 16 },
+      {
+        layouts: ['cache-aligned', 'target-block'],
+        volumes: ['planner'],
+        blockSizes: [1024, 4096],
+        verbosities: ['concise'],
+        seriesLayout: 'target-block',
+        stabilityBlockSizes: [],
+        probes: 16,
+      },
     );
     const plantedKeys = new Set(g.planted.map((f) => f.key));
     for (const run of [...r.defaults, ...r.byBlockSize.flat(), ...r.byVerbosity]) {
@@ -69,10 +77,17 @@ describe('fidelity: the eval reports exactly what the summariser kept', () => {
       for (const f of chosen) want[f.kind] = (want[f.kind] ?? 0) + 1;
       // Error, decision, constraint and instruction keys are identifiers too: each kept one is also a kept identifier.
       want.identifier = chosen.filter((f) => ['identifier', 'error', 'decision', 'constraint', 'instruction'].includes(f.kind)).length;
-      assert.deepEqual(byKind, { ...Object.fromEntries(Object.keys(byKind).map((k) => [k, 0])), ...want }, `${run.layout} B=${run.blockTokens}`);
+      assert.deepEqual(
+        byKind,
+        { ...Object.fromEntries(Object.keys(byKind).map((k) => [k, 0])), ...want },
+        `${run.layout} B=${run.blockTokens}`,
+      );
       assert.deepEqual(run.pins, { total: g.pins.length, kept: g.pins.length }, 'pins survive through the pinned block');
     }
-    assert.ok([...new Set(r.loss.facts.map((f) => f.key))].every((k) => plantedKeys.has(k) && !keptKeys.has(k)), 'only unchosen facts are dropped');
+    assert.ok(
+      [...new Set(r.loss.facts.map((f) => f.key))].every((k) => plantedKeys.has(k) && !keptKeys.has(k)),
+      'only unchosen facts are dropped',
+    );
     const droppedKeys = new Set(r.loss.facts.map((f) => f.key));
     assert.equal(droppedKeys.size, plantedKeys.size - keptKeys.size, 'every unchosen planted fact is reported dropped');
     assert.ok(r.loss.facts.every((f) => f.cause === 'model' && g.messages.some((m) => m.id === f.messageId)));

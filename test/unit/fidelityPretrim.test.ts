@@ -1,5 +1,12 @@
 import assert from 'node:assert/strict';
-import { clearConsumedToolResults, pretrim, truncateHeadTail, truncateLargeToolOutputs, CLEARED_PLACEHOLDER, DEFAULT_PRETRIM } from '../../src/core/pretrim';
+import {
+  clearConsumedToolResults,
+  pretrim,
+  truncateHeadTail,
+  truncateLargeToolOutputs,
+  CLEARED_PLACEHOLDER,
+  DEFAULT_PRETRIM,
+} from '../../src/core/pretrim';
 import { baseSalience } from '../../src/core/fidelity/salience';
 import { asst, toolPair, user } from './helpers/build';
 
@@ -23,7 +30,11 @@ describe('fidelity: salience-aware pre-trim', () => {
     const kept = out.filter((l) => !l.startsWith('[… ')).length;
     assert.equal(r.linesCut, 3000 - kept);
     const markers = out.filter((l) => l.startsWith('[… ')).map((l) => Number(l.match(/\d+/)![0]));
-    assert.equal(markers.reduce((a, b) => a + b, 0), r.linesCut, 'the markers account for every cut line');
+    assert.equal(
+      markers.reduce((a, b) => a + b, 0),
+      r.linesCut,
+      'the markers account for every cut line',
+    );
   });
 
   it('keeps lines whose identifiers the conversation mentions later, first when the budget is tight', () => {
@@ -60,7 +71,12 @@ describe('fidelity: salience-aware pre-trim', () => {
 
   it('clearing a consumed result keeps the lines the next assistant message referred to', () => {
     const out = ['listing:', ...filler(50), 'src/db/migrate.ts: 41 errors', ...filler(50, 60), 'maxPoolSize: 48'].join('\n');
-    const msgs = [user('u'), ...toolPair('a', out), asst('The failures are in src/db/migrate.ts and maxPoolSize is set.'), ...toolPair('b', 'x')];
+    const msgs = [
+      user('u'),
+      ...toolPair('a', out),
+      asst('The failures are in src/db/migrate.ts and maxPoolSize is set.'),
+      ...toolPair('b', 'x'),
+    ];
     const frozen = JSON.stringify(msgs);
     const r = clearConsumedToolResults(msgs, 1);
     const c = r.messages[2]!.content!;

@@ -41,14 +41,22 @@ describe('fidelity: reachability on a 120K-token head with planted facts', funct
     for (const [k, n] of kinds) assert.ok(n >= 50, `${k}: ${n}`);
     const inLong = planted.planted.filter((f) => f.spot === 'long-middle').length;
     assert.ok(inLong >= planted.planted.length / 3, `${inLong} of ${planted.planted.length}`);
-    for (const spot of ['user', 'assistant', 'long-middle', 'consumed']) assert.ok(planted.planted.some((f) => f.spot === spot), spot);
+    for (const spot of ['user', 'assistant', 'long-middle', 'consumed'])
+      assert.ok(
+        planted.planted.some((f) => f.spot === spot),
+        spot,
+      );
   });
 
   for (const layout of ['auto', 'cache-aligned', 'target-block'] as const) {
     it(`every planted fact reaches a worker at default settings (layout ${layout})`, () => {
       const plan = planCompaction(snapshot, { ...DEFAULT_COMPACTION_SETTINGS, layout, contextWindow: 262_144 });
       const facts = headFacts(plan);
-      for (const p of planted.planted) assert.ok(facts.some((f) => f.kind === p.kind && f.key === p.key), `extracted ${p.kind} ${p.key}`);
+      for (const p of planted.planted)
+        assert.ok(
+          facts.some((f) => f.kind === p.kind && f.key === p.key),
+          `extracted ${p.kind} ${p.key}`,
+        );
       const r = reachability(plan, facts, (m) => counter.countMessage(m));
       const missed = r.perFact.filter((f) => f.reachedBlocks.length === 0).map((f) => f.factId);
       assert.deepEqual(missed, [], `${plan.settings.layout}, B=${plan.settings.blockTokens}`);

@@ -21,13 +21,27 @@ const filler = Array.from({ length: 300 }, (_, i) => `  step ${i} finished`).joi
 
 describe('fidelity: the simulator summariser', () => {
   it('ranks failures over statements over bare tokens over prose', () => {
-    const ranked = ['QuotaDriftError: lease lost', 'DECISION: we will use zodSchema here.', 'see src/a/b.ts now', 'nothing much happened'].map((s) => salience(s));
-    assert.deepEqual([...ranked].sort((a, b) => b - a), ranked);
+    const ranked = [
+      'QuotaDriftError: lease lost',
+      'DECISION: we will use zodSchema here.',
+      'see src/a/b.ts now',
+      'nothing much happened',
+    ].map((s) => salience(s));
+    assert.deepEqual(
+      [...ranked].sort((a, b) => b - a),
+      ranked,
+    );
     assert.equal(ranked[3], 0);
   });
 
   it('keeps the most salient lines first, and more of them as the budget grows', () => {
-    const lines = [filler, 'QuotaDriftError: lease lost in shard seven', 'DECISION: we will use zodSchema for parsing.', 'resolved symbol headerMapKey in module scope', 'measured 4411 ms on the slow path'];
+    const lines = [
+      filler,
+      'QuotaDriftError: lease lost in shard seven',
+      'DECISION: we will use zodSchema for parsing.',
+      'resolved symbol headerMapKey in module scope',
+      'measured 4411 ms on the slow path',
+    ];
     const units = [{ role: 'tool', text: lines.join('\n') }];
     const keeps = (budget: number) => {
       const s = summarize(request(units, budget), { count });

@@ -74,7 +74,13 @@ export interface RunResult {
   summaryTokens: number;
   outputTokens: number;
   wallMs: number;
-  reach: { total: number; reached: number; reachedOwnBlock: number; byKind: Partial<Record<FactKind, Tally>>; byPosition: Partial<Record<FactPosition, Tally>> };
+  reach: {
+    total: number;
+    reached: number;
+    reachedOwnBlock: number;
+    byKind: Partial<Record<FactKind, Tally>>;
+    byPosition: Partial<Record<FactPosition, Tally>>;
+  };
   survival: RunSurvival;
   pins: { total: number; kept: number };
   compression: { perBlock: number[]; cv: number };
@@ -91,7 +97,13 @@ export interface StabilityResult {
 }
 
 export interface EvalResult {
-  head: { messages: number; tokens: number; facts: number; factsByKind: Partial<Record<FactKind, number>>; factsByPosition: Partial<Record<FactPosition, number>> };
+  head: {
+    messages: number;
+    tokens: number;
+    facts: number;
+    factsByKind: Partial<Record<FactKind, number>>;
+    factsByPosition: Partial<Record<FactPosition, number>>;
+  };
   defaults: RunResult[];
   loss: LossReport;
   /** One series per volume model. */
@@ -137,7 +149,13 @@ function perBlockVolume(snapshot: CompactionSnapshot, settings: CompactionSettin
   return blocks.reduce((s, b) => s + targetTokens({ verbosity: settings.verbosity, blockTokens: b.tokens }), 0);
 }
 
-async function run(snapshot: CompactionSnapshot, asked: CompactionSettings, facts: readonly Fact[], deps: EvalDeps, volume: VolumeModel = 'planner'): Promise<Run> {
+async function run(
+  snapshot: CompactionSnapshot,
+  asked: CompactionSettings,
+  facts: readonly Fact[],
+  deps: EvalDeps,
+  volume: VolumeModel = 'planner',
+): Promise<Run> {
   const settings = volume === 'per-block' ? { ...asked, summaryTokens: perBlockVolume(snapshot, asked) } : asked;
   const plan = planCompaction(snapshot, settings);
   const reach = reachability(plan, facts, deps.count);
@@ -177,26 +195,46 @@ async function run(snapshot: CompactionSnapshot, asked: CompactionSettings, fact
     summaryTokens: t.summaryTokens,
     outputTokens: t.outputTokens,
     wallMs,
-    reach: { total: reach.total, reached: reach.reached, reachedOwnBlock: reach.reachedOwnBlock, byKind: reach.byKind, byPosition: reach.byPosition },
+    reach: {
+      total: reach.total,
+      reached: reach.reached,
+      reachedOwnBlock: reach.reachedOwnBlock,
+      byKind: reach.byKind,
+      byPosition: reach.byPosition,
+    },
     survival: {
       total: others.length,
       kept: others.filter((f) => kept.has(f.id)).length,
       rate: others.length === 0 ? 1 : others.filter((f) => kept.has(f.id)).length / others.length,
-      byKind: tally(others, (f) => f.kind, (f) => kept.has(f.id)),
-      byPosition: tally(others, (f) => f.position, (f) => kept.has(f.id)),
+      byKind: tally(
+        others,
+        (f) => f.kind,
+        (f) => kept.has(f.id),
+      ),
+      byPosition: tally(
+        others,
+        (f) => f.position,
+        (f) => kept.has(f.id),
+      ),
       byBlock: blocks,
     },
     pins: { total: pins.length, kept: pins.filter((f) => kept.has(f.id)).length },
     compression: { perBlock: perBlock.map((x) => Math.round(x * 100) / 100), cv: coefficientOfVariation(perBlock) },
   };
   deps.progress?.(
-    `  ${asked.layout === 'auto' ? `auto → ${plan.settings.layout}` : plan.settings.layout}, B=${plan.settings.blockTokens}, ${settings.verbosity}, ${volume} volume: ${plan.blocks.length} blocks, reach ${reach.reached}/${reach.total}, ` +
+    `  ${asked.layout === 'auto' ? `auto → ${plan.settings.layout}` : plan.settings.layout}, B=${plan.settings.blockTokens}, ` +
+      `${settings.verbosity}, ${volume} volume: ${plan.blocks.length} blocks, reach ${reach.reached}/${reach.total}, ` +
       `kept ${result.survival.kept}/${result.survival.total}, ${t.outputTokens} tokens out, ${wallMs} ms`,
   );
   return { result, pending, plan, kept, reached: reach.reachedIds };
 }
 
-export async function evaluate(snapshot: CompactionSnapshot, base: CompactionSettings, deps: EvalDeps, opts: EvalOptions): Promise<EvalResult> {
+export async function evaluate(
+  snapshot: CompactionSnapshot,
+  base: CompactionSettings,
+  deps: EvalDeps,
+  opts: EvalOptions,
+): Promise<EvalResult> {
   const t0 = deps.clock.now();
   const headPlan = planCompaction(snapshot, base);
   const facts = headFacts(headPlan, opts.facts);
@@ -214,7 +252,10 @@ export async function evaluate(snapshot: CompactionSnapshot, base: CompactionSet
   const defaults: Run[] = [];
   for (const layout of opts.layouts) defaults.push(await get(layout, base.blockTokens, base.verbosity));
   const first = defaults[0]!;
-  const loss = lossReport(facts, factsKeptIn(facts, contextText(first.pending.projectedContext())), { reached: first.reached, blockOfMessage: blockLookup(first.plan) });
+  const loss = lossReport(facts, factsKeptIn(facts, contextText(first.pending.projectedContext())), {
+    reached: first.reached,
+    blockOfMessage: blockLookup(first.plan),
+  });
   const byBlockSize: RunResult[][] = [];
   for (const volume of opts.volumes) {
     const series: RunResult[] = [];
@@ -222,14 +263,16 @@ export async function evaluate(snapshot: CompactionSnapshot, base: CompactionSet
     byBlockSize.push(series);
   }
   const byVerbosity: RunResult[] = [];
-  const seriesBlock = opts.blockSizes.includes(4096) ? 4096 : opts.blockSizes[0] ?? base.blockTokens;
+  const seriesBlock = opts.blockSizes.includes(4096) ? 4096 : (opts.blockSizes[0] ?? base.blockTokens);
   for (const v of opts.verbosities) byVerbosity.push((await get(opts.seriesLayout, seriesBlock, v)).result);
   const stability: StabilityResult[] = [];
   for (const b of opts.stabilityBlockSizes) {
     const a = await get(opts.seriesLayout, b, base.verbosity);
     const again = await run(snapshot, { ...base, layout: opts.seriesLayout, blockTokens: b }, facts, deps);
     const whole = await similarity(a.pending.summaryText(), again.pending.summaryText(), deps.embed);
-    const perBlock = await Promise.all(a.pending.blocks.map((x, i) => similarity(x.summary ?? '', again.pending.blocks[i]?.summary ?? '', deps.embed)));
+    const perBlock = await Promise.all(
+      a.pending.blocks.map((x, i) => similarity(x.summary ?? '', again.pending.blocks[i]?.summary ?? '', deps.embed)),
+    );
     stability.push({
       blockTokens: b,
       cv: [a.result.compression.cv, again.result.compression.cv],

@@ -58,7 +58,22 @@ const SPREAD: Record<Kind, Record<PlantSpot, number>> = {
   instruction: { user: 10, assistant: 0, 'long-middle': 0, consumed: 0 },
 };
 
-const A = ['quota', 'ledger', 'shard', 'header', 'cursor', 'bucket', 'relay', 'vault', 'ember', 'pivot', 'sable', 'tally', 'harbor', 'lumen'];
+const A = [
+  'quota',
+  'ledger',
+  'shard',
+  'header',
+  'cursor',
+  'bucket',
+  'relay',
+  'vault',
+  'ember',
+  'pivot',
+  'sable',
+  'tally',
+  'harbor',
+  'lumen',
+];
 const B = ['Sync', 'Planner', 'Cache', 'Probe', 'Drift', 'Gate', 'Index', 'Stamp', 'Merge', 'Slice', 'Fence', 'Spool'];
 const UNITS = ['ms', 'MB', 'GiB', '%', 'seconds', 'rows', 'connections', 'KB'];
 const VERBS = ['rejects', 'accepts', 'parses', 'flushes', 'retries', 'orders', 'merges', 'skips'];
@@ -82,7 +97,24 @@ class Rng {
 }
 
 const W1 = ['amber', 'cobalt', 'crimson', 'ivory', 'jade', 'onyx', 'coral', 'slate', 'olive', 'russet'];
-const W2 = ['ingest', 'export', 'billing', 'audit', 'search', 'upload', 'render', 'signup', 'refund', 'backup', 'import', 'ledger', 'report', 'login', 'queue', 'sync'];
+const W2 = [
+  'ingest',
+  'export',
+  'billing',
+  'audit',
+  'search',
+  'upload',
+  'render',
+  'signup',
+  'refund',
+  'backup',
+  'import',
+  'ledger',
+  'report',
+  'login',
+  'queue',
+  'sync',
+];
 /** Two words unique to fact i of a kind, so the line around its key is unique too (a probe can point at it). */
 const tag = (i: number) => `${W1[i % W1.length]} ${W2[Math.floor(i / W1.length) % W2.length]}`;
 
@@ -110,18 +142,39 @@ function factLine(kind: Kind, i: number, spot: PlantSpot): { key: string; line: 
   switch (kind) {
     case 'identifier': {
       const key = ident(i, 'Key');
-      return { key, line: tool ? `  resolved symbol ${key} for the ${t} stage` : spot === 'user' ? `The ${t} handler calls ${key} before it returns.` : `I traced the ${t} value through ${key} in the handler.` };
+      return {
+        key,
+        line: tool
+          ? `  resolved symbol ${key} for the ${t} stage`
+          : spot === 'user'
+            ? `The ${t} handler calls ${key} before it returns.`
+            : `I traced the ${t} value through ${key} in the handler.`,
+      };
     }
     case 'path': {
       const a = A[i % A.length]!;
       const key = [`src/${a}/${B[i % B.length]!.toLowerCase()}${i}.ts`, `lib/${a}_store_${i}.py`, `config/${a}-${i}.yaml`][i % 3]!;
-      return { key, line: tool ? `  modified ${key} for the ${t} stage` : spot === 'user' ? `Look at ${key} first for the ${t} work.` : `The ${t} change belongs in ${key} as far as I can tell.` };
+      return {
+        key,
+        line: tool
+          ? `  modified ${key} for the ${t} stage`
+          : spot === 'user'
+            ? `Look at ${key} first for the ${t} work.`
+            : `The ${t} change belongs in ${key} as far as I can tell.`,
+      };
     }
     case 'number': {
       const u = UNITS[i % UNITS.length]!;
       const v = 1000 + i * 37 + 11;
       const key = u === '%' ? `${i % 100}.${Math.floor(i / 100)}${(i * 7) % 10}%` : `${v} ${u}`;
-      return { key, line: tool ? `  measured ${key} on the ${t} path` : spot === 'user' ? `The ${t} budget for this run is ${key}.` : `I measured ${key} on the ${t} path.` };
+      return {
+        key,
+        line: tool
+          ? `  measured ${key} on the ${t} path`
+          : spot === 'user'
+            ? `The ${t} budget for this run is ${key}.`
+            : `I measured ${key} on the ${t} path.`,
+      };
     }
     case 'error': {
       const key = `${cap(A[i % A.length]!)}${B[(i * 5) % B.length]!}${i}Error`;
@@ -136,25 +189,50 @@ function factLine(kind: Kind, i: number, spot: PlantSpot): { key: string; line: 
       const key = ident(i, 'Choice');
       return {
         key,
-        line: tool ? `DECISION: the team settled on ${key} for ${t} retries.` : spot === 'user' ? `Decision: going with ${key} for ${t} storage.` : `DECISION: we will use ${key} for the ${t} rollout.`,
+        line: tool
+          ? `DECISION: the team settled on ${key} for ${t} retries.`
+          : spot === 'user'
+            ? `Decision: going with ${key} for ${t} storage.`
+            : `DECISION: we will use ${key} for the ${t} rollout.`,
       };
     }
     case 'constraint': {
       const key = `${A[i % A.length]}_${B[(i * 3) % B.length]!.toLowerCase()}_guard_${i}`;
       return {
         key,
-        line: tool ? `CONSTRAINT: ${key} must never be written from ${t} tests.` : spot === 'user' ? `Never touch the ${key} table in ${t} production.` : `We must not rename ${key} without a ${t} migration.`,
+        line: tool
+          ? `CONSTRAINT: ${key} must never be written from ${t} tests.`
+          : spot === 'user'
+            ? `Never touch the ${key} table in ${t} production.`
+            : `We must not rename ${key} without a ${t} migration.`,
       };
     }
     case 'instruction': {
       const key = ident(i, 'Step');
-      return { key, line: [`Please call ${key} after every ${t} change.`, `Remember to add ${key} to the ${t} changelog.`, `Run ${key} before each ${t} commit.`][i % 3]! };
+      return {
+        key,
+        line: [
+          `Please call ${key} after every ${t} change.`,
+          `Remember to add ${key} to the ${t} changelog.`,
+          `Run ${key} before each ${t} commit.`,
+        ][i % 3]!,
+      };
     }
   }
 }
 
-const USER_FILLER = ['Thanks, that looks reasonable so far.', 'Let us keep going on this part of the work.', 'Good, carry on with the next piece.', 'That matches what I expected from the earlier run.'];
-const ASSISTANT_FILLER = ['I looked through the module and the structure seems reasonable.', 'Next I will check the remaining parts of this area.', 'That covers this part; moving on.', 'The output is long, so I only skimmed the middle.'];
+const USER_FILLER = [
+  'Thanks, that looks reasonable so far.',
+  'Let us keep going on this part of the work.',
+  'Good, carry on with the next piece.',
+  'That matches what I expected from the earlier run.',
+];
+const ASSISTANT_FILLER = [
+  'I looked through the module and the structure seems reasonable.',
+  'Next I will check the remaining parts of this area.',
+  'That covers this part; moving on.',
+  'The output is long, so I only skimmed the middle.',
+];
 const LOG_WORDS = ['step', 'batch', 'chunk', 'group', 'pass', 'round', 'phase'];
 const LOG_VERBS = ['finished', 'processed', 'queued', 'checked', 'scheduled', 'drained', 'verified'];
 
@@ -183,7 +261,11 @@ function build(
     return full;
   };
   let callSeq = 0;
-  const call = (name: string, args: object): ToolCall => ({ id: `call_${++callSeq}`, type: 'function', function: { name, arguments: JSON.stringify(args) } });
+  const call = (name: string, args: object): ToolCall => ({
+    id: `call_${++callSeq}`,
+    type: 'function',
+    function: { name, arguments: JSON.stringify(args) },
+  });
   push({ role: 'system', content: 'You are a coding agent working in the user workspace. Use the tools to read, run and edit.' });
 
   const turn = (t: number, plant: boolean): void => {

@@ -41,7 +41,9 @@ export function makeProbe(fact: Fact): Probe | undefined {
       kind: fact.kind,
       type: 'status',
       expect: fact.status,
-      question: `${PROBE_MARKER}\nAnswer from the conversation above only. Did the test below pass or fail? Reply with one word: passed, failed, or UNKNOWN if the conversation does not say.\n<TEST>\n${fact.key}\n</TEST>`,
+      question:
+        `${PROBE_MARKER}\nAnswer from the conversation above only. Did the test below pass or fail? ` +
+        `Reply with one word: passed, failed, or UNKNOWN if the conversation does not say.\n<TEST>\n${fact.key}\n</TEST>`,
     };
   }
   const c = cloze(fact);
@@ -51,7 +53,9 @@ export function makeProbe(fact: Fact): Probe | undefined {
     kind: fact.kind,
     type: 'cloze',
     expect: fact.key,
-    question: `${PROBE_MARKER}\nAnswer from the conversation above only. The line below appeared in it with one part replaced by ${PROBE_BLANK}. Reply with the exact text it replaces and nothing else, or UNKNOWN if the conversation does not say.\n<CLOZE>\n${c}\n</CLOZE>`,
+    question:
+      `${PROBE_MARKER}\nAnswer from the conversation above only. The line below appeared in it with one part replaced by ${PROBE_BLANK}. ` +
+      `Reply with the exact text it replaces and nothing else, or UNKNOWN if the conversation does not say.\n<CLOZE>\n${c}\n</CLOZE>`,
   };
 }
 
@@ -111,7 +115,13 @@ export async function runProbes(
   const ask = async (ctx: readonly ChatMessage[], q: string): Promise<string> => {
     const release = opts.acquire ? await opts.acquire() : () => undefined;
     try {
-      const r = await model.chat({ messages: [...ctx, { role: 'user', content: q }], maxTokens: 64, temperature: 0, stream: false, ...(opts.model ? { model: opts.model } : {}) });
+      const r = await model.chat({
+        messages: [...ctx, { role: 'user', content: q }],
+        maxTokens: 64,
+        temperature: 0,
+        stream: false,
+        ...(opts.model ? { model: opts.model } : {}),
+      });
       return (r.message.content ?? '').trim();
     } finally {
       release();
@@ -121,9 +131,22 @@ export async function runProbes(
     facts.map(async (f) => {
       const p = makeProbe(f)!;
       const [a, b] = await Promise.all([ask(full, p.question), ask(compacted, p.question)]);
-      return { factId: f.id, kind: f.kind, question: p.question, expect: p.expect, full: { answer: a, correct: probeCorrect(p, f, a) }, compacted: { answer: b, correct: probeCorrect(p, f, b) } };
+      return {
+        factId: f.id,
+        kind: f.kind,
+        question: p.question,
+        expect: p.expect,
+        full: { answer: a, correct: probeCorrect(p, f, a) },
+        compacted: { answer: b, correct: probeCorrect(p, f, b) },
+      };
     }),
   );
   const acc = (k: 'full' | 'compacted') => (outcomes.length === 0 ? 0 : outcomes.filter((o) => o[k].correct).length / outcomes.length);
-  return { asked: outcomes.length, fullAccuracy: acc('full'), compactedAccuracy: acc('compacted'), difference: acc('compacted') - acc('full'), outcomes };
+  return {
+    asked: outcomes.length,
+    fullAccuracy: acc('full'),
+    compactedAccuracy: acc('compacted'),
+    difference: acc('compacted') - acc('full'),
+    outcomes,
+  };
 }

@@ -31,7 +31,8 @@ function seriesRows(runs: readonly RunResult[], label: (r: RunResult) => string)
   return runs.map(
     (r) =>
       `${label(r).padEnd(20)} ${bar(r.survival.rate)} ${pct(r.survival.kept, r.survival.total).padStart(6)}  ` +
-      `${String(r.blocks).padStart(3)} blocks, ${String(r.summaryTarget).padStart(6)} asked, ${String(r.outputTokens).padStart(6)} out, ratio CV ${r.compression.cv.toFixed(2)}`,
+      `${String(r.blocks).padStart(3)} blocks, ${String(r.summaryTarget).padStart(6)} asked, ` +
+      `${String(r.outputTokens).padStart(6)} out, ratio CV ${r.compression.cv.toFixed(2)}`,
   );
 }
 
@@ -57,13 +58,25 @@ export function renderEvalMarkdown(r: EvalResult, meta: ReportMeta): string {
   out.push(`- Session: ${meta.source}`);
   out.push(`- Endpoint: ${meta.endpoint}${meta.model ? ` (model ${meta.model})` : ''}`);
   out.push(`- Head: ${r.head.tokens.toLocaleString('en-US')} tokens in ${r.head.messages} messages, ${r.head.facts} facts`);
-  out.push(`- Facts by kind: ${FACT_KINDS.filter((k) => r.head.factsByKind[k]).map((k) => `${r.head.factsByKind[k]} ${kindLabel(k)}`).join(', ')}`);
+  out.push(
+    `- Facts by kind: ${FACT_KINDS.filter((k) => r.head.factsByKind[k])
+      .map((k) => `${r.head.factsByKind[k]} ${kindLabel(k)}`)
+      .join(', ')}`,
+  );
   out.push(`- Wall time: ${(meta.wallMs / 1000).toFixed(1)} s`, '');
 
   out.push('## Reachability (default settings)', '');
-  out.push('Facts the engine itself delivers to a worker (after pre-trim, truncation, caps and partition). Anything below 100 % is a defect of the plan, not of the model.', '');
+  out.push(
+    'Facts the engine itself delivers to a worker (after pre-trim, truncation, caps and partition). ' +
+      'Anything below 100 % is a defect of the plan, not of the model.',
+    '',
+  );
   out.push('| layout | blocks | reached | |', '|---|---:|---:|---|');
-  for (const d of r.defaults) out.push(`| ${label(d)} | ${d.blocks} | ${d.reach.reached}/${d.reach.total} (${pct(d.reach.reached, d.reach.total)}) | \`${bar(d.reach.reached / Math.max(1, d.reach.total), 12)}\` |`);
+  for (const d of r.defaults)
+    out.push(
+      `| ${label(d)} | ${d.blocks} | ${d.reach.reached}/${d.reach.total} (${pct(d.reach.reached, d.reach.total)}) | ` +
+        `\`${bar(d.reach.reached / Math.max(1, d.reach.total), 12)}\` |`,
+    );
   out.push('');
   for (const d of r.defaults) {
     out.push(`Reached by position, ${label(d)}:`, '');
@@ -72,10 +85,19 @@ export function renderEvalMarkdown(r: EvalResult, meta: ReportMeta): string {
 
   for (const d of r.defaults) {
     out.push(`## Survival: ${label(d)}, B=${d.blockTokens}, ${d.verbosity}`, '');
-    out.push(`Kept in the summaries (exact key token): **${d.survival.kept} of ${d.survival.total} (${pct(d.survival.kept, d.survival.total)})**; pins ${d.pins.kept} of ${d.pins.total}.`, '');
+    out.push(
+      `Kept in the summaries (exact key token): **${d.survival.kept} of ${d.survival.total} ` +
+        `(${pct(d.survival.kept, d.survival.total)})**; pins ${d.pins.kept} of ${d.pins.total}.`,
+      '',
+    );
     out.push('By kind:', '', ...code(tallyRows(d.survival.byKind, FACT_KINDS, kindLabel)), '');
     out.push('By position:', '', ...code(tallyRows(d.survival.byPosition, FACT_POSITIONS, (k) => k)), '');
-    out.push('By block (one character per block, oldest first; █ = all of its facts kept, ▁ = few, · = no facts):', '', ...code([sparkline(d.survival.byBlock)]), '');
+    out.push(
+      'By block (one character per block, oldest first; █ = all of its facts kept, ▁ = few, · = no facts):',
+      '',
+      ...code([sparkline(d.survival.byBlock)]),
+      '',
+    );
   }
 
   const layout = r.byVerbosity[0]?.layout ?? r.byBlockSize[0]?.[0]?.layout ?? '';
@@ -85,8 +107,9 @@ export function renderEvalMarkdown(r: EvalResult, meta: ReportMeta): string {
     out.push(`## Survival by block size (${first.layout}, ${first.verbosity}, ${first.volume} volume)`, '');
     out.push(
       first.volume === 'per-block'
-        ? 'Each block asks for the verbosity\'s target, as in the paper: smaller blocks mean more workers and more summary volume, so more survives.'
-        : 'The planner sets one total summary volume from the verbosity and the room after compaction and shares it out by block size, so block count alone does not add volume; smaller blocks only pay more section overhead.',
+        ? "Each block asks for the verbosity's target, as in the paper: smaller blocks mean more workers and more summary volume, so more survives."
+        : 'The planner sets one total summary volume from the verbosity and the room after compaction and shares it out by block size, ' +
+            'so block count alone does not add volume; smaller blocks only pay more section overhead.',
       '',
     );
     out.push(...code(seriesRows(series, (x) => `B=${x.blockTokens}`)), '');
@@ -105,15 +128,27 @@ export function renderEvalMarkdown(r: EvalResult, meta: ReportMeta): string {
   }
 
   out.push('## Stability', '');
-  out.push('Coefficient of variation of the per-block compression ratio (two runs), and cosine similarity between two runs of the same head.', '');
+  out.push(
+    'Coefficient of variation of the per-block compression ratio (two runs), and cosine similarity between two runs of the same head.',
+    '',
+  );
   out.push('| block size | CV run 1 | CV run 2 | cosine (merged) | cosine (per block, mean) | vectors |', '|---:|---:|---:|---:|---:|---|');
-  for (const s of r.stability) out.push(`| ${s.blockTokens} | ${s.cv[0].toFixed(3)} | ${s.cv[1].toFixed(3)} | ${s.cosine.toFixed(4)} | ${s.blockCosineMean.toFixed(4)} | ${s.method} |`);
+  for (const s of r.stability)
+    out.push(
+      `| ${s.blockTokens} | ${s.cv[0].toFixed(3)} | ${s.cv[1].toFixed(3)} | ${s.cosine.toFixed(4)} | ${s.blockCosineMean.toFixed(4)} | ${s.method} |`,
+    );
   out.push('');
 
   const p = r.probes;
   out.push('## QA probes', '');
   out.push(`${p.asked} questions about sampled facts, each asked after the full context and after the compacted one.`, '');
-  out.push(...code([`full context       ${bar(p.fullAccuracy)} ${(100 * p.fullAccuracy).toFixed(1)}%`, `compacted context  ${bar(p.compactedAccuracy)} ${(100 * p.compactedAccuracy).toFixed(1)}%`]), '');
+  out.push(
+    ...code([
+      `full context       ${bar(p.fullAccuracy)} ${(100 * p.fullAccuracy).toFixed(1)}%`,
+      `compacted context  ${bar(p.compactedAccuracy)} ${(100 * p.compactedAccuracy).toFixed(1)}%`,
+    ]),
+    '',
+  );
   out.push(`Difference: ${(100 * p.difference).toFixed(1)} points.`, '');
   return out.join('\n');
 }
