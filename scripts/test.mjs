@@ -65,6 +65,8 @@ try {
   ensureDebianPackages([
     { name: 'chromium', probe: '/usr/bin/chromium' },
     { name: 'ripgrep', probe: '/usr/bin/rg' },
+    // run_command's sandbox; the suite checks confinement wherever bwrap can run.
+    { name: 'bubblewrap', probe: '/usr/bin/bwrap' },
   ]);
   rmSync(join(root, '.test-output'), { recursive: true, force: true });
   mkdirSync(join(root, '.test-output'), { recursive: true });
@@ -99,7 +101,7 @@ try {
     failed += 1;
   }
 
-  for (const suite of ['unit', 'integration', 'webview']) {
+  for (const suite of ['unit', 'integration', 'fuzz', 'webview']) {
     const s = runMochaSuite(suite, listTests(join(root, 'test', suite)), ['--timeout', '20000']);
     passed += s.passed;
     failed += s.failed;

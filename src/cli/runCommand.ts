@@ -20,6 +20,7 @@ import { TokenLedger } from '../core/tokens/tokenLedger';
 import { DEFAULT_THRESHOLDS, validateThresholds } from '../core/triggers';
 import { NodeFileStorage } from '../node/fileStorage';
 import { fileSpill, nodeWorkspaceTools } from '../node/tools';
+import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
 import { intOption, oneOf, parseCommandArgs, requireString, UsageError } from './args';
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
 import type { CliIO } from './io';
@@ -37,7 +38,12 @@ ${ENDPOINT_HELP}
   --hi X --lo X --block X   budget thresholds as fractions of the window (0.75 / 0.4 / 0.95)
   --no-async          compact only synchronously, at the block threshold
   --no-judge          adopt background summaries without the judge
-  --allow CMD         a command that needs no approval (repeatable; exact or prefix)
+  --allow CMD         a command that needs no approval (repeatable; its words are a prefix of the command's,
+                      and options that write files or paths outside DIR still ask)
+  --command-env NAME  an environment variable commands get (repeatable; replaces the default list
+                      ${DEFAULT_COMMAND_ENV.slice(0, 8).join(' ')} …; NAME* passes a prefix)
+  --no-sandbox        run commands unconfined even where bubblewrap (bwrap) is available
+  --allow-network     let sandboxed commands use the network
   --yes               approve every write and command
   --json              one JSON event per line on stdout`;
 
@@ -54,6 +60,9 @@ const OPTIONS = {
   'no-async': { type: 'boolean', default: false },
   'no-judge': { type: 'boolean', default: false },
   allow: { type: 'string', multiple: true },
+  'command-env': { type: 'string', multiple: true },
+  'no-sandbox': { type: 'boolean', default: false },
+  'allow-network': { type: 'boolean', default: false },
   yes: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
 } as const;
@@ -85,7 +94,12 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
   if (store.snapshot.messages.length === 0) await store.append({ role: 'system', content: agentSystemPrompt(basename(workspace)) });
 
   const ledger = new TokenLedger(await loadTiktokenCounter());
-  const tools = new ToolRegistry([...nodeWorkspaceTools(workspace, { allowlist: values.allow ?? [] }), recallTool(() => store.archived()), pinTool(store, randomIds, systemClock)]);
+  const workspaceTools = nodeWorkspaceTools(workspace, {
+    allowlist: values.allow ?? [],
+    commandEnv: values['command-env'] ?? DEFAULT_COMMAND_ENV,
+    sandbox: { mode: values['no-sandbox'] ? 'off' : 'auto', allowNetwork: values['allow-network'] },
+  });
+  const tools = new ToolRegistry([...workspaceTools, recallTool(() => store.archived()), pinTool(store, randomIds, systemClock)]);
   const loop = new AgentLoop(
     {
       store,

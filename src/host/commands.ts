@@ -6,13 +6,14 @@ import type { CommandId } from './commandTable';
 import { updateSetting } from './config';
 import type { SplitpointHost } from './host';
 import { API_KEY_SECRET } from './host';
+import { checkConnectionCommand } from './onboarding/checkCommand';
 import { VIEW_ID } from './sessionViewProvider';
 
 /**
  * The handler of every command in the table. The Record type makes a
  * command in the table without a handler (or the reverse) a compile error.
  */
-export function commandHandlers(host: SplitpointHost): Record<CommandId, (...args: unknown[]) => unknown> {
+export function commandHandlers(host: SplitpointHost, review: { open(): void }): Record<CommandId, (...args: unknown[]) => unknown> {
   const controller = () => host.ensureStarted();
   return {
     'splitpoint.open': () => vscode.commands.executeCommand(`${VIEW_ID}.focus`),
@@ -39,6 +40,11 @@ export function commandHandlers(host: SplitpointHost): Record<CommandId, (...arg
       await c.compact(focus.trim() || null, null);
     },
     'splitpoint.undoCompaction': async () => (await controller()).undo(),
+    'splitpoint.reviewCompaction': async () => {
+      await host.ensureStarted();
+      review.open();
+    },
+    'splitpoint.checkConnection': () => checkConnectionCommand(host),
     // Each of these takes its answer as an argument too (scripts, keybindings, tests) instead of asking.
     'splitpoint.setApiKey': (key?: unknown) => setApiKey(host, typeof key === 'string' ? key : undefined),
     'splitpoint.selectModel': (id?: unknown) => selectModel(host, typeof id === 'string' ? id : undefined),

@@ -22,6 +22,7 @@ import { previewCall, vscodeWorkspaceTools } from './tools/workspaceTools';
 import type { ToolEnv } from './tools/workspaceTools';
 import type { SessionOps } from './webviewDispatch';
 import { dispatchWebview } from './webviewDispatch';
+import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
 
 export const API_KEY_SECRET = 'splitpoint.apiKey';
 
@@ -79,7 +80,8 @@ export class SplitpointHost implements vscode.Disposable {
     const base = this.context.storageUri ?? this.context.globalStorageUri;
     this.library = new SessionLibrary(new NodeFileStorage(), vscode.Uri.joinPath(base, 'sessions').fsPath, systemClock, randomIds);
     const last = this.context.workspaceState.get<string>('splitpoint.lastSession');
-    const entries = await this.library.list();
+    let entries = await this.library.list();
+    if (entries.length === 0 && (await this.importDemoSession())) entries = await this.library.list();
     const target = entries.find((e) => e.id === last) ?? entries[0];
     let controller: SessionController | undefined;
     if (target) controller = await this.tryOpen(target.id);
@@ -87,6 +89,25 @@ export class SplitpointHost implements vscode.Disposable {
     this.log.info(`started in ${Date.now() - t0} ms: ${entries.length} session(s), storage ${this.library.dir}`);
     void this.server.probe();
     return controller;
+  }
+
+  /**
+   * `npm start` sets SPLITPOINT_DEMO_SESSION to the example session, so a new
+   * user opens onto a conversation to compact. Only into an empty library:
+   * it never touches existing sessions. A failure is logged, not shown.
+   */
+  private async importDemoSession(): Promise<boolean> {
+    const file = process.env.SPLITPOINT_DEMO_SESSION;
+    if (!file) return false;
+    try {
+      const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(file)));
+      const { store } = await this.library!.importText(text, file);
+      this.log.info(`imported the demo session ${file}: ${store.snapshot.messages.length} messages`);
+      return true;
+    } catch (err) {
+      this.log.warn(`could not import the demo session ${file}: ${(err as Error).message}`);
+      return false;
+    }
   }
 
   /** Listeners and UI that only make sense once the host runs. */
@@ -137,6 +158,8 @@ export class SplitpointHost implements vscode.Disposable {
       // Restricted Mode ignores the allowlist: nothing runs without the user there.
       allowlist: () => (vscode.workspace.isTrusted ? (this.server.settings?.commandAllowlist ?? []) : []),
       timeoutSeconds: () => this.server.settings?.commandTimeoutSeconds ?? 120,
+      commandEnv: () => this.server.settings?.commandEnv ?? [...DEFAULT_COMMAND_ENV],
+      sandbox: () => ({ mode: this.server.settings?.commandSandbox ?? 'auto', allowNetwork: this.server.settings?.commandNetwork ?? false }),
     };
   }
 
@@ -318,6 +341,9 @@ export class SplitpointHost implements vscode.Disposable {
     // A server that was down may be up now: learn its window before the turn.
     beforeSend: async () => {
       if (this.server.connection.state !== 'ok') await this.server.probe();
+    },
+    openReview: async () => {
+      await vscode.commands.executeCommand('splitpoint.reviewCompaction');
     },
   };
 

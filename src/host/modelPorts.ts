@@ -62,6 +62,7 @@ export function buildEndpoints(s: SplitpointSettings, apiKey: string | undefined
       baseURL,
       ...(apiKey ? { apiKey } : {}),
       ...(model ? { model } : {}),
+      timeoutMs: s.requestTimeoutSeconds * 1000,
       onRetry: (info) => log.warn(`retrying ${baseURL}: ${redactSecrets(JSON.stringify(info).slice(0, 300), secrets)}`),
       onToolProtocolFallback: ({ reason }) => onToolFallback(reason),
     });

@@ -257,6 +257,8 @@ export class SessionController {
     newSession: async () => undefined,
     switchTo: async () => undefined,
     beforeSend: async () => undefined,
+    // No editor area without the host.
+    openReview: async () => undefined,
   };
 
   /** Handles one (already validated) webview message through the host's dispatch table. */

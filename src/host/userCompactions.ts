@@ -137,11 +137,11 @@ export class UserCompactions {
     }
   }
 
-  async regenerateBlock(id: string, block: number): Promise<void> {
+  async regenerateBlock(id: string, block: number, focus?: string): Promise<void> {
     const p = this.ownedFor(id);
     if (!p) return;
     try {
-      await p.regenerate(block);
+      await p.regenerate(block, focus);
     } catch (err) {
       this.d.notice('error', (err as Error).message);
     }

@@ -111,6 +111,31 @@ export interface CompactionView {
   verdict: VerdictView | null;
   /** Why it is held or failed. */
   note: string | null;
+  /** The planner's choice and what it weighed (absent when no planner ran). */
+  plan?: CompactionPlanView | null;
+}
+
+/** One option the planner considered, with its predicted wall time. */
+export interface PlanOptionView {
+  label: string;
+  mode: 'parallel' | 'sequential';
+  layout: 'cache-aligned' | 'target-block';
+  blockTokens: number;
+  blocks: number;
+  concurrency: number;
+  summaryTokens: number;
+  predictedMs: number;
+  /** Why it was ruled out, if it was. */
+  excluded?: string;
+}
+
+export interface CompactionPlanView {
+  chosen: PlanOptionView;
+  alternatives: PlanOptionView[];
+  /** The performance profile the prediction used (e.g. "h100-7b (calibration)"). */
+  profile: string;
+  /** Wall time once every block has a summary. */
+  measuredMs: number | null;
 }
 
 export interface ApprovalView {
@@ -129,6 +154,10 @@ export interface SessionListItem {
   title: string;
   createdAt: number;
   messageCount: number;
+  /** Latest message or event time in the log (ms since the epoch). */
+  lastUsedAt?: number;
+  /** Size of the session log on disk. */
+  bytes?: number;
 }
 
 export interface ViewSnapshot {
@@ -173,7 +202,8 @@ export type WebviewToHost =
   | { type: 'compact'; focus: string | null; tailStartIndex: number | null }
   | { type: 'set-strategy'; strategy: StrategyName }
   | { type: 'block-edit'; compactionId: string; block: number; text: string }
-  | { type: 'block-regenerate'; compactionId: string; block: number }
+  /** `focus`: this block only is redone with it (added to the standing focus). */
+  | { type: 'block-regenerate'; compactionId: string; block: number; focus?: string }
   | { type: 'compaction-adopt'; compactionId: string }
   | { type: 'compaction-cancel'; compactionId: string }
   | { type: 'undo' }
@@ -185,7 +215,9 @@ export type WebviewToHost =
   | { type: 'expand-summary'; summaryId: string }
   | { type: 'clear-focus' }
   | { type: 'switch-session'; sessionId: string }
-  | { type: 'new-session' };
+  | { type: 'new-session' }
+  /** The side bar's button for the compaction review editor. */
+  | { type: 'open-review' };
 
 /** Parses `/compact`, `/compact focus text`, `/compact "focus text"` (quotes optional). */
 export function parseSlashCommand(input: string): { command: 'compact'; focus: string | null } | { command: 'unknown'; name: string } | undefined {

@@ -9,8 +9,8 @@ import { contentText, type WireMessage } from './template';
 
 export const SUMMARIZE_MARKER = 'SPLITPOINT-SUMMARIZE';
 const MARKER_RE = /^[ \t>*_`]*SPLITPOINT-SUMMARIZE from message #?([^\s]+) to the end\b/m;
-const TARGET_OPEN = '<TARGET_BLOCK>';
-const TARGET_CLOSE = '</TARGET_BLOCK>';
+// Fence tags may carry a random suffix (<TARGET_BLOCK_3fa9c1>); the close tag must repeat it.
+const TARGET_OPEN_RE = /<TARGET_BLOCK(_[0-9a-f]+)?>/;
 
 export type Verbosity = 'concise' | 'detailed' | 'very detailed';
 
@@ -72,14 +72,14 @@ export function detectCompaction(messages: WireMessage[]): CompactionRequest | u
   // Layout B: the last user message wraps the target in <TARGET_BLOCK> tags. Checked first so
   // that a marker line quoted inside the block cannot turn it into layout A. The instruction is
   // the text outside the block, minus any <CONTEXT>…</CONTEXT> (conversation data, not instruction).
-  const open = lastText.indexOf(TARGET_OPEN);
-  const close = lastText.lastIndexOf(TARGET_CLOSE);
+  const openMatch = TARGET_OPEN_RE.exec(lastText);
+  const open = openMatch ? openMatch.index : -1;
+  const targetOpen = openMatch?.[0] ?? '';
+  const targetClose = `</TARGET_BLOCK${openMatch?.[1] ?? ''}>`;
+  const close = lastText.lastIndexOf(targetClose);
   if (open >= 0 && close > open) {
-    const inside = lastText.slice(open + TARGET_OPEN.length, close);
-    const outside = (lastText.slice(0, open) + '\n' + lastText.slice(close + TARGET_CLOSE.length)).replace(
-      /<CONTEXT>[\s\S]*?<\/CONTEXT>/g,
-      '',
-    );
+    const inside = lastText.slice(open + targetOpen.length, close);
+    const outside = (lastText.slice(0, open) + '\n' + lastText.slice(close + targetClose.length)).replace(/<CONTEXT(_[0-9a-f]+)?>[\s\S]*?<\/CONTEXT\1>/g, '');
     return { layout: 'target-block', units: transcriptUnits(inside), instruction: outside, ...parseInstruction(outside) };
   }
 
@@ -338,8 +338,8 @@ export function detectJudge(messages: WireMessage[]): { summary: string; nextSte
   const text = contentText(last.content);
   if (!text.includes(JUDGE_MARKER)) return undefined;
   const pick = (tag: string) => {
-    const m = text.match(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`));
-    return m ? m[1] : '';
+    const m = text.match(new RegExp(`<${tag}(_[0-9a-f]+)?>([\\s\\S]*?)</${tag}\\1>`));
+    return m ? m[2]! : '';
   };
   return { summary: pick('SUMMARY'), nextSteps: pick('NEXT_STEPS') };
 }

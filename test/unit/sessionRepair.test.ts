@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SessionCorruptError, SessionStateError } from '../../src/core/session/errors';
-import { INTERRUPTED_RESULT, isInterruptedResult } from '../../src/core/session/sessionState';
-import { SessionStore } from '../../src/core/session/sessionStore';
+import { INTERRUPTED_RESULT, isInterruptedResult, originalId } from '../../src/core/session/sessionState';
+import { SessionStore, parseLog } from '../../src/core/session/sessionStore';
 import { NodeFileStorage } from '../../src/node/fileStorage';
 import type { Verdict } from '../../src/core/agent/judge';
 import { Calibration } from '../../src/core/tokens/calibration';
@@ -108,6 +109,7 @@ describe('tool calls left without results', () => {
     const filled = msgs[4]!;
     assert.ok(filled.role === 'tool' && filled.tool_call_id === 'c2' && filled.content === INTERRUPTED_RESULT && isInterruptedResult(filled));
     assert.equal(reopened.snapshot.messages.length, 5, 'the stand-in is not written to the log');
+    assert.equal(originalId(filled.id), msgs[2]!.id, 'a compaction that splits there points at the call, which is in the log');
     assert.equal(reopened.archived().length, 0);
   });
 
@@ -173,5 +175,47 @@ describe('judge verdicts and token calibration in the log', () => {
     assert.equal(await store.recordCalibration({ factor: Number.NaN, samples: 1 }), false);
     storage.files.set(PATH, storage.files.get(PATH)! + JSON.stringify({ type: 'verdict', compactionId: 'c_1', attempt: 0, verdict: { kind: 'scored' }, at: 1 }) + '\n');
     await assert.rejects(SessionStore.open(d, PATH), (e: unknown) => e instanceof SessionCorruptError && e.line === 4 && /attempt|verdict/.test(e.reason));
+  });
+});
+
+describe('session log under crashes and junk', () => {
+  it('cut at any byte (a crash mid-write), the log opens with a prefix of its messages, or names line 1 when the header itself is cut', async () => {
+    const { d, storage, store } = await seeded();
+    await store.append({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"é.ts"}' } }] });
+    await store.append({ role: 'tool', tool_call_id: 'c1', content: 'export const ü = "日本";' });
+    await store.recordVerdict('c_1', 1, { kind: 'error', message: 'x' });
+    const full = storage.files.get(PATH)!;
+    const ids = store.snapshot.messages.map((m) => m.id);
+    const headerEnd = full.indexOf('\n') + 1;
+    for (let cut = 1; cut < full.length; cut++) {
+      storage.files.set(PATH, full.slice(0, cut));
+      for (const k of [...storage.files.keys()]) if (k.endsWith('.bak')) storage.files.delete(k);
+      if (cut < headerEnd - 1) {
+        await assert.rejects(SessionStore.open(d, PATH), (e: unknown) => e instanceof SessionCorruptError && e.line === 1, `cut ${cut}`);
+        continue;
+      }
+      const opened = await SessionStore.open(d, PATH);
+      const got = opened.snapshot.messages.map((m) => m.id);
+      assert.deepEqual(got, ids.slice(0, got.length), `cut ${cut}`);
+      assert.ok(storage.files.get(PATH)!.endsWith('\n'), `cut ${cut}: the file ends on a whole line again`);
+    }
+  });
+
+  it('parsing arbitrary text never throws: it opens or names a line', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (junk) => {
+        const r = parseLog(junk);
+        return r.ok || (Number.isInteger(r.line) && r.line >= 1 && r.reason.length > 0);
+      }),
+      { numRuns: 500 },
+    );
+    const header = JSON.stringify({ type: 'session', v: 1, id: 's', createdAt: 1 });
+    fc.assert(
+      fc.property(fc.array(fc.json(), { maxLength: 8 }), (lines) => {
+        const r = parseLog([header, ...lines].join('\n') + '\n');
+        return r.ok || r.line >= 2;
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -45,7 +45,7 @@ describe('webview: block overlay during a compaction', function () {
   it('click a block to preview; edit posts block-edit, regenerate posts block-regenerate', async () => {
     await chip(0).click();
     assert.match((await view.page.locator('.cp-preview .pv-body').innerHTML()) ?? '', /<strong>users<\/strong>/);
-    assert.ok(await view.page.getByRole('meter', { name: 'Block 1 tokens out of in' }).count());
+    assert.ok(await view.page.getByRole('meter', { name: 'Block 1: summary tokens of block tokens' }).count());
     await view.clearPosted();
     await view.page.locator('.pv-edit-btn').click();
     const ta = view.page.locator('textarea.pv-edit');

@@ -177,11 +177,12 @@ export function activeContext(state: SessionState, index?: Map<string, number>):
 }
 
 export const INTERRUPTED_RESULT = 'Interrupted: this tool call did not finish (the session stopped before its result was recorded). Run it again if it is still needed.';
-const INTERRUPTED_SUFFIX = '~interrupted';
+/** Stand-in results are `<assistant id>~interrupted~<call id>`: originalId maps them to the call's message. */
+const INTERRUPTED_MARK = '~interrupted~';
 
 /** True for the stand-in result that pairToolCalls adds; it is not in the log. */
 export function isInterruptedResult(m: StoredMessage): boolean {
-  return m.role === 'tool' && m.id.endsWith(INTERRUPTED_SUFFIX);
+  return m.role === 'tool' && m.id.includes(INTERRUPTED_MARK);
 }
 
 /**
@@ -214,7 +215,7 @@ function pairToolCalls(ctx: ActiveContext): ActiveContext {
       outOrigins.push(origins[j]!);
     }
     for (const call of missing) {
-      out.push({ role: 'tool', tool_call_id: call.id, content: INTERRUPTED_RESULT, id: `${m.id}.${call.id}${INTERRUPTED_SUFFIX}`, timestamp: m.timestamp, kind: 'normal' });
+      out.push({ role: 'tool', tool_call_id: call.id, content: INTERRUPTED_RESULT, id: `${m.id}${INTERRUPTED_MARK}${call.id}`, timestamp: m.timestamp, kind: 'normal' });
       outOrigins.push(origins[i]!);
     }
     i = end - 1;
@@ -224,8 +225,10 @@ function pairToolCalls(ctx: ActiveContext): ActiveContext {
 
 const CAPPED_SUFFIX = '~capped';
 
-/** The stored message a (possibly capped) active-context message stands for. */
+/** The stored message a (possibly capped, or stand-in) active-context message stands for. */
 export function originalId(id: string): string {
+  const mark = id.indexOf(INTERRUPTED_MARK);
+  if (mark > 0) return id.slice(0, mark);
   return id.endsWith(CAPPED_SUFFIX) ? id.slice(0, -CAPPED_SUFFIX.length) : id;
 }
 

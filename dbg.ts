@@ -1,0 +1,25 @@
+import { plantSession } from './src/core/fidelity/plant';
+import { extractFacts } from './src/core/fidelity';
+import { loadTiktokenCounter } from './src/core/tokens/tiktokenCounter';
+(async () => {
+  const t0 = Date.now();
+  const c0 = await loadTiktokenCounter(); const s = plantSession({ countTokens: (t) => c0.countText(t) });
+  const c = await loadTiktokenCounter();
+  const head = s.messages.slice(0, s.splitIndex);
+  const tok = head.reduce((a, m) => a + c.countMessage(m), 0);
+  const all = s.messages.reduce((a, m) => a + c.countMessage(m), 0);
+  const t1 = Date.now();
+  const f = extractFacts(head, s.pins);
+  console.log('gen+count ms', t1 - t0, 'extract ms', Date.now() - t1, 'head tokens', tok, 'all', all, 'planted', s.planted.length, 'facts', f.length);
+  const byKind: Record<string, number> = {};
+  for (const x of f) byKind[x.kind] = (byKind[x.kind] ?? 0) + 1;
+  console.log(byKind);
+  const pk = new Set(s.planted.map((p) => `${p.kind}:${p.key}`));
+  const missing = [...pk].filter((k) => !f.some((x) => x.id === k));
+  console.log('planted not extracted', missing.length, missing.slice(0, 10));
+  const extra = f.filter((x) => !pk.has(x.id) && x.kind !== 'pin' && !(x.kind === 'identifier' && s.planted.some((p) => p.key === x.key)));
+  console.log('extra', extra.length, extra.slice(0, 15).map((x) => x.id));
+  const pos: Record<string, number> = {};
+  for (const x of f) pos[x.position] = (pos[x.position] ?? 0) + 1;
+  console.log(pos);
+})();
