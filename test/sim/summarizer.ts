@@ -132,8 +132,8 @@ export function keyTerms(text: string): Set<string> {
   return new Set([...s.paths, ...s.idents, ...s.numbers].map((x) => x.toLowerCase()));
 }
 
-const ERROR_RE =
-  /\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b|\b(?:E[A-Z]{3,}|E_[A-Z0-9_]+|ERR_[A-Z0-9_]+)\b|^(?:error|fatal|panic|traceback)\b|\berror TS\d+/i;
+// Case matters for names and codes (ENOENT, not "every"); a leading "error:" may be any case.
+const ERROR_RE = /\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b|\b(?:E[A-Z]{3,}|E_[A-Z0-9_]+|ERR_[A-Z0-9_]+)\b|\berror TS\d+|^(?:[Ee]rror|ERROR|[Ff]atal|FATAL|panic|Traceback)\b/;
 const FAILED_TEST_RE = /^(?:[✗✖×]|FAIL(?:ED)?\b|not ok\b)|::\S+\s+FAILED\b/;
 const PASSED_TEST_RE = /^(?:[✓✔√]|PASS(?:ED)?\b|ok \d+)|::\S+\s+PASSED\b/;
 const STATEMENT_RE = /^(?:DECISION|CONSTRAINT)\b|\b(?:decided|we will use|going with|settled on|must not|must never|never)\b/i;
@@ -177,7 +177,7 @@ type Section = 'DECISIONS' | 'FACTS' | 'OPEN' | 'ERRORS' | 'CONSTRAINTS';
 const SECTIONS: Section[] = ['DECISIONS', 'FACTS', 'OPEN', 'ERRORS', 'CONSTRAINTS'];
 
 function classify(s: string): Section {
-  if (FAILED_TEST_RE.test(s)) return 'ERRORS';
+  if (FAILED_TEST_RE.test(s) || ERROR_RE.test(s)) return 'ERRORS';
   if (
     /\b(error|errors|exception|fail(?:s|ed|ure)?|traceback|cannot|can't|refused|crash(?:ed)?|panic|ENOENT|EACCES|TypeError|undefined is not)\b/i.test(
       s,

@@ -32,6 +32,8 @@ describe('fidelity: the simulator summariser', () => {
       ranked,
     );
     assert.equal(ranked[3], 0);
+    // Error names and codes are case-sensitive: "every" is not an errno like ENOENT.
+    assert.ok(salience('Please call fooBarStep after every change.', 'user') < salience('ENOENT: no such file'));
   });
 
   it('keeps the most salient lines first, and more of them as the budget grows', () => {
