@@ -12,6 +12,7 @@ import type { EvalResult, LayoutChoice, VolumeModel } from '../core/fidelity/eva
 
 const LAYOUT_CHOICES: readonly LayoutChoice[] = ['auto', ...LAYOUTS];
 const VOLUMES: readonly VolumeModel[] = ['planner', 'per-block'];
+import type { HeadFactOptions } from '../core/fidelity/head';
 import { plantSession } from '../core/fidelity/plant';
 import { renderEvalMarkdown } from '../core/fidelity/report';
 import type { Embedder } from '../core/fidelity/stability';
@@ -166,6 +167,7 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
     const ledger = new TokenLedger(await loadTiktokenCounter());
     let snapshot: CompactionSnapshot;
     let source: string;
+    let factOptions: HeadFactOptions | undefined;
     if (typeof values.session === 'string') {
       const { store } = await openSession(values.session);
       snapshot = snapshotSession(store, ledger, manual === undefined ? { strategy } : { manualIndex: manual }, AGENT_TOOL_SPECS, {
@@ -173,6 +175,9 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
         replyReserve: 4096,
       });
       source = values.session;
+      // Capped copies in the active context are checked against the originals the user saw.
+      const byId = new Map(store.snapshot.messages.map((m) => [m.id, m]));
+      factOptions = { original: (id: string) => byId.get(id) };
     } else {
       const seed = intOption(values.seed, '--seed', 1, 0);
       const headTokens = intOption(values['head-tokens'], '--head-tokens', 120_000, 1000);
@@ -214,7 +219,7 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
         embed: embedderFor(endpointValues.endpoint as string, endpoint.model),
         progress: values.json ? undefined : (line) => io.err(line),
       },
-      opts,
+      factOptions ? { ...opts, facts: factOptions } : opts,
     );
     const meta = {
       source,
