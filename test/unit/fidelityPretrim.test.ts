@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import {
+  capTurnToBudget,
   clearConsumedToolResults,
   pretrim,
   truncateHeadTail,
@@ -8,6 +9,7 @@ import {
   DEFAULT_PRETRIM,
 } from '../../src/core/pretrim';
 import { baseSalience } from '../../src/core/fidelity/salience';
+import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { asst, toolPair, user } from './helpers/build';
 
 const filler = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `  step ${from + i} finished`);
@@ -87,5 +89,16 @@ describe('fidelity: salience-aware pre-trim', () => {
     assert.equal(JSON.stringify(msgs), frozen);
     const plain = pretrim(msgs, { ...DEFAULT_PRETRIM, keepRecentToolResults: 1, salience: false });
     assert.ok(!plain.messages[2]!.content!.includes('maxPoolSize'), 'salience off gives the plain placeholder');
+  });
+
+  it('capping a preserved turn keeps the error line of the output it cuts', () => {
+    const counter = new CharEstimateCounter();
+    const count = (m: Parameters<typeof counter.countMessage>[0]) => counter.countMessage(m);
+    const log = [...filler(1500), 'ShardLeaseError: lease lost on shard nine', ...filler(1500, 1500)].join('\n');
+    const turn = [user('run it'), ...toolPair('run', log), asst('done')];
+    const r = capTurnToBudget(turn, 3_000, count);
+    assert.deepEqual(r.cutIds, [turn[2]!.id]);
+    assert.ok(r.messages.reduce((s, m) => s + count(m), 0) <= 3_000);
+    assert.match(r.messages[2]!.content!, /ShardLeaseError: lease lost on shard nine/);
   });
 });
