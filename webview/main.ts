@@ -19,6 +19,7 @@ import { CompactionPanel } from './views/compaction';
 import { Composer } from './views/composer';
 import { Gauges } from './views/gauges';
 import { Header } from './views/header';
+import { Overview } from './views/overview';
 import { Pins } from './views/pins';
 import { Timeline } from './views/timeline';
 
@@ -40,6 +41,7 @@ const ctx: Ctx = {
     ui.dragVersion = tail === null ? null : (model.snap?.split.version ?? null);
     timeline.positionHandle();
     gauges.update();
+    overview.update();
     saveUi(ui);
   },
   projection() {
@@ -98,8 +100,21 @@ const toasts = h('div', { class: 'toasts', role: 'status', 'aria-live': 'polite'
 const alerts = h('div', { class: 'toasts alerts', role: 'alert' });
 const empty = h('div', { class: 'empty-state', text: 'Connecting to the Splitpoint host…' });
 
-const top = h('div', { class: 'top' }, header.el, pins.el, timeline.el, gauges.el, compaction.el);
-const app = h('main', { class: 'app', hidden: true }, top, chat.el, composer.el);
+const overview = new Overview(ctx, [timeline.el, gauges.el], (open) => {
+  if (!open || !model.snap) return;
+  timeline.render();
+  gauges.update();
+});
+const welcome = h(
+  'div',
+  { class: 'welcome', hidden: true },
+  h('p', { text: 'Type a task below; the agent works in this workspace against your own server and asks before it edits or runs anything.' }),
+  h('p', {
+    text: 'Later, type /compact "what must survive", drag the split point on the timeline, and review the summary before adopting it (Undo restores it).',
+  }),
+);
+const top = h('div', { class: 'top' }, header.el, overview.el, compaction.el, pins.el);
+const app = h('main', { class: 'app', hidden: true }, top, welcome, chat.el, composer.el);
 const root = document.getElementById('root') ?? document.body;
 root.textContent = '';
 root.append(empty, app, toasts, alerts);
@@ -121,9 +136,16 @@ function renderAll(): void {
   pins.render();
   timeline.render();
   gauges.update();
+  overview.update();
   compaction.render();
   chat.render();
   composer.render();
+  renderWelcome();
+}
+
+/** The empty state: two lines on what to do first, until the session has a message of the user's. */
+function renderWelcome(): void {
+  welcome.hidden = !!model.snap?.messages.some((m) => m.role === 'user' && m.kind === 'normal');
 }
 
 function route(d: Dirty): void {
@@ -148,10 +170,13 @@ function route(d: Dirty): void {
   if (d.gauge || d.split || d.messages) {
     timeline.positionHandle();
     gauges.update();
+    overview.update();
   }
+  if (d.messages) renderWelcome();
   if (d.streaming) chat.renderStreaming();
   if (d.agent) composer.render();
   if (d.compaction) {
+    overview.update();
     compaction.render();
     header.render();
     composer.render();

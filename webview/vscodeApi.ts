@@ -19,6 +19,9 @@ export interface UiState {
   expanded: string[];
   /** The session this UI state belongs to; a different session starts fresh. */
   sessionId: string | null;
+  /** Timeline and gauges expanded; null = by the view's height. */
+  overviewOpen: boolean | null;
+  pinsOpen: boolean;
 }
 
 export const DEFAULT_UI: UiState = {
@@ -36,6 +39,8 @@ export const DEFAULT_UI: UiState = {
   selectedBlock: null,
   expanded: [],
   sessionId: null,
+  overviewOpen: null,
+  pinsOpen: false,
 };
 
 interface VsCodeApi {

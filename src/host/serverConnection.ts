@@ -99,7 +99,8 @@ export class ServerConnection {
       if (want && !chosen) {
         this.connection = { state: 'error', message: `The server lists no model "${want}" (it has: ${models.map((m) => m.id).join(', ') || 'none'}).` };
       } else {
-        this.connection = { state: 'ok', message: chosen ? `${chosen.id}${chosen.maxModelLen ? `, ${chosen.maxModelLen} tokens` : ''}` : null };
+        const message = chosen ? `${chosen.id}${chosen.maxModelLen ? `, ${chosen.maxModelLen} tokens` : ''}` : null;
+        this.connection = { state: 'ok', message, model: chosen?.id ?? null };
         this.serverWindow = chosen?.maxModelLen;
       }
       log.info(`probe ${e.client.baseURL}: ${models.length} model(s) in ${Date.now() - t0} ms; window ${this.serverWindow ?? 'not reported'}`);

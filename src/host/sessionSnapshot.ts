@@ -71,7 +71,8 @@ export function sessionSnapshot(src: SnapshotSource): ViewSnapshot {
     compaction: src.compaction,
     compactionDepth: store.snapshot.compactions.length,
     agent: src.agent,
-    settings: { endpoint: s.endpoint, model: s.model ?? null, mode: s.mode, layout: s.layout, verbosity: s.verbosity },
+    // The header names the model the server serves when the setting leaves it to the server (never "model ?").
+    settings: { endpoint: s.endpoint, model: s.model || src.connection.model || null, mode: s.mode, layout: s.layout, verbosity: s.verbosity },
     connection: src.connection,
     trusted: src.trusted,
   };

@@ -193,7 +193,8 @@ export interface ViewSnapshot {
   compactionDepth: number;
   agent: { running: boolean; streaming: string; approvals: ApprovalView[] };
   settings: { endpoint: string; model: string | null; mode: ModeSetting; layout: LayoutSetting; verbosity: Verbosity };
-  connection: { state: 'unknown' | 'ok' | 'error'; message: string | null };
+  /** `model`: the id the server names (its first model when none is configured), once probed. */
+  connection: { state: 'unknown' | 'ok' | 'error'; message: string | null; model?: string | null };
   trusted: boolean;
 }
 
