@@ -38,6 +38,7 @@ const ctx: Ctx = {
   },
   setTail(tail) {
     ui.dragTail = tail;
+    ui.dragVersion = tail === null ? null : (model.snap?.split.version ?? null);
     timeline.positionHandle();
     gauges.update();
     overview.update();
@@ -149,6 +150,7 @@ function route(d: Dirty): void {
   if (d.all) return renderAll();
   if (d.splitReset) {
     ui.dragTail = null;
+    ui.dragVersion = null;
     saveUi(ui);
   }
   if (d.messages === 'reset') {
@@ -197,10 +199,16 @@ function onMessage(msg: HostToWebview): void {
       // Another session: UI state of the old one does not apply.
       Object.assign(ui, { ...DEFAULT_UI, history: ui.history, pinKind: ui.pinKind, zoom: ui.zoom, sessionId: s.session.id });
     }
-    const keep = ui.dragTail !== null && s.split.allowed[nearestAllowedByIndex(s.split.allowed, ui.dragTail)] === ui.dragTail;
+    // A drag placed on another version of the context (a compaction adopted or undone, the pinned block added) names other messages.
+    const sameVersion = ui.dragVersion === null || ui.dragVersion === s.split.version;
+    const keep = ui.dragTail !== null && sameVersion && s.split.allowed[nearestAllowedByIndex(s.split.allowed, ui.dragTail)] === ui.dragTail;
     const drag = ui.dragTail;
     const d = model.apply(msg);
     ui.dragTail = keep ? drag : null;
+    if (!keep && drag !== null) {
+      ui.dragVersion = null;
+      saveUi(ui);
+    }
     if (ui.selectedBlock !== null && !s.compaction?.blocks.some((b) => b.index === ui.selectedBlock)) ui.selectedBlock = null;
     route(d);
     performance.measure('splitpoint:render-snapshot', { start: t0, end: performance.now() });

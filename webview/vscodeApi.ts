@@ -8,6 +8,8 @@ export interface UiState {
   selectedId: string | null;
   /** The dragged tail start, or null when the handle sits on the strategy's choice. */
   dragTail: number | null;
+  /** SplitView.version the drag was placed on: indices of another version name other messages. */
+  dragVersion: string | null;
   history: string[];
   draft: string;
   zoom: number;
@@ -28,6 +30,7 @@ export const DEFAULT_UI: UiState = {
   chatStart: null,
   selectedId: null,
   dragTail: null,
+  dragVersion: null,
   history: [],
   draft: '',
   zoom: 1,

@@ -6,6 +6,7 @@ import { SIM_HELP, simCommand } from './simCommand';
 import { COMPACT_HELP, compactCommand } from './compactCommand';
 import { BENCH_HELP, benchCommand } from './benchCommand';
 import { RUN_HELP, runCommand } from './runCommand';
+import { EVAL_HELP, evalCommand } from './evalCommand';
 import { IMPORT_HELP, importCommand } from './importCommand';
 import { version } from '../../package.json';
 
@@ -20,6 +21,7 @@ const COMMANDS: Record<string, Command> = {
   compact: { help: COMPACT_HELP, run: compactCommand },
   bench: { help: BENCH_HELP, run: benchCommand },
   run: { help: RUN_HELP, run: runCommand },
+  eval: { help: EVAL_HELP, run: evalCommand },
   sim: { help: SIM_HELP, run: simCommand },
 };
 

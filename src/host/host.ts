@@ -76,6 +76,8 @@ export class SplitpointHost implements vscode.Disposable {
     this.server.loadSettings();
     this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
     this.server.rebuildEndpoints();
+    // The counting worker starts with it, so the session opened below finds it ready.
+    (this.counting ??= new BackgroundCounter()).warm();
     // The tokenizer loads here, off the activation path, on first use of the view or a command.
     this.ledger = new TokenLedger(await loadTiktokenCounter());
     const base = this.context.storageUri ?? this.context.globalStorageUri;

@@ -1,3 +1,4 @@
+import { viewVersion } from '../core/agent/planBase';
 import type { SessionStore } from '../core/session/sessionStore';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import type { ApprovalView, CompactionView, GaugeView, SessionListItem, SplitView, VerdictView, ViewMessage, ViewSnapshot } from '../protocol/messages';
@@ -52,6 +53,7 @@ export function sessionSplit(store: SessionStore, ledger: TokenLedger, env: Cont
     blockTokens: s.blockTokens,
     verbosity: s.verbosity,
     lastSummaryTokensPerBlock: perBlock,
+    version: (frameEnd) => viewVersion(store, frameEnd),
   });
 }
 

@@ -41,7 +41,9 @@ export function makeProbe(fact: Fact): Probe | undefined {
       kind: fact.kind,
       type: 'status',
       expect: fact.status,
-      question: `${PROBE_MARKER}\nAnswer from the conversation above only. Did the test below pass or fail? Reply with one word: passed, failed, or UNKNOWN if the conversation does not say.\n<TEST>\n${fact.key}\n</TEST>`,
+      question:
+        `${PROBE_MARKER}\nAnswer from the conversation above only. Did the test below pass or fail? ` +
+        `Reply with one word: passed, failed, or UNKNOWN if the conversation does not say.\n<TEST>\n${fact.key}\n</TEST>`,
     };
   }
   const c = cloze(fact);
@@ -51,7 +53,9 @@ export function makeProbe(fact: Fact): Probe | undefined {
     kind: fact.kind,
     type: 'cloze',
     expect: fact.key,
-    question: `${PROBE_MARKER}\nAnswer from the conversation above only. The line below appeared in it with one part replaced by ${PROBE_BLANK}. Reply with the exact text it replaces and nothing else, or UNKNOWN if the conversation does not say.\n<CLOZE>\n${c}\n</CLOZE>`,
+    question:
+      `${PROBE_MARKER}\nAnswer from the conversation above only. The line below appeared in it with one part replaced by ${PROBE_BLANK}. ` +
+      `Reply with the exact text it replaces and nothing else, or UNKNOWN if the conversation does not say.\n<CLOZE>\n${c}\n</CLOZE>`,
   };
 }
 
@@ -73,11 +77,14 @@ export function sampleFacts(facts: readonly Fact[], n: number): Fact[] {
       i++;
     }
   }
-  return kinds.flatMap((k) => {
-    const list = byKind.get(k)!;
-    const m = want.get(k)!;
-    return Array.from({ length: m }, (_, j) => list[Math.floor(((j + 0.5) * list.length) / m)]!);
-  });
+  // Ordered by a hash of the fact id: evenly spaced picks would follow the session's own rhythm.
+  return kinds.flatMap((k) => [...byKind.get(k)!].sort((a, b) => hash(a.id) - hash(b.id) || (a.id < b.id ? -1 : 1)).slice(0, want.get(k)!));
+}
+
+function hash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }
 
 export interface ProbeOutcome {
@@ -108,7 +115,13 @@ export async function runProbes(
   const ask = async (ctx: readonly ChatMessage[], q: string): Promise<string> => {
     const release = opts.acquire ? await opts.acquire() : () => undefined;
     try {
-      const r = await model.chat({ messages: [...ctx, { role: 'user', content: q }], maxTokens: 64, temperature: 0, stream: false, ...(opts.model ? { model: opts.model } : {}) });
+      const r = await model.chat({
+        messages: [...ctx, { role: 'user', content: q }],
+        maxTokens: 64,
+        temperature: 0,
+        stream: false,
+        ...(opts.model ? { model: opts.model } : {}),
+      });
       return (r.message.content ?? '').trim();
     } finally {
       release();
@@ -118,9 +131,22 @@ export async function runProbes(
     facts.map(async (f) => {
       const p = makeProbe(f)!;
       const [a, b] = await Promise.all([ask(full, p.question), ask(compacted, p.question)]);
-      return { factId: f.id, kind: f.kind, question: p.question, expect: p.expect, full: { answer: a, correct: probeCorrect(p, f, a) }, compacted: { answer: b, correct: probeCorrect(p, f, b) } };
+      return {
+        factId: f.id,
+        kind: f.kind,
+        question: p.question,
+        expect: p.expect,
+        full: { answer: a, correct: probeCorrect(p, f, a) },
+        compacted: { answer: b, correct: probeCorrect(p, f, b) },
+      };
     }),
   );
   const acc = (k: 'full' | 'compacted') => (outcomes.length === 0 ? 0 : outcomes.filter((o) => o[k].correct).length / outcomes.length);
-  return { asked: outcomes.length, fullAccuracy: acc('full'), compactedAccuracy: acc('compacted'), difference: acc('compacted') - acc('full'), outcomes };
+  return {
+    asked: outcomes.length,
+    fullAccuracy: acc('full'),
+    compactedAccuracy: acc('compacted'),
+    difference: acc('compacted') - acc('full'),
+    outcomes,
+  };
 }
