@@ -98,7 +98,7 @@ export class ServerConnection {
       if (want && !chosen) {
         this.connection = { state: 'error', message: `The server lists no model "${want}" (it has: ${models.map((m) => m.id).join(', ') || 'none'}).` };
       } else {
-        this.connection = { state: 'ok', message: chosen ? `${chosen.id}${chosen.maxModelLen ? `, ${chosen.maxModelLen} tokens` : ''}` : null };
+        this.connection = { state: 'ok', message: chosen ? `${chosen.id}${chosen.maxModelLen ? `, ${chosen.maxModelLen} tokens` : ''}` : null, model: chosen?.id ?? null };
         this.serverWindow = chosen?.maxModelLen;
       }
       log.info(`probe ${e.client.baseURL}: ${models.length} model(s) in ${Date.now() - t0} ms; window ${this.serverWindow ?? 'not reported'}`);

@@ -1,5 +1,6 @@
 import type { AgentLoop } from '../core/agent/agentLoop';
 import { planSessionCompaction } from '../core/agent/compactionRunner';
+import { adoptPlanned } from '../core/agent/planBase';
 import type { PendingCompaction } from '../core/compaction/pendingCompaction';
 import type { ToolSpec } from '../core/ports';
 import type { SessionStore } from '../core/session/sessionStore';
@@ -156,7 +157,7 @@ export class UserCompactions {
     if (!p.isComplete()) return this.d.notice('warning', 'Not every block has a summary yet: wait, regenerate the failed ones, or edit them.');
     const before = loop.contextTokens();
     try {
-      await p.adopt(this.d.store);
+      await adoptPlanned(p, this.d.store);
     } catch (err) {
       return this.d.notice('error', (err as Error).message);
     }

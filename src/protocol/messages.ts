@@ -70,6 +70,10 @@ export interface SplitView {
   keptIndices: number[];
   /** Tail starts the handle may snap to, ascending. */
   allowed: number[];
+  /** Messages before this index (system prompt, pinned block) are never compacted. */
+  frameEnd: number;
+  /** Which active context the indices refer to: a drag placed on another version is dropped by the view. */
+  version: string;
   /** Estimated tokens of the merged summary per block, for the projected gauge. */
   summaryTokensPerBlock: number;
   blockTokens: number;
@@ -173,7 +177,8 @@ export interface ViewSnapshot {
   compactionDepth: number;
   agent: { running: boolean; streaming: string; approvals: ApprovalView[] };
   settings: { endpoint: string; model: string | null; mode: ModeSetting; layout: LayoutSetting; verbosity: Verbosity };
-  connection: { state: 'unknown' | 'ok' | 'error'; message: string | null };
+  /** `model`: the id the server names (its first model when none is configured), once probed. */
+  connection: { state: 'unknown' | 'ok' | 'error'; message: string | null; model?: string | null };
   trusted: boolean;
 }
 

@@ -99,7 +99,7 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
     sessionTitle: 'DB migration',
     messages,
     gauge: { used: total, window: 131072, hi: 0.75, lo: 0.4, block: 0.95 },
-    split: { strategy: 'token-fraction', tailStartIndex: headEnd + 1, keptIndices: [], allowed: [headEnd + 1], summaryTokensPerBlock: 300, blockTokens: 4096 },
+    split: { strategy: 'token-fraction', tailStartIndex: headEnd + 1, keptIndices: [], allowed: [headEnd + 1], frameEnd: 1, version: 'none|1', summaryTokensPerBlock: 300, blockTokens: 4096 },
     compaction,
     loss: lossWithFallback(messages, compaction),
     plan: {

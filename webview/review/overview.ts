@@ -120,7 +120,9 @@ export function renderLoss(into: HTMLElement, r: LossReportView | null, a: LossA
         pin.addEventListener('click', () => a.pin(f));
         const refocus = h('button', { class: 'link-btn rv-keep-regen', type: 'button', text: `Regenerate block ${f.block + 1} with it`, 'aria-label': `Regenerate block ${f.block + 1} with it: ${f.key}` });
         refocus.addEventListener('click', () => a.refocus(f));
-        list.append(h('li', null, go, h('span', { class: 'muted', text: ` block ${f.block + 1}, message #${f.messageIndex} · ` }), pin, ' · ', refocus));
+        // For lines and statements the key alone does not say what was lost: show the line, shortened.
+        const line = f.text !== f.key ? ` “${f.text.length > 90 ? `${f.text.slice(0, 87)}…` : f.text}”` : '';
+        list.append(h('li', null, go, h('span', { class: 'muted', text: `${line} block ${f.block + 1}, message #${f.messageIndex} · ` }), pin, ' · ', refocus));
       }
       if (facts.length > PER_KIND) list.append(h('li', { class: 'muted', text: `… and ${facts.length - PER_KIND} more` }));
     };

@@ -22,7 +22,7 @@ export class Chat {
   private later = h('button', { class: 'load-more', type: 'button' });
   private streamEl = h('article', { class: 'msg role-assistant streaming', hidden: true, 'aria-live': 'polite', 'aria-busy': 'true' });
   private streamBody = h('div', { class: 'md' });
-  private approvals = h('div', { class: 'approvals', 'aria-label': 'Tool approvals' });
+  private approvals = h('div', { class: 'approvals', role: 'region', 'aria-label': 'Tool approvals' });
   private pinSel = h('button', { class: 'pin-selection', type: 'button', hidden: true, text: 'Pin selection' });
   private start = 0;
   private end = 0;
@@ -256,7 +256,8 @@ export class Chat {
     }
     if (m.role === 'tool') {
       const long = m.content.length > 600 || m.content.split('\n').length > 12;
-      const pre = h('pre', { class: 'tool-out' }, h('code', { text: m.content }));
+      // Scrollable, so reachable by keyboard.
+      const pre = h('pre', { class: 'tool-out', tabindex: 0, 'aria-label': `Output of message ${m.index}` }, h('code', { text: m.content }));
       if (long) {
         const d = h('details', { class: 'tool-result' }, h('summary', { text: `Tool output · ${m.content.split('\n').length} lines${m.truncated ? ' (cut)' : ''}` }), pre);
         el.append(d);

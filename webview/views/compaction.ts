@@ -166,10 +166,11 @@ export class CompactionPanel {
     const io = b.summary !== null ? `${formatTokens(b.tokens)}→${formatTokens(blockSummaryTokens(b))}` : b.status === 'streaming' ? `${formatTokens(b.tokens)}→${b.streamedTokens}…` : `${formatTokens(b.tokens)}`;
     chip.className = `cp-chip st-${b.status}${this.ctx.ui.selectedBlock === b.index ? ' selected' : ''}`;
     chip.setAttribute('aria-selected', String(this.ctx.ui.selectedBlock === b.index));
-    chip.setAttribute('aria-label', `Block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}, ${STATUS_LABEL[b.status]}${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}${b.summary !== null || b.status === 'streaming' ? ' in the summary' : ''}`);
+    // The accessible name starts with the visible text, then says what the numbers count.
+    chip.setAttribute('aria-label', `#${b.index + 1} ${STATUS_LABEL[b.status]} ${io}: block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}${b.summary !== null || b.status === 'streaming' ? ' in the summary' : ''}`);
     chip.title = `Block ${b.index + 1}: messages ${b.firstMessage}–${b.lastMessage} · ${b.status}`;
     clear(chip);
-    chip.append(h('span', { class: 'chip-n', text: `#${b.index + 1}` }), h('span', { class: 'chip-st', text: STATUS_LABEL[b.status] }), h('span', { class: 'chip-io', text: io }));
+    chip.append(h('span', { class: 'chip-n', text: `#${b.index + 1}` }), ' ', h('span', { class: 'chip-st', text: STATUS_LABEL[b.status] }), ' ', h('span', { class: 'chip-io', text: io }));
   }
 
   private fixTabStop(c: CompactionView): void {

@@ -14,7 +14,7 @@ export class Header {
   private key = '';
 
   constructor(private ctx: Ctx) {
-    this.sessions = h('vscode-single-select', { class: 'session-select', 'aria-label': 'Session' });
+    this.sessions = h('vscode-single-select', { class: 'session-select', 'aria-label': 'Session', label: 'Session' });
     this.sessions.addEventListener('change', () => {
       const v = (this.sessions as unknown as { value: string }).value;
       if (v && v !== this.ctx.model.snap?.session.id) post({ type: 'switch-session', sessionId: v });
@@ -42,7 +42,9 @@ export class Header {
     (this.sessions as unknown as { value: string }).value = s.session.id;
     const c = s.connection;
     this.conn.className = `conn conn-${c.state}`;
-    setText(this.conn, `${c.state === 'ok' ? '●' : c.state === 'error' ? '●' : '○'} ${s.settings.model ?? 'model ?'} @ ${s.settings.endpoint}${c.message ? ` — ${c.message}` : ''} · ${s.settings.mode}, ${s.settings.layout}, ${s.settings.verbosity}`);
+    const model = s.settings.model ?? (c.state === 'error' ? 'no model' : 'asking the server…');
+    setText(this.conn, `${c.state === 'ok' ? '●' : c.state === 'error' ? '●' : '○'} ${model} @ ${s.settings.endpoint}${c.state === 'error' && c.message ? ` — ${c.message}` : ''}`);
+    this.conn.title = `${s.settings.mode}, ${s.settings.layout}, ${s.settings.verbosity}${c.message ? ` · ${c.message}` : ''}`;
     this.conn.setAttribute('aria-label', `Connection ${c.state}${c.message ? `: ${c.message}` : ''}`);
     const busy = !!s.compaction && (s.compaction.state === 'running' || s.compaction.state === 'judging');
     this.undo.hidden = s.compactionDepth <= 0;
