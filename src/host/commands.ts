@@ -5,7 +5,7 @@ import { SessionCorruptError } from '../core/session/errors';
 import type { CommandId } from './commandTable';
 import { updateSetting } from './config';
 import type { SplitpointHost } from './host';
-import { API_KEY_SECRET } from './host';
+import { apiKeySecret, separateRoles, type KeyRole } from './apiKeys';
 import { checkConnectionCommand } from './onboarding/checkCommand';
 import { VIEW_ID } from './sessionViewProvider';
 
@@ -46,7 +46,7 @@ export function commandHandlers(host: SplitpointHost, review: { open(): void }):
     },
     'splitpoint.checkConnection': () => checkConnectionCommand(host),
     // Each of these takes its answer as an argument too (scripts, keybindings, tests) instead of asking.
-    'splitpoint.setApiKey': (key?: unknown) => setApiKey(host, typeof key === 'string' ? key : undefined),
+    'splitpoint.setApiKey': (key?: unknown, role?: unknown) => setApiKey(host, typeof key === 'string' ? key : undefined, isRole(role) ? role : undefined),
     'splitpoint.selectModel': (id?: unknown) => selectModel(host, typeof id === 'string' ? id : undefined),
     'splitpoint.exportSession': (uri?: unknown, format?: unknown) =>
       exportSession(host, uri instanceof vscode.Uri ? uri : undefined, isFormat(format) ? format : undefined),
@@ -60,22 +60,42 @@ function isFormat(x: unknown): x is ExportFormat {
   return x === 'log' || x === 'active' || x === 'originals';
 }
 
-async function setApiKey(host: SplitpointHost, given: string | undefined): Promise<void> {
+function isRole(x: unknown): x is KeyRole {
+  return x === 'agent' || x === 'compactor' || x === 'judge';
+}
+
+const ROLE_LABEL: Record<KeyRole, string> = { agent: 'Agent', compactor: 'Compactor', judge: 'Judge' };
+
+/** With the compactor or the judge on a server of its own, asks whose key this is. */
+async function setApiKey(host: SplitpointHost, given: string | undefined, givenRole: KeyRole | undefined): Promise<void> {
+  const s = host.currentSettings().settings;
+  const roles = separateRoles(s);
+  let role: KeyRole = givenRole ?? 'agent';
+  if (!givenRole && given === undefined && roles.length > 1) {
+    const url = (r: KeyRole) => (r === 'agent' ? s.endpoint : r === 'compactor' ? s.compactor.endpoint : s.judgeEndpoint.endpoint) ?? '';
+    const pick = await vscode.window.showQuickPick(
+      roles.map((r) => ({ label: ROLE_LABEL[r], description: url(r), role: r })),
+      { title: 'Splitpoint: API Key for…', placeHolder: 'The compactor and the judge use the agent\'s key unless they have their own' },
+    );
+    if (!pick) return;
+    role = pick.role;
+  }
   const key = given ?? await vscode.window.showInputBox({
-    title: 'Splitpoint: API Key',
+    title: `Splitpoint: API Key (${ROLE_LABEL[role]})`,
     prompt: 'The key your server expects (vLLM --api-key). Stored in VS Code\'s secret storage, never in settings. Leave empty to remove it.',
     password: true,
     ignoreFocusOut: true,
   });
   if (key === undefined) return;
   const secrets = host.secrets;
+  const secret = apiKeySecret(role);
   if (key.trim() === '') {
-    await secrets.delete(API_KEY_SECRET);
-    host.log.info('API key removed');
+    await secrets.delete(secret);
+    host.log.info(`API key removed (${role})`);
     void vscode.window.showInformationMessage('Splitpoint: API key removed.');
   } else {
-    await secrets.store(API_KEY_SECRET, key.trim());
-    host.log.info('API key updated');
+    await secrets.store(secret, key.trim());
+    host.log.info(`API key updated (${role})`);
     void vscode.window.showInformationMessage('Splitpoint: API key saved in secret storage.');
   }
 }

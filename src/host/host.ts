@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { loadRoleKeys } from './apiKeys';
 import { agentSystemPrompt } from '../core/agent/systemPrompt';
 import type { SettingsReport } from '../core/config/settings';
 import { SessionCorruptError } from '../core/session/errors';
@@ -73,7 +74,7 @@ export class SplitpointHost implements vscode.Disposable {
     const t0 = Date.now();
     this.wireOnce();
     this.server.loadSettings();
-    this.server.apiKey = await this.context.secrets.get(API_KEY_SECRET);
+    this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
     this.server.rebuildEndpoints();
     // The counting worker starts with it, so the session opened below finds it ready.
     (this.counting ??= new BackgroundCounter()).warm();
@@ -132,8 +133,8 @@ export class SplitpointHost implements vscode.Disposable {
         this.pushSnapshot();
       }),
       this.context.secrets.onDidChange(async (e) => {
-        if (e.key !== API_KEY_SECRET) return;
-        this.server.apiKey = await this.context.secrets.get(API_KEY_SECRET);
+        if (!e.key.startsWith(API_KEY_SECRET)) return;
+        this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
         this.rebuildEnvironment();
       }),
     );

@@ -3,6 +3,7 @@ import type { SplitpointSettings } from '../core/config/settings';
 import type { ViewSnapshot } from '../protocol/messages';
 import { readVscodeSettings } from './config';
 import type { Endpoints } from './modelPorts';
+import type { RoleKeys } from './apiKeys';
 import { buildEndpoints } from './modelPorts';
 import type { ControllerEnvironment } from './sessionController';
 import { describeFailure } from './userFacing';
@@ -27,7 +28,8 @@ export interface ServerConnectionHooks {
 export class ServerConnection {
   settings: SplitpointSettings | undefined;
   endpoints: Endpoints | undefined;
-  apiKey: string | undefined;
+  /** Per role; the compactor and the judge fall back to the agent's (see apiKeys.ts). */
+  apiKeys: RoleKeys = {};
   connection: ViewSnapshot['connection'] = { state: 'unknown', message: null };
   /** From the server's /v1/models, once known. */
   private serverWindow: number | undefined;
@@ -52,7 +54,7 @@ export class ServerConnection {
   }
 
   rebuildEndpoints(): void {
-    this.endpoints = buildEndpoints(this.settings!, this.apiKey, this.hooks.log, (reason) => {
+    this.endpoints = buildEndpoints(this.settings!, this.apiKeys, this.hooks.log, (reason) => {
       this.hooks.log.warn(`the server has no tool-call parser; using the text tool protocol (${reason.slice(0, 200)})`);
       this.hooks.warn(
         'The server was started without a tool-call parser, so Splitpoint describes tools in the prompt instead. ' +
