@@ -30,7 +30,7 @@ export function* replaySteps(text: string): Generator<void, ParseResult> {
   let index = new Map<string, number>();
   let sinceYield = 0;
   let lineNo = 0;
-  for (let at = 0; at < text.length; ) {
+  for (let at = 0; at < text.length;) {
     lineNo++;
     const nl = text.indexOf('\n', at);
     const raw = nl < 0 ? text.slice(at) : text.slice(at, nl);
@@ -58,7 +58,8 @@ export function* replaySteps(text: string): Generator<void, ParseResult> {
     if (!ev.success) return { ok: false, line: lineNo, reason: `not a valid session event: ${describeIssues(ev.error)}` };
     const e = ev.data;
     if (lineNo === 1) {
-      if (e.type !== 'session') return { ok: false, line: 1, reason: `the first line must be the session header, found a "${e.type}" event` };
+      if (e.type !== 'session')
+        return { ok: false, line: 1, reason: `the first line must be the session header, found a "${e.type}" event` };
       state = emptyState(e.id, e.createdAt, e.title);
       index = new Map();
       continue;
