@@ -86,7 +86,10 @@ export function renderEvalMarkdown(r: EvalResult, meta: ReportMeta): string {
     }
     // Below 100 %: say what kind of fact the plan cut, and where it sat.
     out.push(`Reached by kind and by position, ${label(d)}:`, '');
-    out.push(...code([...tallyRows(d.reach.byKind, FACT_KINDS, kindLabel), '', ...tallyRows(d.reach.byPosition, FACT_POSITIONS, (k) => k)]), '');
+    out.push(
+      ...code([...tallyRows(d.reach.byKind, FACT_KINDS, kindLabel), '', ...tallyRows(d.reach.byPosition, FACT_POSITIONS, (k) => k)]),
+      '',
+    );
   }
 
   for (const d of r.defaults) {
