@@ -109,7 +109,9 @@ const welcome = h(
   'div',
   { class: 'welcome', hidden: true },
   h('p', { text: 'Type a task below; the agent works in this workspace against your own server and asks before it edits or runs anything.' }),
-  h('p', { text: 'Later, type /compact "what must survive", drag the split point on the timeline, and review the summary before adopting it (Undo restores it).' }),
+  h('p', {
+    text: 'Later, type /compact "what must survive", drag the split point on the timeline, and review the summary before adopting it (Undo restores it).',
+  }),
 );
 const top = h('div', { class: 'top' }, header.el, overview.el, compaction.el, pins.el);
 const app = h('main', { class: 'app', hidden: true }, top, welcome, chat.el, composer.el);
@@ -153,12 +155,13 @@ function route(d: Dirty): void {
     ui.dragVersion = null;
     saveUi(ui);
   }
+  // One timeline paint per message: a split change re-renders it below, which paints too.
   if (d.messages === 'reset') {
     chat.render();
-    timeline.render();
+    if (!d.split) timeline.render();
   } else if (d.messages === 'append') {
     chat.append();
-    timeline.drawNow();
+    if (!d.split) timeline.drawNow();
   }
   if (d.split) {
     timeline.render();

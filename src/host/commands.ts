@@ -48,7 +48,8 @@ export function commandHandlers(host: SplitpointHost, review: { open(): void }):
     // Each of these takes its answer as an argument too (scripts, keybindings, tests) instead of asking.
     'splitpoint.setApiKey': (key?: unknown, role?: unknown) => setApiKey(host, typeof key === 'string' ? key : undefined, isRole(role) ? role : undefined),
     'splitpoint.selectModel': (id?: unknown) => selectModel(host, typeof id === 'string' ? id : undefined),
-    'splitpoint.exportSession': (uri?: unknown, format?: unknown) => exportSession(host, uri instanceof vscode.Uri ? uri : undefined, isFormat(format) ? format : undefined),
+    'splitpoint.exportSession': (uri?: unknown, format?: unknown) =>
+      exportSession(host, uri instanceof vscode.Uri ? uri : undefined, isFormat(format) ? format : undefined),
     'splitpoint.importSession': (uri?: unknown) => importSession(host, uri instanceof vscode.Uri ? uri : undefined),
     'splitpoint.showLog': () => host.log.show(),
   };
@@ -109,7 +110,8 @@ async function selectModel(host: SplitpointHost, given: string | undefined): Pro
   if (!e) return;
   let models;
   try {
-    models = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Splitpoint: asking ${e.client.baseURL} for its models…` }, () => e.client.listModels());
+    const progress = { location: vscode.ProgressLocation.Notification, title: `Splitpoint: asking ${e.client.baseURL} for its models…` };
+    models = await vscode.window.withProgress(progress, () => e.client.listModels());
   } catch (err) {
     void vscode.window.showErrorMessage(`Splitpoint: ${(err as Error).message}`, 'Open Settings').then((open) => {
       if (open) void vscode.commands.executeCommand('workbench.action.openSettings', 'splitpoint.endpoint');
@@ -138,7 +140,11 @@ async function exportSession(host: SplitpointHost, givenUri: vscode.Uri | undefi
   const format = inferred ? { id: inferred } : await vscode.window.showQuickPick(
     [
       { label: 'Splitpoint session log (.jsonl)', detail: 'Everything: originals, compactions, undos, pins. Import it back to continue.', id: 'log' as const },
-      { label: 'OpenAI messages, active context (.json)', detail: 'What the agent sends now: system, pinned block, summary, recent messages.', id: 'active' as const },
+      {
+        label: 'OpenAI messages, active context (.json)',
+        detail: 'What the agent sends now: system, pinned block, summary, recent messages.',
+        id: 'active' as const,
+      },
       { label: 'OpenAI messages, all originals (.json)', detail: 'The full uncompacted conversation.', id: 'originals' as const },
     ],
     { title: 'Splitpoint: Export Session' },
@@ -186,7 +192,8 @@ async function importSession(host: SplitpointHost, givenUri: vscode.Uri | undefi
     await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
     void vscode.window.showInformationMessage(`Splitpoint: imported ${store.snapshot.messages.length} messages as a new session.`);
   } catch (err) {
-    const message = err instanceof SessionCorruptError ? err.message.replace(/ The file has not been changed.*$/, ' Nothing was imported.') : (err as Error).message;
+    const message =
+      err instanceof SessionCorruptError ? err.message.replace(/ The file has not been changed.*$/, ' Nothing was imported.') : (err as Error).message;
     host.log.warn(`import failed: ${message}`);
     void vscode.window.showErrorMessage(`Splitpoint: ${message}`);
   }

@@ -235,6 +235,8 @@ export class SplitpointHost implements vscode.Disposable {
       },
       onApprovalResolved: (callId) => void this.diff?.close(callId),
       onStateChange: () => this.updateStatus(),
+      // A hidden view is not retained and gets a snapshot when shown; the test API listens to everything.
+      wantsDeltas: () => this.view.visible || this.postListeners.size > 0,
     });
     this.controller = controller;
     this.pushSnapshot(); // also updates the status bar

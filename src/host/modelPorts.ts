@@ -26,7 +26,8 @@ export class LoggedModel implements ModelPort {
   async chat(req: ModelRequest, opts?: Parameters<ModelPort['chat']>[1]): Promise<ModelResult> {
     const id = `${this.role}#${++this.seq.n}`;
     const started = Date.now();
-    this.log.debug(`→ ${id} model=${req.model ?? '(default)'} messages=${req.messages.length} tools=${req.tools?.length ?? 0} max_tokens=${req.maxTokens ?? '-'}`);
+    const sizes = `messages=${req.messages.length} tools=${req.tools?.length ?? 0} max_tokens=${req.maxTokens ?? '-'}`;
+    this.log.debug(`→ ${id} model=${req.model ?? '(default)'} ${sizes}`);
     try {
       const r = await this.inner.chat(req, opts);
       const u = r.usage;

@@ -69,7 +69,8 @@ export class ServerConnection {
 
   environment(): ControllerEnvironment {
     const e = this.endpoints!;
-    return { settings: this.settings!, contextWindow: this.contextWindow(), agent: e.agent, compactor: e.compactor, compactorLimiter: e.compactorLimiter, judge: e.judge };
+    const { agent, compactor, compactorLimiter, judge } = e;
+    return { settings: this.settings!, contextWindow: this.contextWindow(), agent, compactor, compactorLimiter, judge };
   }
 
   /** Settings changed: a new endpoint or model forgets what the old server said. True when it must be probed again. */
@@ -100,7 +101,8 @@ export class ServerConnection {
       if (want && !chosen) {
         this.connection = { state: 'error', message: `The server lists no model "${want}" (it has: ${models.map((m) => m.id).join(', ') || 'none'}).` };
       } else {
-        this.connection = { state: 'ok', message: chosen ? `${chosen.id}${chosen.maxModelLen ? `, ${chosen.maxModelLen} tokens` : ''}` : null, model: chosen?.id ?? null };
+        const message = chosen ? `${chosen.id}${chosen.maxModelLen ? `, ${chosen.maxModelLen} tokens` : ''}` : null;
+        this.connection = { state: 'ok', message, model: chosen?.id ?? null };
         this.serverWindow = chosen?.maxModelLen;
       }
       log.info(`probe ${e.client.baseURL}: ${models.length} model(s) in ${Date.now() - t0} ms; window ${this.serverWindow ?? 'not reported'}`);

@@ -79,6 +79,22 @@ export interface SplitView {
   blockTokens: number;
 }
 
+/**
+ * The split after one appended message. `allowed` is sent as a change, not
+ * resent whole with every message: the previous list loses its last entry
+ * (the old "compact everything" end) and gains `allowedAppend`.
+ */
+export interface SplitChange extends Omit<SplitView, 'allowed'> {
+  allowedAppend: number[];
+}
+
+/** The split the view should hold after `next` (a whole SplitView, or a change against `prev`). */
+export function applySplitChange(prev: SplitView, next: SplitView | SplitChange): SplitView {
+  if ('allowed' in next) return next;
+  const { allowedAppend, ...rest } = next;
+  return { ...rest, allowed: [...prev.allowed.slice(0, -1), ...allowedAppend] };
+}
+
 export interface BlockStatsView {
   inputTokens: number;
   outputTokens: number;
@@ -185,7 +201,7 @@ export interface ViewSnapshot {
 /** Host → webview. */
 export type HostToWebview =
   | { type: 'snapshot'; snapshot: ViewSnapshot }
-  | { type: 'message-added'; message: ViewMessage; gauge: GaugeView; split: SplitView }
+  | { type: 'message-added'; message: ViewMessage; gauge: GaugeView; split: SplitView | SplitChange }
   | { type: 'assistant-delta'; text: string }
   | { type: 'agent-state'; running: boolean }
   | { type: 'compaction'; compaction: CompactionView | null }
@@ -238,4 +254,6 @@ export function parseSlashCommand(input: string): { command: 'compact'; focus: s
   return { command: 'compact', focus: focus.length > 0 ? focus : null };
 }
 
-export const SLASH_COMMANDS = [{ name: '/compact', hint: '/compact "what must survive"', description: 'Compact now; the focus steers what survives and becomes the standing focus.' }] as const;
+export const SLASH_COMMANDS = [
+  { name: '/compact', hint: '/compact "what must survive"', description: 'Compact now; the focus steers what survives and becomes the standing focus.' },
+] as const;

@@ -180,7 +180,8 @@ export class BackgroundCompaction {
       }
       // A summary no smaller than what it replaces is never adopted automatically.
       if (this.current.checks().grows) {
-        return { kind: 'failed', reason: `the summary (${this.current.summaryTokens()} tokens) is not smaller than the ${this.current.plan.headTokens} tokens it would replace; try larger blocks or a later split` };
+        const sizes = `the summary (${this.current.summaryTokens()} tokens) is not smaller than the ${this.current.plan.headTokens} tokens it would replace`;
+        return { kind: 'failed', reason: `${sizes}; try larger blocks or a later split` };
       }
       if (!this.settings.judge.enabled) return { kind: 'accepted', pending: this.current, verdict: undefined };
       // The judge needs at least one step after the snapshot: the agent's, or the user's next message.
@@ -188,7 +189,8 @@ export class BackgroundCompaction {
       // whatever comes next.
       if (!this.hasNextSteps()) {
         this.held = true;
-        this.deps.emit({ type: 'compaction-held', compactionId: this.current.id, reason: 'no steps since the snapshot yet; it will be judged against the next message' });
+        const reason = 'no steps since the snapshot yet; it will be judged against the next message';
+        this.deps.emit({ type: 'compaction-held', compactionId: this.current.id, reason });
       }
       while (!this.force && !this.abort.signal.aborted && !this.hasNextSteps()) {
         await this.waitForStep();

@@ -6,6 +6,7 @@
  */
 import type { CompactionView, HostToWebview, ViewSnapshot, WebviewToHost } from '../../protocol/messages';
 import type { HostToReview, LossReportView, PlanView, ReviewState, ReviewToHost } from '../../protocol/review';
+import { applySplitChange } from '../../protocol/messages';
 import { fidelityLoss } from './fidelityLoss';
 import { identifierLoss } from './identifierLoss';
 
@@ -52,7 +53,7 @@ export class ReviewBridge {
       case 'message-added':
         s.messages = [...s.messages.filter((m) => m.index < msg.message.index), msg.message];
         s.gauge = msg.gauge;
-        s.split = msg.split;
+        s.split = applySplitChange(s.split, msg.split);
         return { type: 'review-state', state: s };
       case 'split':
         s.split = msg.split;
