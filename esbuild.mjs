@@ -49,9 +49,28 @@ const targets = [
     plugins: [ranksApart],
   },
   {
+    // Token counting off the extension host's thread (src/node/backgroundCounter.ts starts it).
+    ...common,
+    entryPoints: ['src/node/countWorker.ts'],
+    outfile: 'dist/countWorker.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    plugins: [ranksApart],
+  },
+  {
     ...common,
     entryPoints: ['webview/main.ts'],
     outfile: 'dist/webview.js',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    minify: true,
+  },
+  {
+    ...common,
+    entryPoints: ['webview/review/main.ts'],
+    outfile: 'dist/review.js',
     platform: 'browser',
     format: 'iife',
     target: 'es2022',

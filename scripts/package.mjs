@@ -17,7 +17,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 export function vsixName(root = ROOT) {
-  // eslint-disable-next-line no-undef
   const pkg = JSON.parse(spawnSync(process.execPath, ['-p', 'JSON.stringify(require("./package.json"))'], { cwd: root, encoding: 'utf8' }).stdout);
   return `${pkg.name}-${pkg.version}.vsix`;
 }
@@ -92,7 +91,9 @@ export function packageVsix({ root = ROOT, out, build = true, production = true,
   const stage = stageExtension(root);
   try {
     // --no-dependencies: everything is bundled into dist/, so no node_modules and no npm call (works offline).
-    const r = vsce(root, stage, ['package', '--no-dependencies', '--allow-missing-repository', '--out', target]);
+    // --no-rewrite-relative-links: the README's screenshots (docs/images, written by the e2e suite) stay relative;
+    // with no repository URL vsce would otherwise refuse to package.
+    const r = vsce(root, stage, ['package', '--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links', '--out', target]);
     if (r.status !== 0) throw new Error(`vsce package failed (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
     if (!quiet) process.stdout.write(r.stdout);
   } finally {

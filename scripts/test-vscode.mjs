@@ -171,7 +171,7 @@ export async function runHostSuite({ log = console.log, grep, timeoutMs = 10 * 6
 function keepExtensionLogs(work, outDir) {
   const found = [];
   const walk = (dir) => {
-    let entries = [];
+    let entries;
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {

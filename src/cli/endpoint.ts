@@ -9,12 +9,14 @@ export const ENDPOINT_OPTIONS = {
   model: { type: 'string' },
   window: { type: 'string' },
   concurrency: { type: 'string' },
+  'request-timeout': { type: 'string' },
 } as const;
 
 export const ENDPOINT_HELP = `  --endpoint URL      OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (required)
   --model M           model id (default: the first one the server lists)
   --window N          context window in tokens (default: the server's max_model_len)
   --concurrency N     compaction requests in flight at once (default 8)
+  --request-timeout S longest one model request may take, and longest wait for the next token (default 600)
   The API key, if the server needs one, is read from SPLITPOINT_API_KEY.`;
 
 export interface Endpoint {
@@ -24,7 +26,9 @@ export interface Endpoint {
   model: string | undefined;
 }
 
-export async function connect(values: { endpoint?: string | boolean; model?: string | boolean; window?: string | boolean; concurrency?: string | boolean }, io: CliIO): Promise<Endpoint> {
+type EndpointValues = { endpoint?: string | boolean; model?: string | boolean; window?: string | boolean; concurrency?: string | boolean };
+
+export async function connect(values: EndpointValues & { 'request-timeout'?: string | boolean }, io: CliIO): Promise<Endpoint> {
   const baseURL = requireString(values.endpoint, '--endpoint');
   const model = typeof values.model === 'string' ? values.model : undefined;
   const apiKey = process.env.SPLITPOINT_API_KEY;
@@ -32,6 +36,7 @@ export async function connect(values: { endpoint?: string | boolean; model?: str
     baseURL,
     ...(apiKey ? { apiKey } : {}),
     ...(model ? { model } : {}),
+    timeoutMs: 1000 * intOption(values['request-timeout'], '--request-timeout', 600),
     onToolProtocolFallback: ({ reason }) => io.err(`note: the server has no tool-call parser (${reason}); using the text tool protocol.`),
   });
   const limiter = limiterFor(baseURL, intOption(values.concurrency, '--concurrency', 8));

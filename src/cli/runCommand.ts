@@ -3,7 +3,8 @@ import { basename, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { promises as fs } from 'node:fs';
 import { AgentLoop } from '../core/agent/agentLoop';
-import type { AgentEvent } from '../core/agent/events';
+import type { AgentEvent, AgentEventTable } from '../core/agent/events';
+import { onAgentEvent } from '../core/agent/events';
 import { pinTool } from '../core/agent/pinTool';
 import { recallTool } from '../core/agent/recall';
 import { agentSystemPrompt } from '../core/agent/systemPrompt';
@@ -19,6 +20,7 @@ import { TokenLedger } from '../core/tokens/tokenLedger';
 import { DEFAULT_THRESHOLDS, validateThresholds } from '../core/triggers';
 import { NodeFileStorage } from '../node/fileStorage';
 import { fileSpill, nodeWorkspaceTools } from '../node/tools';
+import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
 import { intOption, oneOf, parseCommandArgs, requireString, UsageError } from './args';
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
 import type { CliIO } from './io';
@@ -36,7 +38,12 @@ ${ENDPOINT_HELP}
   --hi X --lo X --block X   budget thresholds as fractions of the window (0.75 / 0.4 / 0.95)
   --no-async          compact only synchronously, at the block threshold
   --no-judge          adopt background summaries without the judge
-  --allow CMD         a command that needs no approval (repeatable; exact or prefix)
+  --allow CMD         a command that needs no approval (repeatable; its words are a prefix of the command's,
+                      and options that write files or paths outside DIR still ask)
+  --command-env NAME  an environment variable commands get (repeatable; replaces the default list
+                      ${DEFAULT_COMMAND_ENV.slice(0, 8).join(' ')} …; NAME* passes a prefix)
+  --no-sandbox        run commands unconfined even where bubblewrap (bwrap) is available
+  --allow-network     let sandboxed commands use the network
   --yes               approve every write and command
   --json              one JSON event per line on stdout`;
 
@@ -53,6 +60,9 @@ const OPTIONS = {
   'no-async': { type: 'boolean', default: false },
   'no-judge': { type: 'boolean', default: false },
   allow: { type: 'string', multiple: true },
+  'command-env': { type: 'string', multiple: true },
+  'no-sandbox': { type: 'boolean', default: false },
+  'allow-network': { type: 'boolean', default: false },
   yes: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
 } as const;
@@ -84,7 +94,12 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
   if (store.snapshot.messages.length === 0) await store.append({ role: 'system', content: agentSystemPrompt(basename(workspace)) });
 
   const ledger = new TokenLedger(await loadTiktokenCounter());
-  const tools = new ToolRegistry([...nodeWorkspaceTools(workspace, { allowlist: values.allow ?? [] }), recallTool(() => store.archived()), pinTool(store, randomIds, systemClock)]);
+  const workspaceTools = nodeWorkspaceTools(workspace, {
+    allowlist: values.allow ?? [],
+    commandEnv: values['command-env'] ?? DEFAULT_COMMAND_ENV,
+    sandbox: { mode: values['no-sandbox'] ? 'off' : 'auto', allowNetwork: values['allow-network'] },
+  });
+  const tools = new ToolRegistry([...workspaceTools, recallTool(() => store.archived()), pinTool(store, randomIds, systemClock)]);
   const loop = new AgentLoop(
     {
       store,
@@ -143,51 +158,42 @@ function approvals(yes: boolean): ApprovalPort {
   };
 }
 
+/** What the headless run prints for each agent event (a table, so a new event type is a compile error here). */
+const DESCRIBE: AgentEventTable<CliIO> = {
+  'assistant-message': (e, io) => {
+    if (e.message.content) io.out(e.message.content);
+  },
+  'tool-call': (e, io) => io.err(`→ ${e.call.function.name} ${e.call.function.arguments.slice(0, 160)}`),
+  'tool-result': (e, io) => {
+    if (e.isError) io.err(`  ! ${(e.message.content ?? '').split('\n')[0]}`);
+  },
+  'trigger-fired': (e, io) => io.err(`[compaction trigger: ${e.trigger} at ${(100 * e.usedFraction).toFixed(0)}% of the window${e.detail ? `, ${e.detail}` : ''}]`),
+  'compaction-started': (e, io) =>
+    io.err(`[compaction ${e.compactionId} started${e.background ? ' in the background' : ''}${e.focus ? `, focus: ${e.focus}` : ''}]`),
+  'judge-verdict': (e, io) =>
+    io.err(
+      e.verdict.kind === 'scored'
+        ? `[judge: ${e.verdict.overall}/10 ${e.verdict.accepted ? 'accepted' : 'rejected'} — ${e.verdict.diagnosis}]`
+        : `[judge: ${e.verdict.message}]`,
+    ),
+  'compaction-adopted': (e, io) => io.err(`[compaction adopted: ${e.tokensBefore} → ${e.tokensAfter} tokens]`),
+  'compaction-fallback': (e, io) => io.err(`[compaction fallback: ${e.reason}]`),
+  'compaction-held': (e, io) => io.err(`[compaction held: ${e.reason}]`),
+  'compaction-failed': (e, io) => io.err(`[compaction failed: ${e.error}]`),
+  'waiting-for-compaction': (_e, io) => io.err('[waiting for compaction: the context is full]'),
+  error: (e, io) => io.err(`error: ${e.error}`),
+  notice: (e, io) => io.err(e.text),
+  // Streaming, progress and bookkeeping: the final messages above say it.
+  'step-started': () => undefined,
+  'assistant-delta': () => undefined,
+  'reasoning-delta': () => undefined,
+  'tool-approval': () => undefined,
+  compaction: () => undefined,
+  'compaction-amending': () => undefined,
+  'compaction-superseded': () => undefined,
+  done: () => undefined,
+};
+
 function describe(e: AgentEvent, io: CliIO): void {
-  switch (e.type) {
-    case 'assistant-message':
-      if (e.message.content) io.out(e.message.content);
-      return;
-    case 'tool-call':
-      io.err(`→ ${e.call.function.name} ${e.call.function.arguments.slice(0, 160)}`);
-      return;
-    case 'tool-result':
-      if (e.isError) io.err(`  ! ${(e.message.content ?? '').split('\n')[0]}`);
-      return;
-    case 'trigger-fired':
-      io.err(`[compaction trigger: ${e.trigger} at ${(100 * e.usedFraction).toFixed(0)}% of the window${e.detail ? `, ${e.detail}` : ''}]`);
-      return;
-    case 'compaction-started':
-      io.err(`[compaction ${e.compactionId} started${e.background ? ' in the background' : ''}${e.focus ? `, focus: ${e.focus}` : ''}]`);
-      return;
-    case 'judge-verdict':
-      io.err(e.verdict.kind === 'scored' ? `[judge: ${e.verdict.overall}/10 ${e.verdict.accepted ? 'accepted' : 'rejected'} — ${e.verdict.diagnosis}]` : `[judge: ${e.verdict.message}]`);
-      return;
-    case 'compaction-adopted':
-      io.err(`[compaction adopted: ${e.tokensBefore} → ${e.tokensAfter} tokens]`);
-      return;
-    case 'compaction-fallback':
-    case 'compaction-held':
-    case 'compaction-failed':
-      io.err(`[compaction ${e.type.slice(11)}: ${'reason' in e ? e.reason : e.error}]`);
-      return;
-    case 'waiting-for-compaction':
-      io.err('[waiting for compaction: the context is full]');
-      return;
-    case 'error':
-      io.err(`error: ${e.error}`);
-      return;
-    case 'notice':
-      io.err(e.text);
-      return;
-    case 'step-started':
-    case 'assistant-delta':
-    case 'reasoning-delta':
-    case 'tool-approval':
-    case 'compaction':
-    case 'compaction-amending':
-    case 'compaction-superseded':
-    case 'done':
-      return;
-  }
+  onAgentEvent(DESCRIBE, e, io);
 }

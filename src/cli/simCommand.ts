@@ -4,9 +4,12 @@ import type { CliIO } from './io';
 
 export const SIM_HELP = `splitpoint sim [--port N] [options]
 
-  Runs the vLLM-compatible simulator (for demos and tests; not a model).
-  It lives in dist/sim.js, next to this command, and is not shipped in the
-  VSIX. "splitpoint sim --help" inside a build lists its options.`;
+  Runs the vLLM-compatible simulator (for demos and tests; not a model): a
+  vLLM-v1-style step scheduler whose step times follow a performance profile
+  (--profile h100-7b, the default; --profile unit; --profile-file PATH),
+  paced by --time-scale, optionally as --replicas N servers on consecutive
+  ports. It lives in dist/sim.js, next to this command, and is not shipped in
+  the VSIX. "splitpoint sim --help" inside a build lists its options.`;
 
 interface SimModule {
   runSimCli(argv: string[], io: CliIO): Promise<{ close(): Promise<void> } | undefined>;

@@ -4,6 +4,7 @@ import type { HostToWebview, ViewSnapshot, WebviewToHost } from '../protocol/mes
 import { COMMANDS } from './commandTable';
 import { commandHandlers } from './commands';
 import { SplitpointHost } from './host';
+import { ReviewPanels } from './review/reviewPanel';
 import { SessionViewProvider, VIEW_ID } from './sessionViewProvider';
 
 let host: SplitpointHost | undefined;
@@ -16,18 +17,21 @@ let host: SplitpointHost | undefined;
  */
 export function activate(context: vscode.ExtensionContext): SplitpointTestApi | undefined {
   const log = vscode.window.createOutputChannel('Splitpoint', { log: true });
-  let h: SplitpointHost | undefined;
+  // The view calls back into the host, which needs the view: the callback reads `h` only once messages arrive.
   const provider = new SessionViewProvider(
     context.extensionUri,
-    (msg) => void h?.onWebviewMessage(msg),
+    (msg) => void h.onWebviewMessage(msg),
     (detail) => log.warn(detail),
   );
-  h = new SplitpointHost(context, log, provider);
+  const h = new SplitpointHost(context, log, provider);
   host = h;
-  const handlers = commandHandlers(h);
+  const review = new ReviewPanels(context.extensionUri, h, (detail) => log.warn(detail));
+  const handlers = commandHandlers(h, review);
   context.subscriptions.push(
     log,
     vscode.window.registerWebviewViewProvider(VIEW_ID, provider, { webviewOptions: { retainContextWhenHidden: false } }),
+    review.register(),
+    review,
     ...COMMANDS.map((c) =>
       vscode.commands.registerCommand(c.id, async (...args: unknown[]) => {
         try {
@@ -46,10 +50,10 @@ export function activate(context: vscode.ExtensionContext): SplitpointTestApi | 
   // another extension could use to drive the agent.
   if (context.extensionMode === vscode.ExtensionMode.Production) return undefined;
   return {
-    receive: (msg) => receiveLikeTheView(h!, msg),
-    onDidPost: (listener) => h!.onDidPost(listener),
-    snapshot: () => h!.currentSnapshot(),
-    settings: () => h!.currentSettings(),
+    receive: (msg) => receiveLikeTheView(h, msg),
+    onDidPost: (listener) => h.onDidPost(listener),
+    snapshot: () => h.currentSnapshot(),
+    settings: () => h.currentSettings(),
   };
 }
 

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { loadRoleKeys } from './apiKeys';
 import { agentSystemPrompt } from '../core/agent/systemPrompt';
 import type { SettingsReport } from '../core/config/settings';
 import { SessionCorruptError } from '../core/session/errors';
@@ -6,6 +7,7 @@ import type { SessionStore } from '../core/session/sessionStore';
 import { randomIds, systemClock } from '../core/session/storage';
 import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
 import { TokenLedger } from '../core/tokens/tokenLedger';
+import { BackgroundCounter, primeCounts } from '../node/backgroundCounter';
 import { NodeFileStorage } from '../node/fileStorage';
 import { fileSpill } from '../node/tools';
 import type { HostToWebview, SessionListItem, ViewSnapshot, WebviewToHost } from '../protocol/messages';
@@ -21,6 +23,7 @@ import { previewCall, vscodeWorkspaceTools } from './tools/workspaceTools';
 import type { ToolEnv } from './tools/workspaceTools';
 import type { SessionOps } from './webviewDispatch';
 import { dispatchWebview } from './webviewDispatch';
+import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
 
 export const API_KEY_SECRET = 'splitpoint.apiKey';
 
@@ -36,6 +39,7 @@ export class SplitpointHost implements vscode.Disposable {
   private starting: Promise<SessionController> | undefined;
   private library: SessionLibrary | undefined;
   private ledger: TokenLedger | undefined;
+  private counting: BackgroundCounter | undefined;
   private readonly server: ServerConnection;
   private status: HostStatus | undefined;
   private diff: DiffView | undefined;
@@ -70,14 +74,17 @@ export class SplitpointHost implements vscode.Disposable {
     const t0 = Date.now();
     this.wireOnce();
     this.server.loadSettings();
-    this.server.apiKey = await this.context.secrets.get(API_KEY_SECRET);
+    this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
     this.server.rebuildEndpoints();
+    // The counting worker starts with it, so the session opened below finds it ready.
+    (this.counting ??= new BackgroundCounter()).warm();
     // The tokenizer loads here, off the activation path, on first use of the view or a command.
     this.ledger = new TokenLedger(await loadTiktokenCounter());
     const base = this.context.storageUri ?? this.context.globalStorageUri;
     this.library = new SessionLibrary(new NodeFileStorage(), vscode.Uri.joinPath(base, 'sessions').fsPath, systemClock, randomIds);
     const last = this.context.workspaceState.get<string>('splitpoint.lastSession');
-    const entries = await this.library.list();
+    let entries = await this.library.list();
+    if (entries.length === 0 && (await this.importDemoSession())) entries = await this.library.list();
     const target = entries.find((e) => e.id === last) ?? entries[0];
     let controller: SessionController | undefined;
     if (target) controller = await this.tryOpen(target.id);
@@ -85,6 +92,25 @@ export class SplitpointHost implements vscode.Disposable {
     this.log.info(`started in ${Date.now() - t0} ms: ${entries.length} session(s), storage ${this.library.dir}`);
     void this.server.probe();
     return controller;
+  }
+
+  /**
+   * `npm start` sets SPLITPOINT_DEMO_SESSION to the example session, so a new
+   * user opens onto a conversation to compact. Only into an empty library:
+   * it never touches existing sessions. A failure is logged, not shown.
+   */
+  private async importDemoSession(): Promise<boolean> {
+    const file = process.env.SPLITPOINT_DEMO_SESSION;
+    if (!file) return false;
+    try {
+      const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(file)));
+      const { store } = await this.library!.importText(text, file);
+      this.log.info(`imported the demo session ${file}: ${store.snapshot.messages.length} messages`);
+      return true;
+    } catch (err) {
+      this.log.warn(`could not import the demo session ${file}: ${(err as Error).message}`);
+      return false;
+    }
   }
 
   /** Listeners and UI that only make sense once the host runs. */
@@ -107,8 +133,8 @@ export class SplitpointHost implements vscode.Disposable {
         this.pushSnapshot();
       }),
       this.context.secrets.onDidChange(async (e) => {
-        if (e.key !== API_KEY_SECRET) return;
-        this.server.apiKey = await this.context.secrets.get(API_KEY_SECRET);
+        if (!e.key.startsWith(API_KEY_SECRET)) return;
+        this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
         this.rebuildEnvironment();
       }),
     );
@@ -131,10 +157,13 @@ export class SplitpointHost implements vscode.Disposable {
   private toolEnv(): ToolEnv {
     return {
       root: () => vscode.workspace.workspaceFolders?.[0]?.uri,
+      folders: () => (vscode.workspace.workspaceFolders ?? []).map((f) => ({ name: f.name, uri: f.uri })),
       trusted: () => vscode.workspace.isTrusted,
       // Restricted Mode ignores the allowlist: nothing runs without the user there.
       allowlist: () => (vscode.workspace.isTrusted ? (this.server.settings?.commandAllowlist ?? []) : []),
       timeoutSeconds: () => this.server.settings?.commandTimeoutSeconds ?? 120,
+      commandEnv: () => this.server.settings?.commandEnv ?? [...DEFAULT_COMMAND_ENV],
+      sandbox: () => ({ mode: this.server.settings?.commandSandbox ?? 'auto', allowNetwork: this.server.settings?.commandNetwork ?? false }),
     };
   }
 
@@ -169,6 +198,10 @@ export class SplitpointHost implements vscode.Disposable {
     this.activeId = id;
     await this.context.workspaceState.update('splitpoint.lastSession', id);
     await this.refreshList();
+    for (const r of store.repairs) this.log.warn(`session ${id}: ${r}`);
+    // Counts the log lacks are made on a worker and stored, so neither this open nor the next counts on this thread.
+    await primeCounts(store, (this.counting ??= new BackgroundCounter())).catch((err: unknown) => this.log.warn(`token counts: ${(err as Error).message}`));
+    this.ledger!.calibration.load(store.snapshot.calibration);
     const tools = this.toolEnv();
     const controller = new SessionController({
       store,
@@ -202,6 +235,8 @@ export class SplitpointHost implements vscode.Disposable {
       },
       onApprovalResolved: (callId) => void this.diff?.close(callId),
       onStateChange: () => this.updateStatus(),
+      // A hidden view is not retained and gets a snapshot when shown; the test API listens to everything.
+      wantsDeltas: () => this.view.visible || this.postListeners.size > 0,
     });
     this.controller = controller;
     this.pushSnapshot(); // also updates the status bar
@@ -313,6 +348,9 @@ export class SplitpointHost implements vscode.Disposable {
     beforeSend: async () => {
       if (this.server.connection.state !== 'ok') await this.server.probe();
     },
+    openReview: async () => {
+      await vscode.commands.executeCommand('splitpoint.reviewCompaction');
+    },
   };
 
   async onWebviewMessage(msg: WebviewToHost): Promise<void> {
@@ -331,6 +369,7 @@ export class SplitpointHost implements vscode.Disposable {
 
   async dispose(): Promise<void> {
     await this.controller?.dispose();
+    await this.counting?.dispose();
     for (const d of this.disposables) d.dispose();
   }
 }

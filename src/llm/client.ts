@@ -1,31 +1,25 @@
 /**
  * The client for vLLM and other OpenAI-compatible servers. Built on the
- * `openai` package for transport and auth; streaming, tool-call assembly,
- * error classification, retry, timeouts and cancellation are ours.
+ * `openai` package for transport and auth; streaming (streamReader.ts),
+ * reply assembly (chatResult.ts), deadlines (requestTimer.ts), reply-size
+ * caps (replyLimits.ts), error classification, retry and cancellation are ours.
  */
-import type { ChatMessage, ToolCall } from '../core/messages';
+import type { ChatMessage } from '../core/messages';
 import { normalizeBaseURL, serverRoot } from './endpoint';
-import {
-  AbortedError,
-  ConnectionError,
-  errorFromStatus,
-  LlmError,
-  NotFoundError,
-  ProtocolError,
-  ToolsUnsupportedError,
-  classifyError,
-} from './errors';
+import type { Reply } from './chatResult';
+import { replyFromBody } from './chatResult';
+import { AbortedError, LlmError, NotFoundError, ProtocolError, ToolsUnsupportedError, classifyError } from './errors';
 import type { Semaphore } from './limiter';
 import { parseModelList } from './models';
 import { DEFAULT_RETRY_POLICY, type RetryInfo, type RetryPolicy, type Sleep, withRetry } from './retry';
 import { createSdk, type SdkClient } from './sdk';
-import { SseParser } from './sse';
-import { StreamAssembler, type RawChunk, usageFromRaw } from './streamAssembler';
-import { parseTextToolCalls, TextToolStreamFilter, toTextProtocolMessages } from './textToolProtocol';
-import { chatRequestBody, cleanMessage, freshId, normalizeToolCalls } from './wire';
+import { replyCaps } from './replyLimits';
+import { RequestTimer } from './requestTimer';
+import { readBodyCapped, readChatStream } from './streamReader';
+import { toTextProtocolMessages } from './textToolProtocol';
+import { chatRequestBody, cleanMessage } from './wire';
 import { isMissingRoute, parseTokenizeResponse, tokenizeRequestBody } from './tokenize';
 import type {
-  AssistantMessage,
   ChatCallOptions,
   ChatDelta,
   ChatRequest,
@@ -45,9 +39,9 @@ export interface VllmClientOptions {
   apiKey?: string;
   /** Default model; otherwise the first model the server lists. */
   model?: string;
-  /** Time allowed until the response starts (streaming) or completes (non-streaming). Default 600 000 ms. */
+  /** Deadline for a whole chat call, retries included (--request-timeout, splitpoint.requestTimeoutSeconds). Default 600 000 ms. */
   timeoutMs?: number;
-  /** Streaming: longest silence allowed between chunks. Default 120 000 ms. */
+  /** Streaming: longest wait for the next token; keep-alive comments do not reset it. Default 120 000 ms, at most timeoutMs. */
   idleTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   /** Injectable for tests. */
@@ -131,10 +125,13 @@ export class VllmClient implements ModelClient {
       onDelta?.(d);
     };
     let attempts = 0;
+    // One deadline for the whole call: retries do not restart it.
+    const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs ?? 600_000;
+    const deadline = { at: Date.now() + timeoutMs, ms: timeoutMs };
     const result = await withRetry(
       async (n) => {
         attempts = n;
-        const once = () => this.once(model, req, opts, mode, emit);
+        const once = () => this.once(model, req, opts, mode, emit, deadline);
         return this.limiter ? this.limiter.run(once, opts.signal) : once();
       },
       {
@@ -154,215 +151,58 @@ export class VllmClient implements ModelClient {
     return { ...result, attempts };
   }
 
-  /** One HTTP attempt, with its own timeout and cancellation. */
+  /** One HTTP attempt, under the call's deadline, its own idle clock, and cancellation. */
   private async once(
     model: string,
     req: ChatRequest,
     opts: ChatCallOptions,
     mode: ToolProtocolMode,
     emit: (d: ChatDelta) => void,
-  ): Promise<Omit<ChatResult, 'attempts'>> {
+    deadline: { at: number; ms: number },
+  ): Promise<Reply> {
     const url = this.baseURL;
     if (opts.signal?.aborted) throw new AbortedError('The request was cancelled.', { url });
     const stream = req.stream ?? true;
-    const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs ?? 600_000;
-    const idleMs = this.opts.idleTimeoutMs ?? 120_000;
     const ctl = new AbortController();
-    let reason: 'user' | 'timeout' | undefined;
-    let armedMs = timeoutMs;
+    let userAborted = false;
     const onUserAbort = () => {
-      reason ??= 'user';
+      userAborted = true;
       ctl.abort();
     };
     opts.signal?.addEventListener('abort', onUserAbort, { once: true });
-    let timer: NodeJS.Timeout | undefined;
-    let deadline = 0;
-    // A streamed reply touches the idle deadline on every read; the timer is
-    // only re-armed when it fires early, so a read costs no timer churn.
-    const fire = () => {
-      const left = deadline - Date.now();
-      if (left > 0) {
-        timer = setTimeout(fire, left);
-        return;
-      }
-      reason ??= 'timeout';
-      ctl.abort();
-    };
-    const arm = (ms: number) => {
-      armedMs = ms;
-      deadline = Date.now() + ms;
-      if (timer) clearTimeout(timer);
-      timer = setTimeout(fire, ms);
-    };
-    const touch = () => {
-      deadline = Date.now() + armedMs;
-    };
-    arm(timeoutMs);
+    const timer = new RequestTimer(deadline.at, deadline.ms, () => ctl.abort());
+    const caps = replyCaps(req.maxTokens);
     const body = chatRequestBody(model, req, mode, stream);
     try {
       const call = this.sdk.chat.completions.create(body as never, { signal: ctl.signal, headers: req.headers });
+      const resp = await call.asResponse();
       if (stream) {
-        const resp = await call.asResponse();
-        arm(idleMs);
-        return await this.readStream(resp, model, mode, emit, touch);
+        // Prefill can be long, but once the server has answered, silence means a stall.
+        timer.startIdle(Math.min(this.opts.idleTimeoutMs ?? 120_000, deadline.ms));
+        return await readChatStream(resp, { url, model, mode, caps, emit, onProgress: () => timer.progress() });
       }
-      const raw = (await call) as unknown;
-      return this.fromNonStreaming(raw, model, mode, emit);
+      const text = await readBodyCapped(resp, { url, caps });
+      let raw: unknown;
+      try {
+        raw = JSON.parse(text);
+      } catch {
+        throw new ProtocolError(`The response from ${url} is not JSON: ${JSON.stringify(text.slice(0, 200))}`, {
+          url,
+          retryable: true,
+          body: text,
+        });
+      }
+      return replyFromBody(raw, { url, model, mode, caps, emit });
     } catch (e) {
-      throw classifyError(e, { url, abortReason: reason, timeoutMs: armedMs });
+      if (userAborted) throw classifyError(e, { url, abortReason: 'user' });
+      if (timer.fired) throw timer.error(url);
+      throw classifyError(e, { url, timeoutMs: deadline.ms });
     } finally {
-      if (timer) clearTimeout(timer);
+      timer.stop();
       opts.signal?.removeEventListener('abort', onUserAbort);
       // Closes the socket if the body was not fully read (error paths); a no-op after a clean end.
       ctl.abort();
     }
-  }
-
-  private async readStream(
-    resp: Response,
-    model: string,
-    mode: ToolProtocolMode,
-    emit: (d: ChatDelta) => void,
-    onChunk: () => void,
-  ): Promise<Omit<ChatResult, 'attempts'>> {
-    if (!resp.body) throw new ProtocolError(`Empty streaming response from ${this.baseURL}.`, { url: this.baseURL, retryable: true });
-    const asm = new StreamAssembler(freshId);
-    const filter = mode === 'text' ? new TextToolStreamFilter() : undefined;
-    let sawDone = false;
-    // One read loop, no async generator: each network read costs only the
-    // parse of what it carried (the idle timer is touched, not re-armed).
-    const reader = resp.body.getReader();
-    const decoder = new TextDecoder();
-    const parser = new SseParser();
-    let finished = false;
-    const handle = (data: string): void => {
-      if (data === '[DONE]' || data.trim() === '[DONE]') {
-        sawDone = true;
-        return;
-      }
-      let chunk: RawChunk & { error?: unknown; object?: string };
-      try {
-        chunk = JSON.parse(data);
-      } catch {
-        throw new ProtocolError(`Malformed stream chunk from ${this.baseURL}: ${JSON.stringify(data.slice(0, 200))}`, {
-          url: this.baseURL,
-          retryable: true,
-          body: data,
-        });
-      }
-      if (chunk === null || typeof chunk !== 'object') {
-        throw new ProtocolError(`Unexpected stream chunk from ${this.baseURL}: ${data.slice(0, 200)}`, { url: this.baseURL, retryable: true });
-      }
-      if (chunk.error !== undefined || chunk.object === 'error') {
-        // vLLM reports failures after the stream started as a data event.
-        const err = chunk.error as { code?: unknown } | undefined;
-        const code = typeof err?.code === 'number' ? err.code : typeof (chunk as { code?: unknown }).code === 'number' ? (chunk as { code: number }).code : 500;
-        throw errorFromStatus(code, chunk, undefined, this.baseURL);
-      }
-      for (const d of asm.push(chunk)) {
-        if (d.type === 'content' && filter) {
-          const visible = filter.push(d.text);
-          if (visible) emit({ type: 'content', text: visible });
-        } else {
-          emit(d);
-        }
-      }
-    };
-    try {
-      while (!sawDone) {
-        const r = await reader.read();
-        onChunk();
-        if (r.done) {
-          finished = true;
-          for (const data of [...parser.push(decoder.decode()), ...parser.end()]) if (!sawDone) handle(data);
-          break;
-        }
-        for (const data of parser.push(decoder.decode(r.value, { stream: true }))) {
-          handle(data);
-          if (sawDone) break;
-        }
-      }
-    } finally {
-      if (!finished) await reader.cancel().catch(() => undefined);
-      reader.releaseLock();
-    }
-    if (!sawDone && asm.finishReason === null) {
-      throw new ConnectionError(`The stream from ${this.baseURL} ended before the reply was complete.`, 'ECONNRESET', {
-        url: this.baseURL,
-        retryable: true,
-      });
-    }
-    const reasoning = asm.reasoningText || undefined;
-    if (filter) {
-      const tail = filter.flush();
-      if (tail) emit({ type: 'content', text: tail });
-      const parsed = parseTextToolCalls(asm.text, () => freshId(0));
-      parsed.toolCalls.forEach((c, i) => emit({ type: 'tool_call', index: i, id: c.id, name: c.function.name, argumentsDelta: c.function.arguments }));
-      return this.result(parsed.content, parsed.toolCalls, reasoning, asm, model, 'text');
-    }
-    return this.result(asm.text.length > 0 ? asm.text : null, asm.toolCalls(), reasoning, asm, model, 'native');
-  }
-
-  private result(
-    content: string | null,
-    toolCalls: ToolCall[],
-    reasoning: string | undefined,
-    asm: StreamAssembler,
-    model: string,
-    mode: ToolProtocolMode,
-  ): Omit<ChatResult, 'attempts'> {
-    const message: AssistantMessage = { role: 'assistant', content };
-    if (toolCalls.length > 0) message.tool_calls = toolCalls;
-    if (reasoning) message.reasoning = reasoning;
-    let finishReason = asm.finishReason;
-    if (mode === 'text' && toolCalls.length > 0 && finishReason === 'stop') finishReason = 'tool_calls';
-    return {
-      message,
-      usage: asm.usage,
-      finishReason,
-      ...(reasoning ? { reasoning } : {}),
-      model: asm.model ?? model,
-      toolProtocol: mode,
-    };
-  }
-
-  private fromNonStreaming(raw: unknown, model: string, mode: ToolProtocolMode, emit: (d: ChatDelta) => void): Omit<ChatResult, 'attempts'> {
-    const o = (raw ?? {}) as {
-      choices?: Array<{ message?: Record<string, unknown>; finish_reason?: string | null }>;
-      usage?: Parameters<typeof usageFromRaw>[0];
-      model?: string;
-    };
-    const choice = o.choices?.[0];
-    if (!choice || !choice.message) {
-      throw new ProtocolError(`The response from ${this.baseURL} has no choices.`, { url: this.baseURL, body: raw, retryable: true });
-    }
-    const m = choice.message;
-    const text = typeof m.content === 'string' ? m.content : null;
-    const r = m.reasoning ?? m.reasoning_content;
-    const reasoning = typeof r === 'string' && r.length > 0 ? r : undefined;
-    let content = text;
-    let toolCalls = normalizeToolCalls(m.tool_calls, freshId);
-    let finishReason = choice.finish_reason ?? null;
-    if (mode === 'text') {
-      const parsed = parseTextToolCalls(text ?? '', () => freshId(0));
-      content = parsed.content;
-      toolCalls = parsed.toolCalls;
-      if (toolCalls.length > 0 && finishReason === 'stop') finishReason = 'tool_calls';
-    }
-    if (reasoning) emit({ type: 'reasoning', text: reasoning });
-    if (content) emit({ type: 'content', text: content });
-    toolCalls.forEach((c, i) => emit({ type: 'tool_call', index: i, id: c.id, name: c.function.name, argumentsDelta: c.function.arguments }));
-    const message: AssistantMessage = { role: 'assistant', content };
-    if (toolCalls.length > 0) message.tool_calls = toolCalls;
-    if (reasoning) message.reasoning = reasoning;
-    return {
-      message,
-      usage: usageFromRaw(o.usage),
-      finishReason,
-      ...(reasoning ? { reasoning } : {}),
-      model: o.model ?? model,
-      toolProtocol: mode,
-    };
   }
 
   // ---------------------------------------------------------------- probe
@@ -375,7 +215,11 @@ export class VllmClient implements ModelClient {
     if (this.opts.toolProtocol === 'native' || this.opts.toolProtocol === 'text') return this.opts.toolProtocol;
     const probeTool: ToolSpec = {
       type: 'function',
-      function: { name: 'splitpoint_probe', description: 'Capability probe; never called.', parameters: { type: 'object', properties: {} } },
+      function: {
+        name: 'splitpoint_probe',
+        description: 'Capability probe; never called.',
+        parameters: { type: 'object', properties: {} },
+      },
     };
     try {
       await this.chatWithRetry(

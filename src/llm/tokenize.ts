@@ -5,7 +5,7 @@
  * remembered as missing so it is not asked again.
  */
 import type { ChatMessage } from '../core/messages';
-import { LlmError } from './errors';
+import type { LlmError } from './errors';
 import type { ToolSpec } from './types';
 
 export function tokenizeRequestBody(model: string, messages: ChatMessage[], tools?: ToolSpec[]): Record<string, unknown> {

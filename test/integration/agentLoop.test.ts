@@ -154,6 +154,13 @@ describe('agent loop with compaction, against the scripted simulator', function 
     const record = h.store.snapshot.compactions.find((c) => c.id === adoptedId) ?? h.store.snapshot.undone.find((c) => c.id === adoptedId);
     assert.equal(record!.stats!.blocks, 1, 'the targeted update is one pass over the head');
     assert.match(record!.summary.content!, /Focus kept: .*handler5_7/, 'the update was steered by the diagnosis');
+    // Verdicts and the calibration survive a reopen: they are events in the log.
+    const reopened = await SessionStore.open({ storage: new NodeFileStorage() }, h.store.path);
+    const kept = reopened.snapshot.verdicts[adoptedId]!;
+    assert.equal(kept.attempt, 2);
+    assert.equal(kept.verdict.kind === 'scored' && kept.verdict.accepted, true);
+    assert.ok(reopened.snapshot.calibration && reopened.snapshot.calibration.samples > 0, 'the token calibration was recorded');
+    assert.equal(reopened.snapshot.calibration.factor, h.store.snapshot.calibration!.factor);
   });
 
   it('after a second reject falls back to a synchronous compaction', async () => {
@@ -204,7 +211,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
   });
 
   it('cancelling a background compaction adopts nothing and the agent finishes its task', async () => {
-    const h = await harness({}, { summaryTokens: 1500, timeScale: 0.2 });
+    const h = await harness({}, { summaryTokens: 1500, timeScale: 0.3 });
     sim.setScript(readingScript(14));
     h.loop.on((e) => {
       if (e.type === 'compaction-started' && e.background) setTimeout(() => h.loop.cancelCompaction(), 50);

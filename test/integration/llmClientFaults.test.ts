@@ -10,7 +10,7 @@ import {
   BadRequestError,
   ConnectionError,
   ContextOverflowError,
-  LlmError,
+  type LlmError,
   NotFoundError,
   ProtocolError,
   RateLimitedError,

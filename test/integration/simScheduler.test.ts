@@ -15,7 +15,8 @@ import { startReplicas } from '../sim/replicas';
 import { startSimulator, type SimHandle, type SimOptions } from '../sim/server';
 import type { RequestRecord } from '../sim/stats';
 
-const near = (got: number | undefined, want: number, what: string) => assert.ok(got !== undefined && Math.abs(got - want) < 1e-6, `${what}: ${got} ≠ ${want}`);
+const near = (got: number | undefined, want: number, what: string) =>
+  assert.ok(got !== undefined && Math.abs(got - want) < 1e-6, `${what}: ${got} ≠ ${want}`);
 
 /** A chat whose prompt is exactly `tokens` tokens (char tokenizer), starting with `tag`. */
 const prompt = (tag: string, tokens: number) => [{ role: 'user' as const, content: tag + 'x'.repeat(tokens - 19 - tag.length) }];
@@ -65,6 +66,7 @@ describe('simulator step scheduler (unit profile, hand-computed simulated times)
     near(rec.firstToken, 30, 'first token');
     // 4 decode steps, each 10 ms + (2500 + tokens so far) / 1000 ms
     near(rec.finished, 30 + 12.501 + 12.502 + 12.503 + 12.504, 'finished');
+    near(rec.tpotMs, (12.501 + 12.502 + 12.503 + 12.504) / 4, 'time per output token');
     near(sim.clock().nowMs, rec.finished!, 'the clock stopped at the last step (time scale 0: idle counts zero)');
     assert.equal(sim.stats.steps, 7);
   });
@@ -161,15 +163,26 @@ describe('simulator step scheduler (unit profile, hand-computed simulated times)
     assert.equal(other.usage?.prompt_tokens_details?.cached_tokens, 0);
   });
 
-  it('h100-7b: 8 sequences decoding 32K each step at the calibration\'s 11.1 ms', async () => {
+  it("h100-7b: 8 sequences decoding 32K each step at the calibration's 11.1 ms", async () => {
     // 8 prompts of exactly 32,768 tokens sharing a 32,737-character system message; the first decodes longest.
     const system = 'S'.repeat(32_737);
-    const sim = await start({ profile: 'h100-7b', script: { replies: [{ match: 'q0', content: 'y'.repeat(100) }, { content: 'z'.repeat(51), repeat: true }] } });
+    const sim = await start({
+      profile: 'h100-7b',
+      script: {
+        replies: [
+          { match: 'q0', content: 'y'.repeat(100) },
+          { content: 'z'.repeat(51), repeat: true },
+        ],
+      },
+    });
     const client = new OpenAI({ baseURL: sim.url, apiKey: 'none' });
     sim.pauseScheduler();
     const done: Array<Promise<unknown>> = [];
     for (let i = 0; i < 8; i++) {
-      const messages = [{ role: 'system' as const, content: system }, { role: 'user' as const, content: `q${i}` }];
+      const messages = [
+        { role: 'system' as const, content: system },
+        { role: 'user' as const, content: `q${i}` },
+      ];
       assert.equal(sim.tokenize(messages).length, 32_768);
       done.push(client.chat.completions.create({ model: sim.model, messages }));
       while (sim.stats.queued < done.length) await new Promise((r) => setTimeout(r, 2));
@@ -180,6 +193,9 @@ describe('simulator step scheduler (unit profile, hand-computed simulated times)
     // Sequences 2-8 start decoding together and finish while the first still decodes: all their steps had 8 decoders.
     const tpots = recs.slice(1).map((r) => (r.finished! - r.firstToken!) / 50);
     for (const t of tpots) assert.ok(Math.abs(t - 11.1) / 11.1 < 0.01, `time per output token ${t} ms vs the calibration's 11.1 ms`);
-    assert.ok(recs.slice(1).every((r) => r.cachedTokens === 32_752), 'the shared system prompt was cached once');
+    assert.ok(
+      recs.slice(1).every((r) => r.cachedTokens === 32_752),
+      'the shared system prompt was cached once',
+    );
   });
 });

@@ -15,7 +15,13 @@ import type { RequestRecord } from './stats';
 import { renderTokens, type WireMessage, type WireTool } from './template';
 import { errorBody, overflowMessage, TOOLS_UNSUPPORTED_MESSAGE } from './vllmErrors';
 
-export async function handleChat(ctx: SimContext, socket: Socket, res: ServerResponse, body: Record<string, unknown>, fault: SimFault | undefined): Promise<void> {
+export async function handleChat(
+  ctx: SimContext,
+  socket: Socket,
+  res: ServerResponse,
+  body: Record<string, unknown>,
+  fault: SimFault | undefined,
+): Promise<void> {
   const { opts, model, maxModelLen, stats } = ctx;
   const id = `chatcmpl-${randomUUID().replace(/-/g, '')}`;
   const created = Math.floor(Date.now() / 1000);
@@ -61,7 +67,7 @@ export async function handleChat(ctx: SimContext, socket: Socket, res: ServerRes
     return fail(400, overflowMessage(opts.overflowWording ?? 'current', maxModelLen, tokens.length, maxTokens));
   }
 
-  const reply = ctx.replier.produce(messages, tools, toolChoice);
+  const reply = ctx.replier.produce(messages, tools, toolChoice, maxTokens);
   record.kind = reply.kind;
   const budget = maxTokens ?? maxModelLen - tokens.length;
   let content = reply.content;
@@ -168,7 +174,14 @@ interface StreamPlan {
   onDrop: (closeSocket: boolean) => void;
 }
 
-async function streamReply(ctx: SimContext, res: ServerResponse, seq: SeqHandle, signal: AbortSignal, fault: SimFault | undefined, r: StreamPlan): Promise<void> {
+async function streamReply(
+  ctx: SimContext,
+  res: ServerResponse,
+  seq: SeqHandle,
+  signal: AbortSignal,
+  fault: SimFault | undefined,
+  r: StreamPlan,
+): Promise<void> {
   let n = 0;
   let decoded = 0;
   const base = { id: r.id, object: 'chat.completion.chunk', created: r.created, model: ctx.model };

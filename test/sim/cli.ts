@@ -108,7 +108,9 @@ export function parseSimArgs(argv: string[]): SimCliOptions {
       }
       case '--overflow-wording': {
         const w = val();
-        if (w !== 'current' && w !== 'v0.10' && w !== 'legacy' && w !== 'v1-decoder') throw new Error('--overflow-wording must be current, v0.10, legacy or v1-decoder');
+        if (w !== 'current' && w !== 'v0.10' && w !== 'legacy' && w !== 'v1-decoder') {
+          throw new Error('--overflow-wording must be current, v0.10, legacy or v1-decoder');
+        }
         o.overflowWording = w;
         break;
       }
@@ -130,7 +132,9 @@ export interface SimCliHandle {
 }
 
 /** Starts the simulator from command-line arguments. Resolves once every replica listens; undefined for --help. */
-export async function runSimCli(argv: string[], io: SimCliIo = { out: (l) => console.log(l), err: (l) => console.error(l) }): Promise<SimCliHandle | undefined> {
+const CONSOLE_IO: SimCliIo = { out: (l) => console.log(l), err: (l) => console.error(l) };
+
+export async function runSimCli(argv: string[], io: SimCliIo = CONSOLE_IO): Promise<SimCliHandle | undefined> {
   const o = parseSimArgs(argv);
   if (o.help) {
     io.out(SIM_USAGE);

@@ -6,6 +6,7 @@
  * Header forms:
  *   x-sim-fault: {"status":503,"headers":{"retry-after":"1"}}
  *   x-sim-fault: status=429; retry-after=1; drop=3; malformed=2; no-tool-index; delay=50
+ *   x-sim-fault: endless | comments-only | huge-reply=10000000   (stalls and runaway replies; see stallFaults.ts)
  */
 export interface SimFault {
   /** Which route a queued fault applies to (default 'chat'). */
@@ -37,6 +38,12 @@ export interface SimFault {
   toolIndexZero?: boolean;
   /** /tokenize answers 404 as on a server without the route. */
   tokenize404?: boolean;
+  /** Chat: stream tokens forever (a runaway server), never finishing. */
+  endless?: boolean;
+  /** Chat: after the headers, send only SSE keep-alive comments, forever. */
+  commentsOnly?: boolean;
+  /** Chat: a reply of about this many bytes of content, streamed or in one body. */
+  hugeReplyBytes?: number;
 }
 
 const FLAG_KEYS: Record<string, keyof SimFault> = {
@@ -46,6 +53,8 @@ const FLAG_KEYS: Record<string, keyof SimFault> = {
   'no-tool-index': 'noToolIndex',
   'tool-index-zero': 'toolIndexZero',
   'tokenize-404': 'tokenize404',
+  endless: 'endless',
+  'comments-only': 'commentsOnly',
 };
 
 export function parseFaultHeader(value: string | string[] | undefined): SimFault | undefined {
@@ -78,6 +87,9 @@ export function parseFaultHeader(value: string | string[] | undefined): SimFault
         break;
       case 'malformed':
         f.malformedChunkAt = Number(val);
+        break;
+      case 'huge-reply':
+        f.hugeReplyBytes = Number(val);
         break;
       case 'stream-error':
         f.errorAfterChunks = Number(val);

@@ -141,7 +141,10 @@ export function resolveProfile(opts: Pick<SimOptions, 'profile' | 'maxNumSeqs' |
   } else {
     base = perfProfileSchema.parse(opts.profile);
   }
-  for (const [k, v] of [['maxNumSeqs', opts.maxNumSeqs], ['maxNumBatchedTokens', opts.maxNumBatchedTokens]] as const) {
+  for (const [k, v] of [
+    ['maxNumSeqs', opts.maxNumSeqs],
+    ['maxNumBatchedTokens', opts.maxNumBatchedTokens],
+  ] as const) {
     if (v !== undefined && !(Number.isInteger(v) && v > 0)) throw new Error(`${k} must be a positive integer, got ${v}`);
   }
   return {

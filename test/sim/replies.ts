@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { RequestKind } from './stats';
 import type { ScriptPlayer } from './script';
 import { detectCompaction, detectJudge, judge, summarize } from './summarizer';
+import { answerProbe, detectProbe } from './probes';
 import { contentText, type WireMessage, type WireTool } from './template';
 
 export interface Reply {
@@ -40,11 +41,14 @@ export class Replier {
   private seq = 0;
   constructor(private readonly o: ReplierOptions) {}
 
-  produce(messages: WireMessage[], tools: WireTool[], toolChoice: unknown): Reply {
+  produce(messages: WireMessage[], tools: WireTool[], toolChoice: unknown, maxTokens?: number): Reply {
     const compaction = detectCompaction(messages);
     if (compaction) {
-      return { kind: 'compaction', content: summarize(compaction, { targetTokens: this.o.summaryTokens, count: this.o.count }), toolCalls: [] };
+      const content = summarize(compaction, { targetTokens: this.o.summaryTokens, count: this.o.count, ...(maxTokens !== undefined ? { maxTokens } : {}) });
+      return { kind: 'compaction', content, toolCalls: [] };
     }
+    const probe = detectProbe(messages);
+    if (probe) return { kind: 'chat', content: answerProbe(probe.probe, probe.context), toolCalls: [] };
     const j = detectJudge(messages);
     if (j) {
       const scripted = this.o.judgeQueue().shift();

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SimContext } from './context';
 import { describeFault, parseFaultHeader, type SimFault } from './faults';
+import { isStallFault, serveStallFault } from './stallFaults';
 import { readBody, sendJson, sleep } from './http';
 import { findRoute, jsonBody, ROUTES } from './routes';
 import type { RequestRecord } from './stats';
@@ -72,6 +73,23 @@ async function answerFault(ctx: SimContext, req: IncomingMessage, res: ServerRes
         r.finished = now();
       }
       res.destroy();
+    });
+    return true;
+  }
+  if (chat && isStallFault(fault)) {
+    const r = faultRecord('running');
+    const text = await readBody(req).catch(() => '');
+    let stream = true;
+    try {
+      stream = (JSON.parse(text) as { stream?: unknown }).stream === true;
+    } catch {
+      // not JSON: stream, like the default
+    }
+    await serveStallFault(res, fault, ctx.model, stream, (clientClosed) => {
+      if (!r) return;
+      r.clientClosed = clientClosed;
+      r.status = clientClosed ? 'aborted' : 'done';
+      r.finished = now();
     });
     return true;
   }

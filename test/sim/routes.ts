@@ -9,6 +9,7 @@ import type { SimFault } from './faults';
 import { parseJson, readBody, sendJson } from './http';
 import { modelsBody } from './models';
 import { handleTokenize } from './tokenize';
+import { handleEmbeddings } from './embeddings';
 
 export interface RouteArgs {
   ctx: SimContext;
@@ -60,6 +61,7 @@ export const ROUTES: Route[] = [
     faultRoute: 'chat',
     handle: async (a) => handleChat(a.ctx, a.req.socket, a.res, await a.body(), a.fault),
   },
+  { method: 'POST', path: '/v1/embeddings', handle: async (a) => handleEmbeddings(a.ctx, a.res, await a.body()) },
   // Simulator-only: simulated time, and the per-request log with simulated times.
   { method: 'GET', path: '/sim/clock', handle: ({ ctx, res }) => sendJson(res, 200, ctx.clockJson()) },
   { method: 'GET', path: '/sim/stats', handle: ({ ctx, res }) => sendJson(res, 200, statsJson(ctx)) },
@@ -67,7 +69,7 @@ export const ROUTES: Route[] = [
 
 function statsJson(ctx: SimContext) {
   const { ttft: _t, tpot: _p, e2e: _e, ...counters } = ctx.stats;
-  void _t, _p, _e;
+  (void _t, _p, _e);
   return { clock: ctx.clockJson(), ...counters };
 }
 

@@ -9,8 +9,8 @@ import { contentText, type WireMessage } from './template';
 
 export const SUMMARIZE_MARKER = 'SPLITPOINT-SUMMARIZE';
 const MARKER_RE = /^[ \t>*_`]*SPLITPOINT-SUMMARIZE from message #?([^\s]+) to the end\b/m;
-const TARGET_OPEN = '<TARGET_BLOCK>';
-const TARGET_CLOSE = '</TARGET_BLOCK>';
+// Fence tags may carry a random suffix (<TARGET_BLOCK_3fa9c1>); the close tag must repeat it.
+const TARGET_OPEN_RE = /<TARGET_BLOCK(_[0-9a-f]+)?>/;
 
 export type Verbosity = 'concise' | 'detailed' | 'very detailed';
 
@@ -72,11 +72,14 @@ export function detectCompaction(messages: WireMessage[]): CompactionRequest | u
   // Layout B: the last user message wraps the target in <TARGET_BLOCK> tags. Checked first so
   // that a marker line quoted inside the block cannot turn it into layout A. The instruction is
   // the text outside the block, minus any <CONTEXT>…</CONTEXT> (conversation data, not instruction).
-  const open = lastText.indexOf(TARGET_OPEN);
-  const close = lastText.lastIndexOf(TARGET_CLOSE);
+  const openMatch = TARGET_OPEN_RE.exec(lastText);
+  const open = openMatch ? openMatch.index : -1;
+  const targetOpen = openMatch?.[0] ?? '';
+  const targetClose = `</TARGET_BLOCK${openMatch?.[1] ?? ''}>`;
+  const close = lastText.lastIndexOf(targetClose);
   if (open >= 0 && close > open) {
-    const inside = lastText.slice(open + TARGET_OPEN.length, close);
-    const outside = (lastText.slice(0, open) + '\n' + lastText.slice(close + TARGET_CLOSE.length)).replace(/<CONTEXT>[\s\S]*?<\/CONTEXT>/g, '');
+    const inside = lastText.slice(open + targetOpen.length, close);
+    const outside = (lastText.slice(0, open) + '\n' + lastText.slice(close + targetClose.length)).replace(/<CONTEXT(_[0-9a-f]+)?>[\s\S]*?<\/CONTEXT\1>/g, '');
     return { layout: 'target-block', units: transcriptUnits(inside), instruction: outside, ...parseInstruction(outside) };
   }
 
@@ -101,7 +104,11 @@ export function detectCompaction(messages: WireMessage[]): CompactionRequest | u
 
 // ---------------------------------------------------------------- extraction
 
-const PATH_RE = /(?:^|[\s(`'"[])((?:\.{0,2}\/)?(?:[\w@.-]+\/)+[\w@.-]+|[\w-]+\.(?:ts|tsx|js|mjs|cjs|json|md|py|rs|go|java|c|h|cc|cpp|yaml|yml|toml|sh|txt|css|html|sql|lock|ini|cfg|env))\b/g;
+const PATH_RE = new RegExp(
+  String.raw`(?:^|[\s(\`'"[])((?:\.{0,2}\/)?(?:[\w@.-]+\/)+[\w@.-]+|[\w-]+\.(?:` +
+    String.raw`ts|tsx|js|mjs|cjs|json|md|py|rs|go|java|c|h|cc|cpp|yaml|yml|toml|sh|txt|css|html|sql|lock|ini|cfg|env))\b`,
+  'g',
+);
 const IDENT_RES = [
   /\b[a-z]+(?:[A-Z][a-z0-9]*)+\b/g, // camelCase
   /\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b/g, // PascalCase with an inner capital
@@ -125,9 +132,32 @@ export function keyTerms(text: string): Set<string> {
   return new Set([...s.paths, ...s.idents, ...s.numbers].map((x) => x.toLowerCase()));
 }
 
-function score(sentence: string): number {
+// Case matters for names and codes (ENOENT, not "every"); a leading "error:" may be any case.
+const ERROR_RE = /\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b|\b(?:E[A-Z]{3,}|E_[A-Z0-9_]+|ERR_[A-Z0-9_]+)\b|\berror TS\d+|^(?:[Ee]rror|ERROR|[Ff]atal|FATAL|panic|Traceback)\b/;
+const FAILED_TEST_RE = /^(?:[✗✖×]|FAIL(?:ED)?\b|not ok\b)|::\S+\s+FAILED\b/;
+const PASSED_TEST_RE = /^(?:[✓✔√]|PASS(?:ED)?\b|ok \d+)|::\S+\s+PASSED\b/;
+const STATEMENT_RE = /^(?:DECISION|CONSTRAINT)\b|\b(?:decided|we will use|going with|settled on|must not|must never|never)\b/i;
+const QUANTITY_RE = new RegExp(
+  String.raw`\b\d+(?:\.\d+)?\s?(?:%|ms|s|sec|seconds|min|minutes|h|hours|KB|MB|GB|TB|KiB|MiB|GiB|bytes|tokens|rows|connections|retries|workers|x)` +
+    String.raw`(?![\w])|\bv?\d+\.\d+\.\d+\b`,
+  'g',
+);
+const INSTRUCTION_START = /^(?:please|make sure|remember|run|use|add|keep|call|avoid|prefer)\b/i;
+
+/**
+ * Salience: what a careful summariser keeps first when the budget is short.
+ * Failures before statements of intent, statements before bare tokens, bare
+ * tokens before prose. Deterministic, so a test can predict what survives.
+ */
+export function salience(sentence: string, role = 'assistant'): number {
   const s = signals(sentence);
-  return 2 * s.paths.length + 2 * s.idents.length + s.numbers.length;
+  // A bare integer (a counter, a line number) says little; a quantity with its unit is a fact.
+  let v = 2 * s.paths.length + 2 * s.idents.length + 2 * (sentence.match(QUANTITY_RE) ?? []).length;
+  if (ERROR_RE.test(sentence) || FAILED_TEST_RE.test(sentence)) v += 6;
+  else if (STATEMENT_RE.test(sentence)) v += 4;
+  else if (role === 'user' && INSTRUCTION_START.test(sentence)) v += 3;
+  else if (PASSED_TEST_RE.test(sentence)) v += 2;
+  return v;
 }
 
 function splitSentences(text: string): string[] {
@@ -147,25 +177,58 @@ type Section = 'DECISIONS' | 'FACTS' | 'OPEN' | 'ERRORS' | 'CONSTRAINTS';
 const SECTIONS: Section[] = ['DECISIONS', 'FACTS', 'OPEN', 'ERRORS', 'CONSTRAINTS'];
 
 function classify(s: string): Section {
-  if (/\b(error|errors|exception|fail(?:s|ed|ure)?|traceback|cannot|can't|refused|crash(?:ed)?|panic|ENOENT|EACCES|TypeError|undefined is not)\b/i.test(s)) {
+  if (FAILED_TEST_RE.test(s) || ERROR_RE.test(s)) return 'ERRORS';
+  if (
+    /\b(error|errors|exception|fail(?:s|ed|ure)?|traceback|cannot|can't|refused|crash(?:ed)?|panic|ENOENT|EACCES|TypeError|undefined is not)\b/i.test(
+      s,
+    )
+  ) {
     return 'ERRORS';
   }
   if (/\b(TODO|FIXME|open question|pending|not yet|unresolved|follow[- ]up|still need|remaining)\b|\?$/i.test(s)) return 'OPEN';
-  if (/\b(must|never|always|do not|don't|should not|shouldn't|required|at most|at least|only|forbidden|no more than)\b/i.test(s)) return 'CONSTRAINTS';
-  if (/\b(decided|decide|chose|choose|chosen|will use|we'll|going to|switch(?:ed)? to|instead of|plan is|agreed|opted)\b/i.test(s)) return 'DECISIONS';
+  if (/\b(must|never|always|do not|don't|should not|shouldn't|required|at most|at least|only|forbidden|no more than)\b/i.test(s))
+    return 'CONSTRAINTS';
+  if (/\b(decided|decide|chose|choose|chosen|will use|we'll|going to|switch(?:ed)? to|instead of|plan is|agreed|opted)\b/i.test(s))
+    return 'DECISIONS';
   return 'FACTS';
 }
 
-const STOP = new Set(['the', 'and', 'for', 'with', 'that', 'this', 'from', 'keep', 'about', 'into', 'what', 'when', 'where', 'which', 'plan', 'all']);
+const STOP = new Set([
+  'the',
+  'and',
+  'for',
+  'with',
+  'that',
+  'this',
+  'from',
+  'keep',
+  'about',
+  'into',
+  'what',
+  'when',
+  'where',
+  'which',
+  'plan',
+  'all',
+]);
 
 function focusTerms(focus: string | undefined): string[] {
   if (!focus) return [];
-  return [...new Set(focus.toLowerCase().split(/[^\w./-]+/).filter((w) => w.length >= 3 && !STOP.has(w)))];
+  return [
+    ...new Set(
+      focus
+        .toLowerCase()
+        .split(/[^\w./-]+/)
+        .filter((w) => w.length >= 3 && !STOP.has(w)),
+    ),
+  ];
 }
 
 export interface SummarizerOptions {
   /** The length prior: summaries aim at about this many tokens whatever the input (default 500). */
   targetTokens?: number;
+  /** The request's max_tokens: the whole summary stays within it. */
+  maxTokens?: number;
   /** Token counter for the length budget. */
   count: (text: string) => number;
 }
@@ -182,22 +245,55 @@ interface Candidate {
 
 const unitOf = (c: Candidate) => c.unit;
 
+/** CURRENT WORK and NEXT STEP, from the end of the range (only the last block asks for them). */
+function currentWork(all: Candidate[], chosen: Candidate[]): string[] {
+  // CURRENT WORK: the last (up to two) sentences of the last assistant turn in the range.
+  // NEXT STEP: a user request that came after it, else the newest open item, else that turn.
+  const lastAssistant = [...all].reverse().find((c) => c.role === 'assistant' || c.role === 'transcript');
+  const lastUser = [...all].reverse().find((c) => c.role === 'user');
+  const open = chosen.filter((c) => c.section === 'OPEN').sort((a, b) => b.pos - a.pos)[0];
+  const anchor = lastAssistant ?? all[all.length - 1];
+  const current = anchor ? all.filter((c) => c.role === anchor.role && c.pos <= anchor.pos && c.pos >= anchor.pos - 1) : [];
+  const sameTurn = current.length === 2 && unitOf(current[0]) === unitOf(current[1]) ? current : current.slice(-1);
+  const next = lastUser && (!lastAssistant || lastUser.pos > lastAssistant.pos) ? lastUser : (open ?? anchor);
+  return [
+    'CURRENT WORK:',
+    `- ${sameTurn.length > 0 ? sameTurn.map((c) => c.text).join(' ') : 'none'}`,
+    'NEXT STEP:',
+    `- ${next ? next.text : 'none'}`,
+  ];
+}
+
+/**
+ * Keeps what the length budget allows, by salience: focus matches first, then
+ * the most salient sentences, then plain prose until the summary is about the
+ * requested size (a real model writes about what it is asked for, so decode
+ * volume follows the target). Never more than max_tokens.
+ */
 export function summarize(req: CompactionRequest, opts: SummarizerOptions): string {
   // An explicit TARGET_TOKENS line wins; otherwise the length prior, scaled by the verbosity.
   const factor = req.verbosity === 'concise' ? 0.6 : req.verbosity === 'very detailed' ? 1.6 : 1;
-  const budget = Math.max(40, req.targetTokens ?? Math.round((opts.targetTokens ?? 500) * factor));
+  let budget = Math.max(40, req.targetTokens ?? Math.round((opts.targetTokens ?? 500) * factor));
+  if (opts.maxTokens !== undefined) budget = Math.min(budget, Math.max(16, opts.maxTokens - 4));
   const terms = focusTerms(req.focus);
   const all: Candidate[] = [];
   let pos = 0;
   for (const [unitIndex, u] of req.units.entries()) {
     for (const text of splitSentences(u.text)) {
       const lower = text.toLowerCase();
-      all.push({ text, role: u.role, unit: unitIndex, pos: pos++, score: score(text), focus: terms.some((t) => lower.includes(t)), section: classify(text) });
+      all.push({
+        text,
+        role: u.role,
+        unit: unitIndex,
+        pos: pos++,
+        score: salience(text, u.role),
+        focus: terms.some((t) => lower.includes(t)),
+        section: classify(text),
+      });
     }
   }
   const seen = new Set<string>();
   const candidates = all
-    .filter((c) => c.score > 0 || c.focus)
     .filter((c) => {
       const k = c.text.toLowerCase().replace(/\s+/g, ' ');
       if (seen.has(k)) return false;
@@ -206,11 +302,16 @@ export function summarize(req: CompactionRequest, opts: SummarizerOptions): stri
     })
     .sort((a, b) => Number(b.focus) - Number(a.focus) || b.score - a.score || a.pos - b.pos);
 
+  // The section skeleton and the closing lines are paid for before any item.
+  const tail = req.wantCurrentWork ? currentWork(all, []) : [];
+  let used = opts.count(`${SECTIONS.map((s) => `${s}:\n- none`).join('\n')}\n${tail.join('\n')}`);
   const chosen: Candidate[] = [];
-  let used = 0;
+  // The developer asked for the focus to survive: focus matches may overrun the target, never max_tokens.
+  const hardCap = Math.max(budget, opts.maxTokens !== undefined ? opts.maxTokens - 4 : 2 * budget);
   for (const c of candidates) {
     const cost = opts.count(c.text) + 2;
-    if (chosen.length > 0 && used + cost > budget) continue;
+    if (chosen.length > 0 && used + cost > (c.focus ? hardCap : budget)) continue;
+    if (chosen.length === 0 && used + cost > budget && c.score === 0 && !c.focus) continue;
     chosen.push(c);
     used += cost;
   }
@@ -222,19 +323,7 @@ export function summarize(req: CompactionRequest, opts: SummarizerOptions): stri
     if (items.length === 0) lines.push('- none');
     for (const c of items) lines.push(`- ${c.text}`);
   }
-  if (req.wantCurrentWork) {
-    // CURRENT WORK: the last (up to two) sentences of the last assistant turn in the range.
-    // NEXT STEP: a user request that came after it, else the newest open item, else that turn.
-    const lastAssistant = [...all].reverse().find((c) => c.role === 'assistant' || c.role === 'transcript');
-    const lastUser = [...all].reverse().find((c) => c.role === 'user');
-    const open = chosen.filter((c) => c.section === 'OPEN').sort((a, b) => b.pos - a.pos)[0];
-    const anchor = lastAssistant ?? all[all.length - 1];
-    const current = anchor ? all.filter((c) => c.role === anchor.role && c.pos <= anchor.pos && c.pos >= anchor.pos - 1) : [];
-    const sameTurn = current.length === 2 && unitOf(current[0]) === unitOf(current[1]) ? current : current.slice(-1);
-    lines.push('CURRENT WORK:', `- ${sameTurn.length > 0 ? sameTurn.map((c) => c.text).join(' ') : 'none'}`);
-    const next = lastUser && (!lastAssistant || lastUser.pos > lastAssistant.pos) ? lastUser : (open ?? anchor);
-    lines.push('NEXT STEP:', `- ${next ? next.text : 'none'}`);
-  }
+  if (req.wantCurrentWork) lines.push(...currentWork(all, chosen));
   return lines.join('\n');
 }
 
@@ -249,8 +338,8 @@ export function detectJudge(messages: WireMessage[]): { summary: string; nextSte
   const text = contentText(last.content);
   if (!text.includes(JUDGE_MARKER)) return undefined;
   const pick = (tag: string) => {
-    const m = text.match(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`));
-    return m ? m[1] : '';
+    const m = text.match(new RegExp(`<${tag}(_[0-9a-f]+)?>([\\s\\S]*?)</${tag}\\1>`));
+    return m ? m[2]! : '';
   };
   return { summary: pick('SUMMARY'), nextSteps: pick('NEXT_STEPS') };
 }
@@ -268,6 +357,9 @@ export function judge(input: { summary: string; nextSteps: string }): { alignmen
   const nums = [...need].filter((k) => /^\d/.test(k));
   const numsOk = nums.filter((k) => have.has(k)).length;
   const non_contradiction = nums.length === 0 ? 10 : Math.round((10 * numsOk) / nums.length);
-  const diagnosis = missing.length === 0 ? 'The summary covers every identifier the next steps use.' : `Missing from the summary: ${missing.slice(0, 12).join(', ')}`;
+  const diagnosis =
+    missing.length === 0
+      ? 'The summary covers every identifier the next steps use.'
+      : `Missing from the summary: ${missing.slice(0, 12).join(', ')}`;
   return { alignment, non_contradiction, diagnosis };
 }

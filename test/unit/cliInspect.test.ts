@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -21,7 +21,10 @@ describe('splitpoint inspect (built CLI)', function () {
     assert.deepEqual(Object.keys(out.messages[0]).slice(0, 3), ['index', 'id', 'role']);
     assert.equal(out.messages[5].index, 5);
     assert.equal(out.messages[5].role, raw[5].role);
-    assert.equal(out.messages.reduce((a: number, m: { tokens: number }) => a + m.tokens, 0), out.totalTokens);
+    assert.equal(
+      out.messages.reduce((a: number, m: { tokens: number }) => a + m.tokens, 0),
+      out.totalTokens,
+    );
     for (const name of ['user-messages', 'token-fraction', 'recent-turns']) {
       const s = out.strategies[name];
       assert.ok(Number.isInteger(s.tailStartIndex) && s.tailStartIndex > 0 && s.tailStartIndex <= raw.length, name);
@@ -34,8 +37,17 @@ describe('splitpoint inspect (built CLI)', function () {
     const dir = mkdtempSync(join(tmpdir(), 'sp-cli-'));
     const log = join(dir, 's.jsonl');
     const ev = (o: object) => JSON.stringify(o);
-    const msg = (id: string, role: string, content: string) => ev({ type: 'message', message: { role, content, id, timestamp: 1, kind: 'normal' } });
-    writeFileSync(log, [ev({ type: 'session', v: 1, id: 's1', createdAt: 1 }), msg('a', 'system', 'sys'), msg('b', 'user', 'hello'), msg('c', 'assistant', 'hi')].join('\n') + '\n');
+    const msg = (id: string, role: string, content: string) =>
+      ev({ type: 'message', message: { role, content, id, timestamp: 1, kind: 'normal' } });
+    writeFileSync(
+      log,
+      [
+        ev({ type: 'session', v: 1, id: 's1', createdAt: 1 }),
+        msg('a', 'system', 'sys'),
+        msg('b', 'user', 'hello'),
+        msg('c', 'assistant', 'hi'),
+      ].join('\n') + '\n',
+    );
     const r = run('inspect', '--session', log);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /3 messages, 1 turns/);
@@ -54,6 +66,23 @@ describe('splitpoint inspect (built CLI)', function () {
     assert.match(r.stderr, /damaged at line 2/);
     assert.equal(r.stdout, '');
     assert.equal(readFileSync(log, 'utf8'), text);
+  });
+
+  it('never writes: no backup of a damaged log, and a torn last line is skipped in memory only', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-cli-'));
+    const header = JSON.stringify({ type: 'session', v: 1, id: 's1', createdAt: 1 });
+    const user = JSON.stringify({ type: 'message', message: { role: 'user', content: 'hello', id: 'a', timestamp: 1, kind: 'normal' } });
+    const bad = join(dir, 'bad.jsonl');
+    writeFileSync(bad, `${header}\ngarbage\n`);
+    const torn = join(dir, 'torn.jsonl');
+    writeFileSync(torn, `${header}\n${user}\n{"type":"mess`);
+    for (let i = 0; i < 2; i++) assert.equal(run('inspect', '--session', bad).status, 1);
+    const r = run('inspect', '--session', torn, '--json');
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).messages.length, 1);
+    assert.match(r.stderr, /incomplete last line 3.*not changed/);
+    assert.deepEqual(readdirSync(dir).sort(), ['bad.jsonl', 'torn.jsonl']);
+    assert.equal(readFileSync(torn, 'utf8'), `${header}\n${user}\n{"type":"mess`);
   });
 
   it('rejects bad usage with exit code 2 and the command help', () => {

@@ -118,10 +118,13 @@ describe('parallel block compaction', () => {
     for (const req of model.requests) {
       assert.equal(req.tools, undefined);
       const text = req.messages.at(-1)!.content!;
-      assert.ok(text.indexOf('<TARGET_BLOCK>') < text.indexOf('</TARGET_BLOCK>'));
-      assert.ok(text.indexOf('</TARGET_BLOCK>') < text.indexOf('VERBOSITY:'), 'instruction after the target');
+      // Fence tags carry the compaction's random suffix.
+      const open = /<TARGET_BLOCK_([0-9a-f]+)>/.exec(text);
+      assert.ok(open, 'target fenced with a suffixed tag');
+      assert.ok(open.index < text.indexOf(`</TARGET_BLOCK_${open[1]}>`));
+      assert.ok(text.indexOf(`</TARGET_BLOCK_${open[1]}>`) < text.indexOf('VERBOSITY:'), 'instruction after the target');
     }
-    assert.ok(model.requests.slice(1).every((r) => r.messages.at(-1)!.content!.includes('<CONTEXT>')), 'later blocks see earlier ones as context');
+    assert.ok(model.requests.slice(1).every((r) => /<CONTEXT_[0-9a-f]+>/.test(r.messages.at(-1)!.content!)), 'later blocks see earlier ones as context');
   });
 
   it('dispatches all blocks at once when the limiter allows and reports per-block events', async () => {
@@ -187,6 +190,21 @@ describe('parallel block compaction', () => {
     assert.equal(rec.stats!.edited, 1);
     await store.undoCompaction();
     assert.deepEqual(store.active().messages.map((m) => m.id), [...before, late.id]);
+  });
+
+  it('regenerates one block with its own focus (the review editor\'s "keep this"), added to the standing focus', async () => {
+    const { store } = await sessionWith(6);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const model = new FakeModel();
+    const pc = createCompaction(snap, settings({ focus: 'the migration plan' }), deps(model));
+    await pc.start();
+    const before = model.requests.length;
+    await pc.regenerate(1, 'keep users_table_v2');
+    const sent = JSON.stringify(model.requests.slice(before));
+    assert.equal(model.requests.length, before + 1);
+    assert.match(sent, /the migration plan; keep users_table_v2/);
+    await pc.regenerate(0);
+    assert.doesNotMatch(JSON.stringify(model.requests.at(-1)), /users_table_v2/, 'the block focus stays with its block');
   });
 
   it('cancellation aborts the workers and nothing is adopted', async () => {

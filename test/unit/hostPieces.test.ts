@@ -226,6 +226,17 @@ describe('host: session library', () => {
     return { storage, lib: new SessionLibrary(storage, '/ws/sessions', fixedClock(), counterIds()) };
   };
 
+  it('refuses session ids that are paths (switch-session comes from the webview)', async () => {
+    const { storage, lib } = make();
+    // A session log outside the library that a crafted id would reach.
+    const outside = await lib.create();
+    await storage.writeAtomic('/ws/secret.jsonl', (await storage.read(lib.pathFor(outside.id)))!);
+    for (const id of ['../secret', '..', 'a/../../secret', '/ws/secret', 'sub\\..\\x', '']) {
+      await assert.rejects(lib.open(id), /Invalid session id/, id);
+    }
+    assert.equal((await lib.open(outside.id)).snapshot.messages.length, 0, 'plain ids still open');
+  });
+
   it('creates, lists newest first with titles and counts, and reopens sessions', async () => {
     const { lib } = make();
     const a = await lib.create();

@@ -33,6 +33,8 @@ interface BlockState {
   attempts: number;
   /** Called once when the first output token arrives (prefill done). */
   onFirstToken?: () => void;
+  /** A focus for this block alone (the review editor's "regenerate with a focus"), added to the standing one. */
+  focus?: string;
 }
 
 export class CompactionCancelledError extends Error {
@@ -185,7 +187,8 @@ export class PendingCompaction {
       const { text, stats } = await runWorker({
         plan: this.plan,
         block: s.block,
-        focus: this.focus,
+        // A block's own focus (the review editor's "regenerate with a focus") is added to the standing one.
+        focus: s.focus ? (this.focus ? `${this.focus}; ${s.focus}` : s.focus) : this.focus,
         count: this.deps.count,
         clock: this.deps.clock,
         gate: this.gate,
@@ -245,9 +248,10 @@ export class PendingCompaction {
   }
 
   /** Runs one block again, optionally with a new focus; the others are kept. */
-  regenerate(index: number): Promise<void> {
+  regenerate(index: number, focus?: string): Promise<void> {
     this.assertOpen();
     const s = this.stateAt(index);
+    if (focus !== undefined) s.focus = focus.trim() || undefined;
     s.controller?.abort();
     this.dispatch(s);
     return this.settled();

@@ -6,7 +6,7 @@ import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
 import { TARGET_CONTEXT_TOKENS } from './plan';
 import type { InstructionInput } from './prompts';
-import { cacheAlignedInstruction, renderTranscript, targetBlockPrompt, targetTokens } from './prompts';
+import { cacheAlignedInstruction, fenceNonce, renderTranscript, targetBlockPrompt, targetTokens } from './prompts';
 
 export interface WorkerPrompt {
   request: ModelRequest;
@@ -32,8 +32,21 @@ function blockMessages(plan: CompactionPlan, block: Block): ChatMessage[] {
   });
 }
 
+/** One fence suffix per plan, drawn when the plan is first built into prompts (after its data exists). */
+const fences = new WeakMap<CompactionPlan, string>();
+
+function planFence(plan: CompactionPlan): string {
+  let f = fences.get(plan);
+  if (!f) {
+    f = fenceNonce();
+    fences.set(plan, f);
+  }
+  return f;
+}
+
 export function instructionInput(plan: CompactionPlan, block: Block, focus: string | undefined): InstructionInput {
   return {
+    fence: planFence(plan),
     verbosity: plan.settings.verbosity,
     focus,
     isLastBlock: block.index === plan.blocks.length - 1,

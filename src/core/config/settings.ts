@@ -5,6 +5,7 @@ import type { StrategyName } from '../splitPoint';
 import { LAYOUT_SETTINGS, MODE_SETTINGS, STRATEGY_NAMES, VERBOSITIES } from '../vocabulary';
 import type { BudgetThresholds } from '../triggers';
 import { DEFAULT_THRESHOLDS, validateThresholds } from '../triggers';
+import { DEFAULT_COMMAND_ENV } from './commandEnvDefaults';
 
 /**
  * Splitpoint's settings as plain data, read through a `get(key)` function so
@@ -54,6 +55,14 @@ export interface SplitpointSettings {
   replyReserve: number;
   commandAllowlist: string[];
   commandTimeoutSeconds: number;
+  /** Environment variables commands get; nothing else is inherited (the API key never is). */
+  commandEnv: string[];
+  /** 'auto': confine commands with bubblewrap where it works (Linux); 'off': never. */
+  commandSandbox: 'auto' | 'off';
+  /** Whether sandboxed commands may use the network. */
+  commandNetwork: boolean;
+  /** Overall deadline of one model request, and the longest wait for the next token. */
+  requestTimeoutSeconds: number;
 }
 
 const url = z
@@ -106,6 +115,10 @@ export const SETTING_DEFS = {
   'agent.replyReserve': { schema: posInt(256, 131_072), default: 4096 },
   'tools.commandAllowlist': { schema: z.array(z.string().trim().min(1)), default: [] as string[] },
   'tools.commandTimeoutSeconds': { schema: posInt(1, 3600), default: 120 },
+  'tools.commandEnv': { schema: z.array(z.string().trim().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$|^\*$/, 'must be a variable name, or a prefix ending in *')), default: [...DEFAULT_COMMAND_ENV] },
+  'tools.sandbox': { schema: z.enum(['auto', 'off']), default: 'auto' },
+  'tools.allowNetwork': { schema: z.boolean(), default: false },
+  requestTimeoutSeconds: { schema: posInt(5, 86_400), default: 600 },
 } as const;
 
 export type SettingKey = keyof typeof SETTING_DEFS;
@@ -177,6 +190,10 @@ export function readSettings(get: (key: SettingKey) => unknown): SettingsReport 
     replyReserve: contextWindow > 0 && replyReserve >= contextWindow ? Math.floor(contextWindow / 4) : replyReserve,
     commandAllowlist: [...read('tools.commandAllowlist')],
     commandTimeoutSeconds: read('tools.commandTimeoutSeconds'),
+    commandEnv: [...read('tools.commandEnv')],
+    commandSandbox: read('tools.sandbox'),
+    commandNetwork: read('tools.allowNetwork'),
+    requestTimeoutSeconds: read('requestTimeoutSeconds'),
   };
   return { settings, problems };
 }

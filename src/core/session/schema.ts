@@ -63,6 +63,19 @@ export const compactionRecordSchema = z.object({
   stats: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).optional(),
 });
 
+/** The judge's verdict on a summary (the same shape as core/agent/judge's Verdict). */
+export const verdictSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('scored'),
+    alignment: z.number(),
+    nonContradiction: z.number(),
+    overall: z.number(),
+    diagnosis: z.string(),
+    accepted: z.boolean(),
+  }),
+  z.object({ kind: z.literal('error'), message: z.string() }),
+]);
+
 export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('session'), v: z.literal(1), id: z.string().min(1), createdAt: z.number(), title: z.string().optional() }),
   z.object({ type: z.literal('message'), message: storedMessageSchema }),
@@ -70,11 +83,38 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('undo'), compactionId: z.string().min(1), at: z.number() }),
   z.object({ type: z.literal('pins'), pins: z.array(pinItemSchema), at: z.number() }),
   z.object({ type: z.literal('focus'), focus: z.string().nullable(), at: z.number() }),
+  /**
+   * Local token counts by message id (originals and summaries), so reopening
+   * a session does not tokenise it again. `counter` names what counted them;
+   * counts from another counter are ignored on replay and made again.
+   */
+  /** The judge's verdict on a compaction's summary (it may arrive before or after adoption). */
+  z.object({
+    type: z.literal('verdict'),
+    compactionId: z.string().min(1),
+    attempt: z.number().int().positive(),
+    verdict: verdictSchema,
+    at: z.number(),
+  }),
+  /** The local-to-server token ratio learnt so far (see core/tokens/calibration.ts). */
+  z.object({
+    type: z.literal('calibration'),
+    factor: z.number().positive().finite(),
+    samples: z.number().int().nonnegative(),
+    at: z.number(),
+  }),
+  z.object({
+    type: z.literal('counts'),
+    counter: z.string().min(1),
+    counts: z.record(z.string(), z.number().int().nonnegative()),
+    at: z.number(),
+  }),
 ]);
 
 export type SessionEvent = z.infer<typeof sessionEventSchema>;
 export type CompactionRecord = z.infer<typeof compactionRecordSchema>;
 export type PinItem = z.infer<typeof pinItemSchema>;
+export type StoredVerdict = { attempt: number; verdict: z.infer<typeof verdictSchema>; at: number };
 
 /** One-line description of a validation failure, naming the field path. */
 export function describeIssues(err: z.ZodError): string {

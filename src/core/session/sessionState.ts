@@ -1,8 +1,9 @@
 import type { ChatMessage, StoredMessage } from '../messages';
 import { capTurnToBudget } from '../pretrim';
-import { leadingSystemCount } from '../turns';
+import { leadingSystemCount, splitIntoTurns } from '../turns';
 import { countMessageWith } from '../tokens/tokenCounter';
-import type { CompactionRecord, PinItem, SessionEvent } from './schema';
+import { COUNTER_ID } from '../tokens/bpeCounter';
+import type { CompactionRecord, PinItem, SessionEvent, StoredVerdict } from './schema';
 import { SessionStateError } from './errors';
 import type { Origin } from '../vocabulary';
 
@@ -23,10 +24,14 @@ export interface SessionState {
   undone: CompactionRecord[];
   pins: PinItem[];
   focus: string | null;
+  /** The judge's latest verdict per compaction id. */
+  verdicts: Record<string, StoredVerdict>;
+  /** The token calibration last recorded, if any. */
+  calibration: { factor: number; samples: number } | null;
 }
 
 export function emptyState(id: string, createdAt: number, title?: string): SessionState {
-  return { id, createdAt, title, messages: [], compactions: [], undone: [], pins: [], focus: null };
+  return { id, createdAt, title, messages: [], compactions: [], undone: [], pins: [], focus: null, verdicts: {}, calibration: null };
 }
 
 /**
@@ -42,7 +47,8 @@ export function checkEvent(state: SessionState, e: SessionEvent, index: Map<stri
       return;
     case 'compaction': {
       const c = e.compaction;
-      if (c.tailStartId !== null && !index.has(c.tailStartId)) throw new SessionStateError(`compaction ${c.id} points at unknown message ${c.tailStartId}`);
+      if (c.tailStartId !== null && !index.has(c.tailStartId))
+        throw new SessionStateError(`compaction ${c.id} points at unknown message ${c.tailStartId}`);
       for (const k of c.keptIds) if (!index.has(k)) throw new SessionStateError(`compaction ${c.id} keeps unknown message ${k}`);
       if (state.compactions.some((x) => x.id === c.id) || state.undone.some((x) => x.id === c.id)) {
         throw new SessionStateError(`compaction id ${c.id} appears twice`);
@@ -58,6 +64,9 @@ export function checkEvent(state: SessionState, e: SessionEvent, index: Map<stri
     }
     case 'pins':
     case 'focus':
+    case 'counts':
+    case 'verdict':
+    case 'calibration':
       return;
   }
 }
@@ -83,6 +92,26 @@ export function applyEvent(state: SessionState, e: SessionEvent, index: Map<stri
     case 'focus':
       state.focus = e.focus;
       return;
+    case 'counts':
+      if (e.counter === COUNTER_ID) applyCounts(state, e.counts, index);
+      return;
+    case 'verdict':
+      state.verdicts[e.compactionId] = { attempt: e.attempt, verdict: e.verdict, at: e.at };
+      return;
+    case 'calibration':
+      state.calibration = { factor: e.factor, samples: e.samples };
+      return;
+  }
+}
+
+/** Sets stored counts on the messages they belong to; ids that are unknown (a summary since undone and dropped) are skipped. */
+function applyCounts(state: SessionState, counts: Record<string, number>, index: Map<string, number>): void {
+  const summaries = new Map<string, StoredMessage>();
+  for (const c of [...state.compactions, ...state.undone]) summaries.set(c.summary.id, c.summary);
+  for (const [id, n] of Object.entries(counts)) {
+    const at = index.get(id);
+    const m = at !== undefined ? state.messages[at] : summaries.get(id);
+    if (m && m.tokens === undefined) m.tokens = n;
   }
 }
 
@@ -134,7 +163,7 @@ export function activeContext(state: SessionState, index?: Map<string, number>):
   const c = state.compactions[state.compactions.length - 1];
   if (!c) {
     for (; i < state.messages.length; i++) push(state.messages[i]!, 'tail');
-    return { messages: out, origins, compaction: undefined };
+    return pairToolCalls({ messages: out, origins, compaction: undefined });
   }
   for (const id of c.keptIds) push(state.messages[idx.get(id)!]!, 'kept');
   push(c.summary, 'summary');
@@ -145,13 +174,70 @@ export function activeContext(state: SessionState, index?: Map<string, number>):
   const tail = state.messages.slice(Math.max(from, i));
   const preservedEnd = c.lastSnapshotId !== null && idx.has(c.lastSnapshotId) ? idx.get(c.lastSnapshotId)! + 1 - Math.max(from, i) : 0;
   for (const m of c.turnBudget ? capPreservedTurns(tail, preservedEnd, c.turnBudget) : tail) push(m, 'tail');
-  return { messages: out, origins, compaction: c };
+  return pairToolCalls({ messages: out, origins, compaction: c });
+}
+
+export const INTERRUPTED_RESULT =
+  'Interrupted: this tool call did not finish (the session stopped before its result was recorded). Run it again if it is still needed.';
+/** Stand-in results are `<assistant id>~interrupted~<call id>`: originalId maps them to the call's message. */
+const INTERRUPTED_MARK = '~interrupted~';
+
+/** True for the stand-in result that pairToolCalls adds; it is not in the log. */
+export function isInterruptedResult(m: StoredMessage): boolean {
+  return m.role === 'tool' && m.id.includes(INTERRUPTED_MARK);
+}
+
+/**
+ * Chat APIs require every tool call to be answered before the next message.
+ * A crash in the middle of a tool batch leaves calls without results; once
+ * the batch is followed by another message (the user went on), each missing
+ * result is filled in with an "interrupted" one, right after the results that
+ * exist. A batch at the very end is left alone: its tools may still be running.
+ */
+function pairToolCalls(ctx: ActiveContext): ActiveContext {
+  const { messages, origins } = ctx;
+  let out: StoredMessage[] | undefined;
+  let outOrigins: ActiveOrigin[] | undefined;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (out) {
+      out.push(m);
+      outOrigins!.push(origins[i]!);
+    }
+    if (m.role !== 'assistant' || !m.tool_calls?.length) continue;
+    let end = i + 1;
+    const answered = new Set<string>();
+    for (let r = messages[end]; r?.role === 'tool'; r = messages[++end]) answered.add(r.tool_call_id);
+    const missing = m.tool_calls.filter((call) => !answered.has(call.id));
+    if (missing.length === 0 || end === messages.length) continue;
+    out ??= messages.slice(0, i + 1);
+    outOrigins ??= origins.slice(0, i + 1);
+    for (let j = i + 1; j < end; j++) {
+      out.push(messages[j]!);
+      outOrigins.push(origins[j]!);
+    }
+    for (const call of missing) {
+      out.push({
+        role: 'tool',
+        tool_call_id: call.id,
+        content: INTERRUPTED_RESULT,
+        id: `${m.id}${INTERRUPTED_MARK}${call.id}`,
+        timestamp: m.timestamp,
+        kind: 'normal',
+      });
+      outOrigins.push(origins[i]!);
+    }
+    i = end - 1;
+  }
+  return out ? { messages: out, origins: outOrigins!, compaction: ctx.compaction } : ctx;
 }
 
 const CAPPED_SUFFIX = '~capped';
 
-/** The stored message a (possibly capped) active-context message stands for. */
+/** The stored message a (possibly capped, or stand-in) active-context message stands for. */
 export function originalId(id: string): string {
+  const mark = id.indexOf(INTERRUPTED_MARK);
+  if (mark > 0) return id.slice(0, mark);
   return id.endsWith(CAPPED_SUFFIX) ? id.slice(0, -CAPPED_SUFFIX.length) : id;
 }
 
@@ -169,10 +255,10 @@ function estimate(m: ChatMessage): number {
  */
 function capPreservedTurns(tail: readonly StoredMessage[], preservedEnd: number, budget: number): StoredMessage[] {
   const out: StoredMessage[] = [];
-  let k = 0;
-  while (k < tail.length) {
-    let end = k + 1;
-    while (end < tail.length && tail[end]!.role !== 'user') end++;
+  const turns = splitIntoTurns(tail);
+  // Agent output before the tail's first user message is held to the budget like a turn of its own.
+  const lead = turns[0]?.start ?? tail.length;
+  for (const { start: k, end } of lead > 0 ? [{ start: 0, end: lead }, ...turns] : turns) {
     const turn = tail.slice(k, end);
     if (k < preservedEnd && turn.reduce((s, m) => s + estimate(m), 0) > budget) {
       const capped = capTurnToBudget(turn, budget, estimate);
@@ -186,7 +272,6 @@ function capPreservedTurns(tail: readonly StoredMessage[], preservedEnd: number,
         }
       }
     } else out.push(...turn);
-    k = end;
   }
   return out;
 }

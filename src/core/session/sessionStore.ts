@@ -1,12 +1,20 @@
 import type { ChatMessage, MessageMeta, StoredMessage } from '../messages';
 import { SessionCorruptError, SessionStateError } from './errors';
 import { importMessages } from './importMessages';
-import type { CompactionRecord, PinItem, SessionEvent } from './schema';
+import type { CompactionRecord, PinItem, SessionEvent, StoredVerdict } from './schema';
 import { describeIssues, sessionEventSchema } from './schema';
+import { fingerprint, parseLogYielding } from './logReplay';
 import type { ActiveContext, SessionState } from './sessionState';
 import { activeContext, applyEvent, archivedMessages, buildIndex, checkEvent, emptyState } from './sessionState';
+
+export { parseLog } from './logReplay';
 import type { Clock, IdSource, SessionStorage } from './storage';
 import { randomIds, systemClock } from './storage';
+
+export interface OpenOptions {
+  /** Never write: no backup, no repair on disk, and every change is refused. */
+  readOnly?: boolean;
+}
 
 export interface StoreDeps {
   storage: SessionStorage;
@@ -26,6 +34,8 @@ export class SessionStore {
   /** Bumped by every committed event; keys the memoised active context. */
   private version = 0;
   private activeMemo: { version: number; value: ActiveContext } | undefined;
+  /** Ids whose local token count is already in the log (in its message event or a counts event). */
+  private readonly storedCounts = new Set<string>();
 
   private constructor(
     readonly path: string,
@@ -33,8 +43,11 @@ export class SessionStore {
     private readonly storage: SessionStorage,
     private readonly clock: Clock,
     private readonly ids: IdSource,
+    /** Opened for reading only (`inspect`): nothing is ever written. */
+    private readonly readOnly = false,
   ) {
     this.index = buildIndex(state.messages);
+    for (const m of countable(state)) if (m.tokens !== undefined) this.storedCounts.add(m.id);
   }
 
   /** Starts a new session file. Refuses to touch a file that already exists. */
@@ -51,16 +64,41 @@ export class SessionStore {
    * first bad line, after a backup copy has been made; the file itself is left
    * exactly as it was.
    */
-  static async open(deps: StoreDeps, path: string): Promise<SessionStore> {
+  static async open(deps: StoreDeps, path: string, options: OpenOptions = {}): Promise<SessionStore> {
     const text = await deps.storage.read(path);
     if (text === undefined) throw new Error(`Session file ${path} does not exist`);
-    const parsed = parseLog(text);
+    const parsed = await parseLogYielding(text, pauseBriefly);
+    const readOnly = options.readOnly === true;
     if (!parsed.ok) {
-      const backup = await backUp(deps.storage, path, deps.clock ?? systemClock);
+      const backup = readOnly ? undefined : await backUp(deps.storage, path, text, 'corrupt');
       throw new SessionCorruptError(path, parsed.line, parsed.reason, backup);
     }
-    return new SessionStore(path, parsed.state, deps.storage, deps.clock ?? systemClock, deps.ids ?? randomIds);
+    const store = new SessionStore(path, parsed.state, deps.storage, deps.clock ?? systemClock, deps.ids ?? randomIds, readOnly);
+    if (parsed.torn) {
+      store.repairs.push(`dropped the incomplete last line ${parsed.torn.line} (an interrupted write)`);
+      if (!readOnly) {
+        // Kept once under a name from its contents; the rewrite below makes the next open clean.
+        const backup = await backUp(deps.storage, path, text, 'torn');
+        if (backup === undefined)
+          throw new Error(`Session file ${path} ends in an incomplete line and could not be backed up; it was left as it is.`);
+        // A line still being written by another process looks torn too: never cut a file that is growing.
+        if ((await deps.storage.read(path)) !== text) {
+          throw new Error(
+            `Session file ${path} changed while it was being opened (is another Splitpoint writing to it?); it was left as it is.`,
+          );
+        }
+        await deps.storage.writeAtomic(path, text.slice(0, parsed.torn.keptChars));
+        store.repairs[store.repairs.length - 1] += `; the original is kept at ${backup}`;
+      }
+    } else if (parsed.unterminated && !readOnly) {
+      // The last write lost only its newline: the next append would join that line.
+      await deps.storage.append(path, '\n');
+    }
+    return store;
   }
+
+  /** What opening repaired, in words (empty when the file was clean). */
+  readonly repairs: string[] = [];
 
   /** Creates a session from a plain OpenAI messages array (already parsed JSON). */
   static async importArray(deps: StoreDeps, path: string, raw: unknown, title?: string): Promise<SessionStore> {
@@ -93,7 +131,8 @@ export class SessionStore {
    * (the agent asks for it several times per step). Treat it as read-only.
    */
   active(): ActiveContext {
-    if (this.activeMemo?.version !== this.version) this.activeMemo = { version: this.version, value: activeContext(this.state, this.index) };
+    if (this.activeMemo?.version !== this.version)
+      this.activeMemo = { version: this.version, value: activeContext(this.state, this.index) };
     return this.activeMemo.value;
   }
 
@@ -111,12 +150,19 @@ export class SessionStore {
 
   /** Adds a message; id, timestamp and kind are filled in when missing. */
   async append(message: ChatMessage & Partial<MessageMeta>): Promise<StoredMessage> {
-    const full = { kind: 'normal', ...message, id: message.id ?? this.ids.next('m'), timestamp: message.timestamp ?? this.clock.now() } as StoredMessage;
+    const full = {
+      kind: 'normal',
+      ...message,
+      id: message.id ?? this.ids.next('m'),
+      timestamp: message.timestamp ?? this.clock.now(),
+    } as StoredMessage;
     await this.commit({ type: 'message', message: full });
     return full;
   }
 
-  async adoptCompaction(record: Omit<CompactionRecord, 'id' | 'at'> & Partial<Pick<CompactionRecord, 'id' | 'at'>>): Promise<CompactionRecord> {
+  async adoptCompaction(
+    record: Omit<CompactionRecord, 'id' | 'at'> & Partial<Pick<CompactionRecord, 'id' | 'at'>>,
+  ): Promise<CompactionRecord> {
     const full: CompactionRecord = { ...record, id: record.id ?? this.ids.next('c'), at: record.at ?? this.clock.now() };
     await this.commit({ type: 'compaction', compaction: full });
     return full;
@@ -138,14 +184,57 @@ export class SessionStore {
     await this.commit({ type: 'focus', focus, at: this.clock.now() });
   }
 
+  /** Records the judge's verdict on a compaction's summary, so it is shown again after reopening. */
+  async recordVerdict(compactionId: string, attempt: number, verdict: StoredVerdict['verdict']): Promise<void> {
+    await this.commit({ type: 'verdict', compactionId, attempt, verdict, at: this.clock.now() });
+  }
+
+  /**
+   * Records the token calibration. A factor within 0.5 % of the one recorded
+   * is not written again, so a long run adds a line only when it learns something.
+   */
+  async recordCalibration(c: { factor: number; samples: number }): Promise<boolean> {
+    const last = this.state.calibration;
+    if (!(c.factor > 0) || !Number.isFinite(c.factor)) return false;
+    if (last && Math.abs(c.factor - last.factor) <= last.factor * 0.005) return false;
+    await this.commit({ type: 'calibration', factor: c.factor, samples: Math.max(0, Math.floor(c.samples)), at: this.clock.now() });
+    return true;
+  }
+
+  /** Messages and summaries that carry no local token count yet (what a counter should fill in). */
+  uncounted(): StoredMessage[] {
+    return countable(this.state).filter((m) => m.tokens === undefined);
+  }
+
+  /**
+   * Writes the counts that were made since the log last recorded them (one
+   * line), so the next open does not tokenise those messages again. Returns
+   * how many were written. `counter` names the counter that made them.
+   */
+  async persistCounts(counter: string): Promise<number> {
+    const counts: Record<string, number> = {};
+    let n = 0;
+    for (const m of countable(this.state)) {
+      if (m.tokens === undefined || this.storedCounts.has(m.id)) continue;
+      counts[m.id] = m.tokens;
+      n++;
+    }
+    if (n === 0) return 0;
+    await this.commit({ type: 'counts', counter, counts, at: this.clock.now() });
+    for (const id of Object.keys(counts)) this.storedCounts.add(id);
+    return n;
+  }
+
   /** Validates, writes, then applies; writes are serialised so the log order is the call order. */
   private commit(e: SessionEvent): Promise<void> {
     const run = async (): Promise<void> => {
+      if (this.readOnly) throw new SessionStateError(`session ${this.path} was opened read-only`);
       const valid = sessionEventSchema.safeParse(e);
       if (!valid.success) throw new SessionStateError(`invalid ${e.type} event: ${describeIssues(valid.error)}`);
       checkEvent(this.state, e, this.index);
       await this.storage.append(this.path, JSON.stringify(e) + '\n');
       applyEvent(this.state, e, this.index);
+      if (e.type === 'message' && e.message.tokens !== undefined) this.storedCounts.add(e.message.id);
       this.version++;
       for (const l of this.listeners) l(e);
     };
@@ -156,59 +245,23 @@ export class SessionStore {
 }
 
 /** True when the text is a Splitpoint session log (its first line is the session header), not a messages array. */
+/** Everything in the state that a token count belongs to: originals and every compaction's summary. */
+function countable(state: SessionState): StoredMessage[] {
+  return [...state.messages, ...state.compactions.map((c) => c.summary), ...state.undone.map((c) => c.summary)];
+}
+
 export function isSessionLog(text: string): boolean {
   const head = text.trimStart();
   const nl = head.indexOf('\n');
   return head.startsWith('{') && /"type"\s*:\s*"session"/.test(nl >= 0 ? head.slice(0, nl) : head);
 }
 
-type ParseResult = { ok: true; state: SessionState } | { ok: false; line: number; reason: string };
-
-/** Parses and replays a JSONL log without touching storage. */
-export function parseLog(text: string): ParseResult {
-  const lines = text.split('\n');
-  // A file always ends with a newline; the empty string after it is not a line.
-  if (lines[lines.length - 1] === '') lines.pop();
-  if (lines.length === 0) return { ok: false, line: 1, reason: 'the file is empty (no session header)' };
-  let state: SessionState | undefined;
-  let index = new Map<string, number>();
-  for (let i = 0; i < lines.length; i++) {
-    const lineNo = i + 1;
-    const raw = lines[i]!;
-    if (raw.trim() === '') return { ok: false, line: lineNo, reason: 'blank line' };
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch (err) {
-      const torn = i === lines.length - 1 && !text.endsWith('\n');
-      return {
-        ok: false,
-        line: lineNo,
-        reason: torn ? 'the last line is incomplete (the write was interrupted)' : `not valid JSON (${(err as Error).message})`,
-      };
-    }
-    const ev = sessionEventSchema.safeParse(json);
-    if (!ev.success) return { ok: false, line: lineNo, reason: `not a valid session event: ${describeIssues(ev.error)}` };
-    const e = ev.data;
-    if (i === 0) {
-      if (e.type !== 'session') return { ok: false, line: 1, reason: `the first line must be the session header, found a "${e.type}" event` };
-      state = emptyState(e.id, e.createdAt, e.title);
-      index = new Map();
-      continue;
-    }
-    try {
-      checkEvent(state!, e, index);
-      applyEvent(state!, e, index);
-    } catch (err) {
-      return { ok: false, line: lineNo, reason: (err as Error).message };
-    }
-  }
-  return { ok: true, state: state! };
-}
-
-async function backUp(storage: SessionStorage, path: string, clock: Clock): Promise<string | undefined> {
-  const stamp = new Date(clock.now()).toISOString().replace(/[:.]/g, '-');
-  const target = `${path}.corrupt-${stamp}.bak`;
+/**
+ * Backs the file up under a name made from its contents, so opening the same
+ * damaged file again does not add another copy.
+ */
+async function backUp(storage: SessionStorage, path: string, text: string, kind: 'corrupt' | 'torn'): Promise<string | undefined> {
+  const target = `${path}.${kind}-${fingerprint(text)}.bak`;
   try {
     if (!(await storage.exists(target))) await storage.copy(path, target);
     return target;
@@ -216,3 +269,6 @@ async function backUp(storage: SessionStorage, path: string, clock: Clock): Prom
     return undefined;
   }
 }
+
+/** Lets the event loop run between slices of a long replay. */
+const pauseBriefly = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));

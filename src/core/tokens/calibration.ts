@@ -41,6 +41,13 @@ export class Calibration {
     return { factor: this.factorValue, samples: this.samples };
   }
 
+  /** Takes over a recorded state (a reopened session's), or starts afresh without one. */
+  load(state: { factor: number; samples: number } | null | undefined): void {
+    const r = Calibration.restore(state ?? undefined);
+    this.factorValue = r.factorValue;
+    this.samples = r.samples;
+  }
+
   static restore(state: { factor: number; samples: number } | undefined): Calibration {
     const c = new Calibration();
     if (state && Number.isFinite(state.factor) && state.factor > 0) {

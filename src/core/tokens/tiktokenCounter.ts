@@ -22,18 +22,17 @@ let loading: Promise<TokenCounter> | undefined;
 const LOADS = Symbol.for('splitpoint.tokenizerLoads');
 
 export function tokenizerLoadCount(): number {
-  return ((globalThis as Record<symbol, number | undefined>)[LOADS]) ?? 0;
+  return (globalThis as Record<symbol, number | undefined>)[LOADS] ?? 0;
 }
 
 export function loadTiktokenCounter(): Promise<TokenCounter> {
   loading ??= (async () => {
     const ranks = await import('js-tiktoken/ranks/cl100k_base');
     (globalThis as Record<symbol, number | undefined>)[LOADS] = tokenizerLoadCount() + 1;
-    return new TiktokenCounter(new BoundedBpeCounter(unwrapRanks(ranks)));
+    return new TiktokenCounter(await BoundedBpeCounter.load(unwrapRanks(ranks), () => new Promise((resolve) => setTimeout(resolve, 0))));
   })();
   return loading;
 }
-
 
 /**
  * The ranks module arrives as an ES module namespace (source, tests) or, in

@@ -3,7 +3,9 @@ import { dirname, join } from 'node:path';
 import type { AgentTool } from '../../core/agent/tools';
 import { optionalInt, stringArg, ToolInputError } from '../../core/agent/tools';
 import { AGENT_TOOL_SPECS } from '../../core/agent/toolSpecs';
-import { displayPath, resolveInWorkspace } from './workspacePath';
+import type { ProposedChange } from './proposedChange';
+import { proposeEdit, proposeWrite } from './proposedChange';
+import { displayPath, linkNote, resolveInWorkspace, resolveWorkspacePath, writeNoFollow } from './workspacePath';
 
 function spec(name: string) {
   const s = AGENT_TOOL_SPECS.find((t) => t.function.name === name);
@@ -28,11 +30,13 @@ export function readFileTool(root: string): AgentTool {
         return { content: `${stringArg(args, 'path')} is ${stat.size} bytes; read it in ranges with startLine/endLine.`, isError: true };
       }
       const buf = await fs.readFile(path);
-      if (buf.subarray(0, 8000).includes(0)) return { content: `${stringArg(args, 'path')} looks like a binary file (${stat.size} bytes).`, isError: true };
+      if (buf.subarray(0, 8000).includes(0))
+        return { content: `${stringArg(args, 'path')} looks like a binary file (${stat.size} bytes).`, isError: true };
       const lines = buf.toString('utf8').split('\n');
       const start = optionalInt(args, 'startLine') ?? 1;
       const end = Math.min(lines.length, optionalInt(args, 'endLine') ?? lines.length);
-      if (start < 1 || start > Math.max(1, lines.length) || end < start) throw new ToolInputError(`line range ${start}-${end} is outside 1-${lines.length}`);
+      if (start < 1 || start > Math.max(1, lines.length) || end < start)
+        throw new ToolInputError(`line range ${start}-${end} is outside 1-${lines.length}`);
       const body = lines.slice(start - 1, end).join('\n');
       return { content: start === 1 && end === lines.length ? body : `[lines ${start}-${end} of ${lines.length}]\n${body}` };
     },
@@ -68,17 +72,41 @@ export function listFilesTool(root: string): AgentTool {
   };
 }
 
+/** Reads the current text for a proposal: undefined when the file does not exist. */
+async function currentText(path: string): Promise<string | undefined> {
+  try {
+    return await fs.readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Resolves, proposes (the shared logic the host uses too) and writes without following links. */
+async function applyProposal(
+  root: string,
+  args: Record<string, unknown>,
+  propose: (rel: string, before: string | undefined) => ProposedChange,
+) {
+  const { path } = resolveWorkspacePath(root, stringArg(args, 'path'));
+  const rel = displayPath(root, path);
+  const change = propose(rel, await currentText(path));
+  if (!change.ok) return { change, rel };
+  await fs.mkdir(dirname(path), { recursive: true });
+  await writeNoFollow(path, change.after);
+  return { change, rel };
+}
+
 export function writeFileTool(root: string): AgentTool {
   return {
     spec: spec('write_file'),
     needsApproval: () => true,
-    describe: (a) => `write ${String(a.path)} (${typeof a.content === 'string' ? a.content.length : 0} chars)`,
+    describe: (a) => `write ${String(a.path)}${linkNote(root, a.path)} (${typeof a.content === 'string' ? a.content.length : 0} chars)`,
     async execute(args) {
-      const path = await resolveInWorkspace(root, stringArg(args, 'path'));
       if (typeof args.content !== 'string') throw new ToolInputError('"content" must be a string');
-      await fs.mkdir(dirname(path), { recursive: true });
-      await fs.writeFile(path, args.content);
-      return { content: `Wrote ${displayPath(root, path)} (${args.content.length} chars).` };
+      const { change, rel } = await applyProposal(root, args, (p, before) => proposeWrite(p, before, args.content));
+      if (!change.ok) return { content: change.error, isError: true };
+      return { content: `Wrote ${rel} (${change.after.length} chars).` };
     },
   };
 }
@@ -87,18 +115,11 @@ export function editFileTool(root: string): AgentTool {
   return {
     spec: spec('edit_file'),
     needsApproval: () => true,
-    describe: (a) => `edit ${String(a.path)}`,
+    describe: (a) => `edit ${String(a.path)}${linkNote(root, a.path)}`,
     async execute(args) {
-      const path = await resolveInWorkspace(root, stringArg(args, 'path'));
-      const oldText = stringArg(args, 'old_text');
-      if (typeof args.new_text !== 'string') throw new ToolInputError('"new_text" must be a string');
-      const text = await fs.readFile(path, 'utf8').catch(() => undefined);
-      if (text === undefined) return { content: `No such file: ${stringArg(args, 'path')}`, isError: true };
-      const first = text.indexOf(oldText);
-      if (first < 0) return { content: `old_text was not found in ${stringArg(args, 'path')}; read the file and copy the text exactly.`, isError: true };
-      if (text.indexOf(oldText, first + 1) >= 0) return { content: `old_text occurs more than once in ${stringArg(args, 'path')}; include more context so it is unique.`, isError: true };
-      await fs.writeFile(path, text.slice(0, first) + args.new_text + text.slice(first + oldText.length));
-      return { content: `Edited ${displayPath(root, path)}.` };
+      const { change, rel } = await applyProposal(root, args, (p, before) => proposeEdit(p, before, args.old_text, args.new_text));
+      if (!change.ok) return { content: change.error, isError: true };
+      return { content: `Edited ${rel}.` };
     },
   };
 }

@@ -15,7 +15,13 @@ export function nodeWorkspaceTools(root: string, opts: Partial<RunCommandOptions
     searchTextTool(root),
     editFileTool(root),
     writeFileTool(root),
-    runCommandTool(root, { allowlist: opts.allowlist ?? [], defaultTimeoutSeconds: opts.defaultTimeoutSeconds ?? 120, maxOutputChars: opts.maxOutputChars ?? 400_000 }),
+    runCommandTool(root, {
+      allowlist: opts.allowlist ?? [],
+      defaultTimeoutSeconds: opts.defaultTimeoutSeconds ?? 120,
+      maxOutputChars: opts.maxOutputChars ?? 400_000,
+      ...(opts.commandEnv ? { commandEnv: opts.commandEnv } : {}),
+      ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+    }),
   ];
 }
 

@@ -2,35 +2,42 @@ import { spawn } from 'node:child_process';
 import type { AgentTool } from '../../core/agent/tools';
 import { optionalInt, stringArg } from '../../core/agent/tools';
 import { AGENT_TOOL_SPECS } from '../../core/agent/toolSpecs';
+import { commandEnvironment, DEFAULT_COMMAND_ENV } from './commandEnv';
+import { isAllowlisted } from './commandPolicy';
+import type { SandboxOptions } from './sandbox';
+import { sandboxArgv, sandboxDescription } from './sandbox';
+
+export { checkAllowlisted, isAllowlisted } from './commandPolicy';
 
 export interface RunCommandOptions {
-  /** Commands (exact, or a prefix followed by a space) that run without approval. */
+  /** Argument-vector prefixes that run without approval (the rest of the words is checked too; see commandPolicy). */
   allowlist: readonly string[];
   defaultTimeoutSeconds: number;
   /** Captured output beyond this is dropped from the middle (the agent loop caps further). */
   maxOutputChars: number;
+  /** Environment variables passed to commands (default DEFAULT_COMMAND_ENV); nothing else is inherited. */
+  commandEnv?: readonly string[];
+  /** bwrap confinement; default auto with no network. */
+  sandbox?: SandboxOptions;
 }
 
-export function isAllowlisted(command: string, allowlist: readonly string[]): boolean {
-  const c = command.trim();
-  // Chaining or redirection could smuggle another command past a prefix match.
-  if (/[;&|`$<>]|\n/.test(c)) return false;
-  return allowlist.some((a) => c === a || c.startsWith(a + ' '));
-}
+export const DEFAULT_SANDBOX: SandboxOptions = { mode: 'auto', allowNetwork: false };
 
 /** run_command: a shell in the workspace, with a timeout, captured stdout+stderr and the exit code. */
 export function runCommandTool(root: string, opts: RunCommandOptions): AgentTool {
   return {
     spec: AGENT_TOOL_SPECS.find((t) => t.function.name === 'run_command')!,
-    needsApproval: (args) => !(typeof args.command === 'string' && isAllowlisted(args.command, opts.allowlist)),
-    describe: (a) => `run: ${String(a.command)}`,
+    needsApproval: (args) => !(typeof args.command === 'string' && isAllowlisted(args.command, opts.allowlist, root)),
+    describe: (a) => `run (${sandboxDescription(opts.sandbox ?? DEFAULT_SANDBOX)}): ${String(a.command)}`,
     execute(args, ctx) {
       const command = stringArg(args, 'command');
       const timeout = 1000 * Math.min(3600, optionalInt(args, 'timeoutSeconds') ?? opts.defaultTimeoutSeconds);
       return new Promise((resolve) => {
-        const child = spawn(process.platform === 'win32' ? 'cmd.exe' : '/bin/sh', process.platform === 'win32' ? ['/c', command] : ['-c', command], {
+        const shell = process.platform === 'win32' ? ['cmd.exe', '/c', command] : ['/bin/sh', '-c', command];
+        const argv = [...(sandboxArgv(root, opts.sandbox ?? DEFAULT_SANDBOX) ?? []), ...shell];
+        const child = spawn(argv[0]!, argv.slice(1), {
           cwd: root,
-          env: { ...process.env, CI: '1', NO_COLOR: '1', FORCE_COLOR: '0' },
+          env: commandEnvironment(opts.commandEnv ?? DEFAULT_COMMAND_ENV),
           detached: process.platform !== 'win32',
         });
         let out = '';

@@ -29,14 +29,21 @@ export function searchTextTool(root: string, rgPath = 'rg'): AgentTool {
       const viaRg = await ripgrep(rgPath, pattern, base, root, ctx.signal).catch(() => undefined);
       const lines = viaRg ?? (await scan(re, base, root));
       if (lines.length === 0) return { content: `No matches for /${pattern}/.` };
-      return { content: lines.slice(0, MAX_MATCHES).join('\n') + (lines.length > MAX_MATCHES ? `\n[${lines.length - MAX_MATCHES} more matches not shown]` : '') };
+      return {
+        content:
+          lines.slice(0, MAX_MATCHES).join('\n') +
+          (lines.length > MAX_MATCHES ? `\n[${lines.length - MAX_MATCHES} more matches not shown]` : ''),
+      };
     },
   };
 }
 
 function ripgrep(rg: string, pattern: string, base: string, root: string, signal: AbortSignal): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(rg, ['--line-number', '--no-heading', '--color', 'never', '--max-count', '50', '-e', pattern, base], { signal, cwd: root });
+    const child = spawn(rg, ['--line-number', '--no-heading', '--color', 'never', '--max-count', '50', '-e', pattern, base], {
+      signal,
+      cwd: root,
+    });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       if (out.length < 2_000_000) out += d;
@@ -44,7 +51,12 @@ function ripgrep(rg: string, pattern: string, base: string, root: string, signal
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0 && code !== 1) return reject(new Error(`rg exited with ${code}`));
-      resolve(out.split('\n').filter(Boolean).map((l) => (l.startsWith(base) ? displayPath(root, l.slice(0, l.indexOf(':'))) + l.slice(l.indexOf(':')) : l)));
+      resolve(
+        out
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => (l.startsWith(base) ? displayPath(root, l.slice(0, l.indexOf(':'))) + l.slice(l.indexOf(':')) : l)),
+      );
     });
   });
 }

@@ -60,7 +60,7 @@ export class FakeModel implements ModelPort {
 /** Names the block's instruction so tests can tell which answer is which. */
 function defaultAnswer(req: ModelRequest): string {
   const last = req.messages[req.messages.length - 1]!.content ?? '';
-  const from = /from message #(\d+)/.exec(last)?.[1] ?? /<TARGET_BLOCK>\n\[#(\d+)/.exec(last)?.[1] ?? '?';
+  const from = /from message #(\d+)/.exec(last)?.[1] ?? /<TARGET_BLOCK(?:_[0-9a-f]+)?>\n\[#(\d+)/.exec(last)?.[1] ?? '?';
   const focus = /^FOCUS: (.*)$/m.exec(last)?.[1];
   return [
     'DECISIONS:',

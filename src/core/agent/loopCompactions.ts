@@ -1,0 +1,255 @@
+import type { PendingCompaction } from '../compaction/pendingCompaction';
+import type { BudgetState } from '../triggers';
+import { evaluateBudget, evaluateIdle, INITIAL_BUDGET_STATE } from '../triggers';
+import type { BackgroundOutcome } from './compactionRunner';
+import { BackgroundCompaction } from './compactionRunner';
+import type { AgentEvent } from './events';
+import { abortable, Cancelled } from './loopSupport';
+import { adoptPlanned, StaleCompactionError } from './planBase';
+import type { AgentDeps, AgentSettings } from './loopTypes';
+
+export type CompactTrigger = 'structural' | 'block' | 'reactive' | 'fallback';
+
+/**
+ * The agent loop's compaction side: the budget's hysteresis, the background
+ * compaction and what happens to its outcome, the `block` stall, synchronous
+ * compactions, the idle trigger, and the time the agent spent waiting.
+ */
+export class LoopCompactions {
+  private budget: BudgetState = INITIAL_BUDGET_STATE;
+  private background: BackgroundCompaction | undefined;
+  private applying: Promise<void> | undefined;
+  private waitedMs = 0;
+  private lastActivity: number;
+  private lastIdleCompaction: number | undefined;
+
+  constructor(
+    private readonly deps: AgentDeps,
+    /** The loop's own copy: the window can be corrected from the server's overflow error. */
+    private readonly settings: AgentSettings,
+    private readonly emit: (e: AgentEvent) => void,
+    private readonly agentRunning: () => boolean,
+    private readonly contextTokens: () => number,
+  ) {
+    this.lastActivity = deps.clock.now();
+  }
+
+  get current(): BackgroundCompaction | undefined {
+    return this.background;
+  }
+
+  /** Time the agent spent blocked on compaction (the `block` wait, synchronous and reactive compactions). */
+  get waitMs(): number {
+    return this.waitedMs;
+  }
+
+  /** The user or the agent did something: the idle clock restarts. */
+  touch(): void {
+    this.lastActivity = this.deps.clock.now();
+  }
+
+  /** A step ended or a message arrived: the background run may judge against it. */
+  notifyStep(): void {
+    this.background?.notifyStep();
+  }
+
+  async timed<T>(f: () => Promise<T>): Promise<T> {
+    const t0 = this.deps.clock.now();
+    try {
+      return await f();
+    } finally {
+      this.waitedMs += this.deps.clock.now() - t0;
+    }
+  }
+
+  private standingFocus(): string | undefined {
+    return this.deps.store.snapshot.focus ?? undefined;
+  }
+
+  /** Triggers before a model call, in order: a finished background compaction, then the budget. */
+  async beforeModelCall(signal: AbortSignal): Promise<void> {
+    // A summary held while the agent was idle is judged against the new
+    // message now; wait for that verdict so the agent answers from the
+    // compacted context it was judged for.
+    const held = this.background?.heldForNextMessage ? this.background : undefined;
+    if (held) await this.timed(() => abortable(held.done, signal));
+    await this.timed(() => this.adoptIfSettled());
+    const s = this.settings;
+    const r = evaluateBudget(this.contextTokens(), s.contextWindow, s.thresholds, this.budget, this.background !== undefined);
+    this.budget = r.state;
+    const d = r.decision;
+    switch (d.kind) {
+      case 'ok':
+      case 'in-progress':
+        return;
+      case 'start-background':
+        if (!s.asyncCompaction) return;
+        this.emit({ type: 'trigger-fired', trigger: 'budget', usedFraction: d.usedFraction });
+        this.startBackground(this.standingFocus());
+        return;
+      case 'wait':
+        this.emit({ type: 'trigger-fired', trigger: 'block', usedFraction: d.usedFraction });
+        await this.timed(async () => {
+          const bg = this.background;
+          if (bg) {
+            // The only stall: the context is full and the summary is not ready.
+            this.emit({ type: 'waiting-for-compaction', usedFraction: d.usedFraction });
+            bg.hurry();
+            await abortable(bg.done, signal);
+            await this.adoptIfSettled();
+          }
+          if (this.contextTokens() >= s.thresholds.block * s.contextWindow) {
+            await this.compactNow({ focus: this.standingFocus(), trigger: 'block', signal });
+          }
+        });
+        return;
+    }
+  }
+
+  private startBackground(focus: string | undefined): BackgroundCompaction | undefined {
+    const bg = new BackgroundCompaction({ ...this.deps, emit: this.emit }, this.settings, this.deps.tools.specs(), focus);
+    if (bg.empty) {
+      this.emit({ type: 'notice', text: `Nothing to compact: the ${this.settings.strategy} split keeps the whole conversation.` });
+      return undefined;
+    }
+    this.background = bg;
+    this.emit({ type: 'compaction-started', compactionId: bg.id, background: true, focus });
+    void bg.done.then(() => {
+      // An idle agent adopts as soon as the result is in; a running one at its next step.
+      if (!this.agentRunning()) void this.adoptIfSettled();
+    });
+    return bg;
+  }
+
+  /** Waits until the background compaction (if any) has finished and its outcome is applied. */
+  async settle(): Promise<void> {
+    for (;;) {
+      const bg = this.background;
+      if (bg) await bg.done.catch(() => undefined);
+      await this.applying;
+      await this.adoptIfSettled();
+      if (!this.background || this.background === bg) return;
+    }
+  }
+
+  /** Applies a finished background compaction: adopt, hold, or fall back to a synchronous one. */
+  adoptIfSettled(): Promise<void> {
+    const p = this.applyOutcome().finally(() => {
+      if (this.applying === p) this.applying = undefined;
+    });
+    this.applying = p;
+    return p;
+  }
+
+  private async applyOutcome(): Promise<void> {
+    const bg = this.background;
+    const outcome: BackgroundOutcome | undefined = bg?.outcome;
+    if (!bg || !outcome) return;
+    this.background = undefined;
+    switch (outcome.kind) {
+      case 'accepted':
+        try {
+          await this.adopt(outcome.pending, outcome.verdict !== undefined);
+        } catch (err) {
+          // Planned on compactions no longer in force: report it, keep the session as it is.
+          if (!(err instanceof StaleCompactionError)) throw err;
+          this.emit({ type: 'compaction-failed', compactionId: outcome.pending.id, error: err.message });
+        }
+        return;
+      case 'held':
+        this.emit({ type: 'compaction-held', compactionId: outcome.pending.id, reason: outcome.reason });
+        return;
+      case 'fallback':
+        this.emit({ type: 'compaction-fallback', compactionId: bg.id, reason: outcome.reason });
+        // Synchronous: a running agent waits for it at this step boundary.
+        try {
+          await this.compactNow({ focus: this.standingFocus(), trigger: 'fallback', signal: new AbortController().signal });
+        } catch (err) {
+          this.emit({ type: 'error', error: (err as Error).message });
+        }
+        return;
+      case 'failed':
+        this.emit({ type: 'compaction-failed', compactionId: bg.id, error: outcome.reason });
+        return;
+      case 'cancelled':
+        return;
+    }
+  }
+
+  private async adopt(pending: PendingCompaction, judged: boolean): Promise<void> {
+    const before = this.contextTokens();
+    await adoptPlanned(pending, this.deps.store);
+    const after = this.contextTokens();
+    // A new pressure episode starts once a compaction got usage back under hi;
+    // one that could not, does not immediately start another (block still applies).
+    if (after < this.settings.thresholds.hi * this.settings.contextWindow) this.budget = { armed: true };
+    this.emit({ type: 'compaction-adopted', compactionId: pending.id, tokensBefore: before, tokensAfter: after, judged });
+  }
+
+  /** See AgentLoop.compactNow. */
+  async compactNow(o: { focus: string | undefined; trigger: CompactTrigger; signal: AbortSignal }): Promise<PendingCompaction | undefined> {
+    const settings = { ...this.settings, judge: { ...this.settings.judge, enabled: false } };
+    const bg = new BackgroundCompaction({ ...this.deps, emit: this.emit }, settings, this.deps.tools.specs(), o.focus);
+    if (bg.empty) {
+      this.emit({ type: 'notice', text: 'Nothing to compact: the split keeps the whole conversation.' });
+      return undefined;
+    }
+    this.emit({ type: 'compaction-started', compactionId: bg.id, background: false, focus: o.focus });
+    const onAbort = () => bg.cancel();
+    o.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const outcome = await bg.done;
+      if (outcome.kind === 'accepted') {
+        await this.adopt(outcome.pending, false);
+        return outcome.pending;
+      }
+      if (outcome.kind === 'cancelled') throw new Cancelled();
+      const reason = outcome.reason;
+      this.emit({ type: 'compaction-failed', compactionId: bg.id, error: reason });
+      throw new Error(`Compaction failed (${reason}); the session is unchanged.`);
+    } finally {
+      o.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** See AgentLoop.userCompact. */
+  async userCompact(focus: string | undefined, signal: AbortSignal): Promise<void> {
+    const store = this.deps.store;
+    const f = focus?.trim() ? focus.trim() : undefined;
+    if (f !== undefined && f !== store.snapshot.focus) await store.setFocus(f);
+    const usedFraction = this.contextTokens() / this.settings.contextWindow;
+    this.emit({ type: 'trigger-fired', trigger: 'structural', usedFraction, detail: f });
+    const standing = this.standingFocus();
+    if (this.background && !this.background.outcome) {
+      this.background.refocus(standing);
+      return;
+    }
+    await this.compactNow({ focus: standing, trigger: 'structural', signal });
+  }
+
+  /** The host's idle timer calls this; compacts in the background when the user has been away. */
+  maybeIdleCompact(): boolean {
+    if (this.agentRunning() || this.background) return false;
+    const now = this.deps.clock.now();
+    const usedTokens = this.contextTokens();
+    const windowTokens = this.settings.contextWindow;
+    const idle = { nowMs: now, lastActivityMs: this.lastActivity, lastIdleCompactionMs: this.lastIdleCompaction, usedTokens, windowTokens };
+    const fire = evaluateIdle(idle, this.settings.idle);
+    if (!fire) return false;
+    this.lastIdleCompaction = now;
+    this.emit({ type: 'trigger-fired', trigger: 'temporal', usedFraction: this.contextTokens() / windowTokens });
+    return this.startBackground(this.standingFocus()) !== undefined;
+  }
+
+  /** Cancels the background compaction, if any; nothing is adopted. */
+  cancel(): void {
+    this.background?.cancel();
+  }
+
+  /** The server refused the request as too long: the background run is moot, compact now. */
+  async reactive(signal: AbortSignal): Promise<void> {
+    this.background?.cancel();
+    this.background = undefined;
+    await this.timed(() => this.compactNow({ focus: this.standingFocus(), trigger: 'reactive', signal }));
+  }
+}

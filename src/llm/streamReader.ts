@@ -1,0 +1,143 @@
+import { ConnectionError, errorFromStatus, ProtocolError } from './errors';
+import type { Reply } from './chatResult';
+import { buildReply } from './chatResult';
+import type { ReplyCaps } from './replyLimits';
+import { replyTooLarge } from './replyLimits';
+import { SseParser } from './sse';
+import { StreamAssembler, type RawChunk } from './streamAssembler';
+import { parseTextToolCalls, TextToolStreamFilter } from './textToolProtocol';
+import type { ChatDelta, ToolProtocolMode } from './types';
+import { freshId } from './wire';
+
+export interface StreamContext {
+  url: string;
+  model: string;
+  mode: ToolProtocolMode;
+  caps: ReplyCaps;
+  emit: (d: ChatDelta) => void;
+  /** Called when a token, tool-call piece or finish arrived (not for comments or empty chunks). */
+  onProgress: () => void;
+}
+
+/**
+ * Reads a streamed chat completion: one read loop, no async generator, so
+ * each network read costs only the parse of what it carried. Stops reading,
+ * and cancels the body, once the reply passes what max_tokens allows.
+ */
+export async function readChatStream(resp: Response, ctx: StreamContext): Promise<Reply> {
+  if (!resp.body) throw new ProtocolError(`Empty streaming response from ${ctx.url}.`, { url: ctx.url, retryable: true });
+  const asm = new StreamAssembler(freshId);
+  const filter = ctx.mode === 'text' ? new TextToolStreamFilter() : undefined;
+  let sawDone = false;
+  let chars = 0;
+  let bytes = 0;
+  const reader = resp.body.getReader();
+  const decoder = new TextDecoder();
+  const parser = new SseParser();
+  let finished = false;
+  const handle = (data: string): void => {
+    if (data === '[DONE]' || data.trim() === '[DONE]') {
+      sawDone = true;
+      return;
+    }
+    let chunk: RawChunk & { error?: unknown; object?: string };
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      throw new ProtocolError(`Malformed stream chunk from ${ctx.url}: ${JSON.stringify(data.slice(0, 200))}`, {
+        url: ctx.url,
+        retryable: true,
+        body: data,
+      });
+    }
+    if (chunk === null || typeof chunk !== 'object') {
+      throw new ProtocolError(`Unexpected stream chunk from ${ctx.url}: ${data.slice(0, 200)}`, { url: ctx.url, retryable: true });
+    }
+    if (chunk.error !== undefined || chunk.object === 'error') {
+      // vLLM reports failures after the stream started as a data event.
+      const err = chunk.error as { code?: unknown } | undefined;
+      const code =
+        typeof err?.code === 'number'
+          ? err.code
+          : typeof (chunk as { code?: unknown }).code === 'number'
+            ? (chunk as { code: number }).code
+            : 500;
+      throw errorFromStatus(code, chunk, undefined, ctx.url);
+    }
+    const finishBefore = asm.finishReason;
+    const deltas = asm.push(chunk);
+    if (deltas.length > 0 || asm.finishReason !== finishBefore) ctx.onProgress();
+    for (const d of deltas) {
+      chars += d.type === 'tool_call' ? d.argumentsDelta.length + (d.name?.length ?? 0) : d.type === 'reset' ? 0 : d.text.length;
+      if (chars > ctx.caps.chars) throw replyTooLarge(ctx.url, ctx.caps, 'characters');
+      if (d.type === 'content' && filter) {
+        const visible = filter.push(d.text);
+        if (visible) ctx.emit({ type: 'content', text: visible });
+      } else {
+        ctx.emit(d);
+      }
+    }
+  };
+  try {
+    while (!sawDone) {
+      const r = await reader.read();
+      if (r.done) {
+        finished = true;
+        for (const data of [...parser.push(decoder.decode()), ...parser.end()]) if (!sawDone) handle(data);
+        break;
+      }
+      bytes += r.value.byteLength;
+      if (bytes > ctx.caps.bytes) throw replyTooLarge(ctx.url, ctx.caps, 'bytes');
+      for (const data of parser.push(decoder.decode(r.value, { stream: true }))) {
+        handle(data);
+        if (sawDone) break;
+      }
+    }
+  } finally {
+    if (!finished) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+  if (!sawDone && asm.finishReason === null) {
+    throw new ConnectionError(`The stream from ${ctx.url} ended before the reply was complete.`, 'ECONNRESET', {
+      url: ctx.url,
+      retryable: true,
+    });
+  }
+  const reasoning = asm.reasoningText || undefined;
+  const base = { reasoning, usage: asm.usage, finishReason: asm.finishReason, model: asm.model ?? ctx.model, mode: ctx.mode };
+  if (filter) {
+    const tail = filter.flush();
+    if (tail) ctx.emit({ type: 'content', text: tail });
+    const parsed = parseTextToolCalls(asm.text, () => freshId(0));
+    parsed.toolCalls.forEach((c, i) =>
+      ctx.emit({ type: 'tool_call', index: i, id: c.id, name: c.function.name, argumentsDelta: c.function.arguments }),
+    );
+    return buildReply({ ...base, content: parsed.content, toolCalls: parsed.toolCalls });
+  }
+  return buildReply({ ...base, content: asm.text.length > 0 ? asm.text : null, toolCalls: asm.toolCalls() });
+}
+
+/** Reads a non-streamed body as text, refusing more than `maxBytes`. */
+export async function readBodyCapped(resp: Response, ctx: { url: string; caps: ReplyCaps }): Promise<string> {
+  if (!resp.body) return '';
+  const reader = resp.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  let finished = false;
+  try {
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) {
+        finished = true;
+        return text + decoder.decode();
+      }
+      bytes += r.value.byteLength;
+      if (bytes > ctx.caps.bytes) throw replyTooLarge(ctx.url, ctx.caps, 'bytes');
+      text += decoder.decode(r.value, { stream: true });
+    }
+  } finally {
+    if (!finished) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+}

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { SseParser } from '../../src/llm/sse';
+import { StreamAssembler, type RawChunk } from '../../src/llm/streamAssembler';
+
+/**
+ * The SSE parser and stream assembler see bytes cut wherever the network
+ * cuts them. Property: however a valid stream is split into reads (inside a
+ * multi-byte character, between \r and \n), with keep-alive comments
+ * anywhere, the assembled reply equals the one built from the chunks
+ * directly; and no input, however broken, makes the parser throw.
+ */
+const RUNS = 300;
+
+const piece = fc.string({ unit: 'grapheme', maxLength: 12 });
+const chunkArb: fc.Arbitrary<RawChunk> = fc.oneof(
+  piece.map((content) => ({ choices: [{ index: 0, delta: { content } }] })),
+  piece.map((reasoning) => ({ choices: [{ index: 0, delta: { reasoning } }] })),
+  fc
+    .record({ i: fc.integer({ min: 0, max: 2 }), name: fc.constantFrom('read_file', 'run_command'), args: piece })
+    .map(({ i, name, args }) => ({
+      choices: [
+        { index: 0, delta: { tool_calls: [{ index: i, id: `call_${i}`, type: 'function', function: { name, arguments: args } }] } },
+      ],
+    })),
+  fc.record({ i: fc.integer({ min: 0, max: 2 }), args: piece }).map(({ i, args }) => ({
+    choices: [{ index: 0, delta: { tool_calls: [{ index: i, function: { arguments: args } }] } }],
+  })),
+);
+
+function assemble(chunks: RawChunk[]) {
+  let n = 0;
+  const asm = new StreamAssembler((k) => `gen_${k}_${n++}`);
+  for (const c of chunks) asm.push(c);
+  return { text: asm.text, reasoning: asm.reasoningText, calls: asm.toolCalls() };
+}
+
+/** Serialises chunks as SSE with the given line ending and comments before the chosen events. */
+function toSse(chunks: RawChunk[], eol: string, comments: boolean[]): string {
+  return (
+    chunks
+      .map((c, i) => `${comments[i % comments.length] ? `: keep-alive${eol}${eol}` : ''}data: ${JSON.stringify(c)}${eol}${eol}`)
+      .join('') + `data: [DONE]${eol}${eol}`
+  );
+}
+
+function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
+  const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+  const out: Uint8Array[] = [];
+  let prev = 0;
+  for (const c of [...at, bytes.length]) {
+    out.push(bytes.subarray(prev, c));
+    prev = c;
+  }
+  return out;
+}
+
+function parseReads(reads: Uint8Array[]): string[] {
+  const decoder = new TextDecoder();
+  const parser = new SseParser();
+  const out: string[] = [];
+  for (const r of reads) out.push(...parser.push(decoder.decode(r, { stream: true })));
+  out.push(...parser.push(decoder.decode()), ...parser.end());
+  return out;
+}
+
+describe('fuzz: SSE parser and stream assembler', () => {
+  it(`any split of a valid stream, with comments and CRLF, assembles the same reply (${RUNS} runs)`, () => {
+    fc.assert(
+      fc.property(
+        fc.array(chunkArb, { minLength: 1, maxLength: 25 }),
+        fc.constantFrom('\n', '\r\n', '\r'),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 5 }),
+        fc.array(fc.nat(), { maxLength: 40 }),
+        (chunks, eol, comments, cuts) => {
+          const bytes = new TextEncoder().encode(toSse(chunks, eol, comments));
+          const payloads = parseReads(splitAt(bytes, cuts));
+          assert.equal(payloads.at(-1), '[DONE]');
+          const viaWire = assemble(payloads.slice(0, -1).map((p) => JSON.parse(p) as RawChunk));
+          assert.deepEqual(viaWire, assemble(chunks));
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
+
+  it(`never throws on arbitrary bytes, and reports only data payloads (${RUNS} runs)`, () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 400 }), fc.array(fc.nat(), { maxLength: 10 }), (bytes, cuts) => {
+        const payloads = parseReads(splitAt(bytes, cuts));
+        for (const p of payloads) assert.equal(typeof p, 'string');
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it(`the assembler never throws on arbitrary JSON chunks (${RUNS} runs)`, () => {
+    fc.assert(
+      fc.property(fc.array(fc.jsonValue(), { maxLength: 10 }), (values) => {
+        const asm = new StreamAssembler((k) => `gen_${k}`);
+        for (const v of values) if (v !== null && typeof v === 'object' && !Array.isArray(v)) asm.push(v as RawChunk);
+        assert.equal(typeof asm.text, 'string');
+        asm.toolCalls();
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});

@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, symlinkSync, existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { nodeWorkspaceTools } from '../../src/node/tools';
+import { commandEnvironment } from '../../src/node/tools/commandEnv';
+import { checkAllowlisted, isAllowlisted, runCommandTool } from '../../src/node/tools/runCommandTool';
+import { sandboxDescription, sandboxStatus } from '../../src/node/tools/sandbox';
+import { shellWords } from '../../src/node/tools/shellWords';
+
+const ctx = () => ({ signal: new AbortController().signal, callId: 'c1' });
+const workspace = () => {
+  const root = mkdtempSync(join(tmpdir(), 'sp-cmd-'));
+  mkdirSync(join(root, 'src'));
+  return root;
+};
+
+describe('commands get a minimal environment', () => {
+  it('the API key and other secrets do not reach a command', async () => {
+    const saved = { ...process.env };
+    process.env.SPLITPOINT_API_KEY = 'sk-live-123';
+    process.env.OPENAI_API_KEY = 'sk-openai-456';
+    process.env.GITHUB_TOKEN = 'ghp_789';
+    try {
+      const t = runCommandTool(workspace(), { allowlist: [], defaultTimeoutSeconds: 10, maxOutputChars: 10_000 });
+      const r = await t.execute({ command: 'env; printenv SPLITPOINT_API_KEY' }, ctx());
+      assert.match(r.content, /PATH=/);
+      assert.doesNotMatch(r.content, /sk-live-123|sk-openai-456|ghp_789/);
+    } finally {
+      process.env = saved;
+    }
+  });
+
+  it('passes exactly the listed names; a prefix never passes credential-like names', () => {
+    const from = { PATH: '/bin', LC_ALL: 'C', LC_API_KEY: 'x', MY_TOKEN: 't', OTHER: 'o', NPM_TOKEN: 'n' };
+    const env = commandEnvironment(['PATH', 'LC_*', 'NPM_TOKEN', 'MY*'], from);
+    assert.equal(env.PATH, '/bin');
+    assert.equal(env.LC_ALL, 'C');
+    assert.equal(env.NPM_TOKEN, 'n', 'named exactly: passed on purpose');
+    assert.equal(env.LC_API_KEY, undefined);
+    assert.equal(env.MY_TOKEN, undefined);
+    assert.equal(env.OTHER, undefined);
+  });
+});
+
+describe('the allowlist matches the parsed argument vector', () => {
+  const root = workspace();
+  const outside = mkdtempSync(join(tmpdir(), 'sp-out-'));
+  symlinkSync(outside, join(root, 'out-link'));
+  const list = ['git diff', 'ls', 'npm test'];
+
+  it('options that write files or move the working tree ask (git diff --output=/elsewhere)', () => {
+    for (const c of [
+      'git diff --output=/elsewhere/file',
+      'git diff --output /elsewhere/file',
+      'git diff "--output=/x"',
+      'git diff -o x',
+      'git diff -C ..',
+      'git diff --git-dir=/tmp/x',
+      'git diff --work-tree=..',
+      'git diff --exec-path=/tmp',
+    ]) {
+      assert.equal(isAllowlisted(c, list, root), false, c);
+    }
+    assert.match((checkAllowlisted('git diff --output=/x', list, root) as { why: string }).why, /--output/);
+  });
+
+  it('paths outside the workspace ask: ls /, ls ../.., a symlink out, ~ and .* globs', () => {
+    for (const c of [
+      'ls /',
+      'ls ../..',
+      'ls src/../..',
+      'ls out-link',
+      'ls out-link/x',
+      'ls ~',
+      'ls ~/x',
+      'ls .*',
+      'ls src/.*',
+      `ls ${outside}`,
+      'ls --color=/etc',
+    ]) {
+      assert.equal(isAllowlisted(c, list, root), false, c);
+    }
+  });
+
+  it('ordinary arguments inside the workspace still run without asking', () => {
+    for (const c of [
+      'git diff',
+      'git diff --stat src',
+      'git diff HEAD~1 -- src/a.ts',
+      'ls src',
+      'ls -la',
+      'npm test -- --grep "a b"',
+      'ls *.ts',
+    ]) {
+      assert.equal(isAllowlisted(c, list, root), true, c);
+    }
+    assert.equal(isAllowlisted('npm testing', list, root), false);
+    assert.equal(isAllowlisted('git diffx', list, root), false);
+  });
+
+  it('the run_command tool asks for git diff --output even with git diff allowlisted', () => {
+    const t = nodeWorkspaceTools(root, { allowlist: ['git diff'] }).find((x) => x.spec.function.name === 'run_command')!;
+    assert.equal(t.needsApproval({ command: 'git diff --output=/elsewhere/file' }), true);
+    assert.equal(t.needsApproval({ command: 'git diff' }), false);
+  });
+
+  it('shellWords splits like sh and refuses what sh would expand', () => {
+    assert.deepEqual(
+      shellWords(`a 'b c' "d \\"e\\"" f\\ g`)?.map((w) => w.text),
+      ['a', 'b c', 'd "e"', 'f g'],
+    );
+    for (const bad of ['a $(b)', 'a "$HOME"', 'a `b`', 'a; b', 'a | b', 'a > b', "a 'b", 'a "b', 'a {b,c}', 'a # c', 'a\nb'])
+      assert.equal(shellWords(bad), undefined, bad);
+  });
+});
+
+const sandbox = sandboxStatus();
+describe(`the command sandbox (${sandbox.available ? 'bwrap works here' : `unavailable: ${(sandbox as { reason: string }).reason}`})`, () => {
+  it('says in the approval prompt whether the command is confined', () => {
+    const t = runCommandTool(workspace(), { allowlist: [], defaultTimeoutSeconds: 10, maxOutputChars: 1000 });
+    assert.match(
+      t.describe({ command: 'make' }),
+      sandbox.available ? /^run \(sandboxed: .*no network\): make$/ : /^run \(not sandboxed: .+\): make$/,
+    );
+    const off = runCommandTool(workspace(), {
+      allowlist: [],
+      defaultTimeoutSeconds: 10,
+      maxOutputChars: 1000,
+      sandbox: { mode: 'off', allowNetwork: false },
+    });
+    assert.match(off.describe({ command: 'make' }), /not sandboxed \(sandbox turned off/);
+  });
+
+  it('degrades with a clear reason where bwrap cannot run', () => {
+    const broken = sandboxStatus('/bin/false');
+    assert.equal(broken.available, false);
+    assert.match(
+      sandboxDescription({ mode: 'auto', allowNetwork: false }, broken),
+      /not sandboxed: (bwrap cannot create a sandbox here|sandboxing needs Linux)/,
+    );
+  });
+
+  it('a sandboxed command writes the workspace and /tmp but nothing else, and has no network', async function () {
+    if (!sandbox.available) this.skip();
+    const root = workspace();
+    // Not under /tmp: the sandbox's /tmp is a private tmpfs, where the folder would simply not exist.
+    const outside = mkdtempSync('/var/tmp/sp-out-');
+    const server = createServer((_q, s) => s.end('reached')).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const t = runCommandTool(root, { allowlist: [], defaultTimeoutSeconds: 20, maxOutputChars: 10_000 });
+      const r = await t.execute(
+        { command: `echo in > inside.txt && echo t > /tmp/t.txt && echo out > ${outside}/escaped.txt; echo done` },
+        ctx(),
+      );
+      assert.ok(existsSync(join(root, 'inside.txt')));
+      assert.equal(existsSync(join(outside, 'escaped.txt')), false, r.content);
+      assert.match(r.content, /Read-only file system/);
+      const script = `require('http').get('http://127.0.0.1:${port}',r=>r.on('data',d=>console.log(String(d))))` + `.on('error',e=>console.log('neterr',e.code))`;
+      const fetchCmd = `${process.execPath} -e "${script}"`;
+      assert.match((await t.execute({ command: fetchCmd }, ctx())).content, /neterr/);
+      const open = runCommandTool(root, {
+        allowlist: [],
+        defaultTimeoutSeconds: 20,
+        maxOutputChars: 10_000,
+        sandbox: { mode: 'auto', allowNetwork: true },
+      });
+      assert.match((await open.execute({ command: fetchCmd }, ctx())).content, /reached/);
+    } finally {
+      server.close();
+    }
+  });
+});
