@@ -30,7 +30,9 @@ export async function loadRoleKeys(get: (secret: string) => PromiseLike<string |
 export function keysFor(s: Pick<SplitpointSettings, 'compactor' | 'judgeEndpoint'>, keys: RoleKeys): Record<KeyRole, string | undefined> {
   const agent = keys.agent;
   const compactor = s.compactor.endpoint ? (keys.compactor ?? agent) : agent;
-  const judge = s.judgeEndpoint.endpoint ? (keys.judge ?? (s.compactor.endpoint === s.judgeEndpoint.endpoint ? compactor : agent)) : compactor;
+  const judge = s.judgeEndpoint.endpoint
+    ? (keys.judge ?? (s.compactor.endpoint === s.judgeEndpoint.endpoint ? compactor : agent))
+    : compactor;
   return { agent, compactor, judge };
 }
 

@@ -157,6 +157,7 @@ export class SplitpointHost implements vscode.Disposable {
   private toolEnv(): ToolEnv {
     return {
       root: () => vscode.workspace.workspaceFolders?.[0]?.uri,
+      folders: () => (vscode.workspace.workspaceFolders ?? []).map((f) => ({ name: f.name, uri: f.uri })),
       trusted: () => vscode.workspace.isTrusted,
       // Restricted Mode ignores the allowlist: nothing runs without the user there.
       allowlist: () => (vscode.workspace.isTrusted ? (this.server.settings?.commandAllowlist ?? []) : []),

@@ -90,7 +90,7 @@ export interface SplitChange extends Omit<SplitView, 'allowed'> {
 
 /** The split the view should hold after `next` (a whole SplitView, or a change against `prev`). */
 export function applySplitChange(prev: SplitView, next: SplitView | SplitChange): SplitView {
-  if ('allowed' in next) return next;
+  if (!('allowedAppend' in next)) return next;
   const { allowedAppend, ...rest } = next;
   return { ...rest, allowed: [...prev.allowed.slice(0, -1), ...allowedAppend] };
 }

@@ -21,7 +21,10 @@ declare function acquireVsCodeApi(): Api;
 
 let api: Api | null = null;
 function vscode(): Api {
-  api ??= typeof acquireVsCodeApi === 'function' ? acquireVsCodeApi() : { postMessage: () => undefined, getState: () => undefined, setState: () => undefined };
+  api ??=
+    typeof acquireVsCodeApi === 'function'
+      ? acquireVsCodeApi()
+      : { postMessage: () => undefined, getState: () => undefined, setState: () => undefined };
   return api;
 }
 

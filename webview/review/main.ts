@@ -50,15 +50,29 @@ const keys = h('p', {
 });
 const loss = h('section', { class: 'rv-loss', 'aria-label': 'What the summary would lose' });
 const list = h('div', { class: 'rv-rows' });
-const focusInput = h('input', { class: 'rv-compact-focus', type: 'text', placeholder: 'Focus: what must survive (optional)', 'aria-label': 'Focus for a new compaction' });
+const focusInput = h('input', {
+  class: 'rv-compact-focus',
+  type: 'text',
+  placeholder: 'Focus: what must survive (optional)',
+  'aria-label': 'Focus for a new compaction',
+});
 const compactBtn = button('Compact now', { cls: 'rv-compact' });
 const empty = h(
   'section',
   { class: 'rv-empty', hidden: true },
-  h('p', { text: 'No compaction is open. Start one here, with /compact "focus" in the chat, or by dragging the split point in the side bar.' }),
+  h('p', {
+    text: 'No compaction is open. Start one here, with /compact "focus" in the chat, or by dragging the split point in the side bar.',
+  }),
   h('div', { class: 'rv-empty-row' }, focusInput, compactBtn),
 );
-const top = h('header', { class: 'rv-top' }, h('div', { class: 'rv-titlebar' }, title, sub, bar.el), strip, h('div', { class: 'rv-meta' }, numbers, plan), keys);
+const top = h(
+  'header',
+  { class: 'rv-top' },
+  h('div', { class: 'rv-titlebar' }, title, sub, bar.el),
+  strip,
+  h('div', { class: 'rv-meta' }, numbers, plan),
+  keys,
+);
 const toasts = h('div', { class: 'rv-toasts', role: 'status', 'aria-live': 'polite' });
 const app = h('main', { class: 'rv' }, top, empty, loss, list);
 const root = document.getElementById('root') ?? document.body;
@@ -124,7 +138,8 @@ function select(b: number, focusRow: boolean): void {
     r.el.classList.toggle('selected', k === i);
     r.el.tabIndex = k === i ? 0 : -1;
   });
-  for (const s of Array.from(strip.querySelectorAll('.seg-block'))) s.classList.toggle('selected', s.getAttribute('data-block') === String(i));
+  for (const s of Array.from(strip.querySelectorAll('.seg-block')))
+    s.classList.toggle('selected', s.getAttribute('data-block') === String(i));
   if (focusRow) {
     rows[i]!.el.focus({ preventScroll: true });
     rows[i]!.el.scrollIntoView({ block: 'nearest' });
@@ -168,7 +183,10 @@ function renderStatus(): void {
     setText(bar.state, '');
   } else {
     const ready = c.blocks.filter((b) => b.summary !== null).length;
-    setText(bar.state, `${STATE_TEXT[c.state]}${c.state === 'running' ? ` ${ready}/${c.blocks.length} ready.` : ''}${c.note ? ` ${c.note}` : ''}`);
+    setText(
+      bar.state,
+      `${STATE_TEXT[c.state]}${c.state === 'running' ? ` ${ready}/${c.blocks.length} ready.` : ''}${c.note ? ` ${c.note}` : ''}`,
+    );
   }
   setDisabled(bar.adopt, !c || !canAdopt(c));
   setDisabled(bar.cancel, !c || !isOpen(c));
@@ -269,8 +287,7 @@ document.addEventListener('keydown', (e) => {
   else if (e.key === 'r' && row && c) {
     showRow(ui.selected);
     row.openRegenerate();
-  }
-  else if (e.key === 'd' && row && c) actions.toggleDrop(ui.selected);
+  } else if (e.key === 'd' && row && c) actions.toggleDrop(ui.selected);
   else if (e.key === 'a' && c) adopt();
   else handled = false;
   if (handled) e.preventDefault();

@@ -105,7 +105,13 @@ export class Gauges {
     // Head ÷ summary. While blocks still run, only finished blocks count: their own tokens over their summaries.
     let finHead = 0;
     let finSum = 0;
-    if (c && !c.totals) for (const b of c.blocks) if (b.summary !== null) ((finHead += b.tokens), (finSum += blockSummaryTokens(b)));
+    if (c && !c.totals) {
+      for (const b of c.blocks) {
+        if (b.summary === null) continue;
+        finHead += b.tokens;
+        finSum += blockSummaryTokens(b);
+      }
+    }
     const ratio = c?.totals ? c.totals.compressionRatio : c && c.blocks.length ? (finSum > 0 ? finHead / finSum : 0) : sumTok > 0 ? headTok / sumTok : 0;
     const max = Math.max(20, Math.ceil(ratio));
     this.ratio.set(ratio, 0, max, ratio > 0 ? `${ratio.toFixed(1)} to 1, head over summary${est}` : 'nothing to compact', ratio > 0 ? `${ratio.toFixed(1)}×${estimated ? ' est.' : ''}` : '—');

@@ -115,7 +115,16 @@ export function hostMessageFor(msg: ReviewToHost): WebviewToHost | null {
 /** Without a planner's prediction: the measured wall time alone, once known. */
 export function measuredOnly(c: CompactionView): PlanView | null {
   if (!c.totals) return null;
-  return { compactionId: c.id, mode: '', layout: '', blockTokens: null, concurrency: null, predictedMs: null, measuredMs: c.totals.wallMs, candidates: [] };
+  return {
+    compactionId: c.id,
+    mode: '',
+    layout: '',
+    blockTokens: null,
+    concurrency: null,
+    predictedMs: null,
+    measuredMs: c.totals.wallMs,
+    candidates: [],
+  };
 }
 
 /** The fidelity module's report; identifiers alone if it throws on some input, so the editor never loses its report. */
@@ -140,6 +149,10 @@ export function planOf(c: CompactionView): PlanView | null {
     concurrency: o.mode === 'sequential' ? null : o.concurrency,
     predictedMs: o.predictedMs,
     measuredMs: p.measuredMs ?? c.totals?.wallMs ?? null,
-    candidates: [o, ...p.alternatives].map((a) => ({ label: a.excluded ? `${a.label} (ruled out: ${a.excluded})` : a.label, predictedMs: a.predictedMs, chosen: a === o })),
+    candidates: [o, ...p.alternatives].map((a) => ({
+      label: a.excluded ? `${a.label} (ruled out: ${a.excluded})` : a.label,
+      predictedMs: a.predictedMs,
+      chosen: a === o,
+    })),
   };
 }
