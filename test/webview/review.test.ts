@@ -162,6 +162,24 @@ describe('review editor (webview)', function () {
     ]);
   });
 
+  it('Enter accepts a block and moves to the next; a changed summary needs a new look', async () => {
+    await view.page.locator('.rv-row[data-block="0"]').focus();
+    await view.page.keyboard.press('Enter');
+    assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-accepted').count(), 1);
+    assert.ok(await view.page.locator('.rv-row[data-block="1"]').evaluate((e) => e === (globalThis as any).document.activeElement));
+    assert.match((await view.page.locator('.rv-actions .rv-state').textContent())!, /1\/5 accepted/);
+    const b0 = c.blocks[0]!;
+    await view.send({
+      type: 'review-block',
+      compactionId: c.id,
+      block: { ...b0, status: 'edited', summary: `${b0.summary} (changed)` },
+      loss: state.loss,
+    } as never);
+    assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-accepted').count(), 0);
+    const saved = (await view.states()).at(-1) as { accepted: Record<string, string> };
+    assert.equal(saved.accepted[`${c.id}:0`], b0.summary, 'kept in the VS Code state');
+  });
+
   it('Adopt is disabled until every block has a summary; block deltas stream in', async () => {
     const running = makeReviewState({ headTokens: 6_000, blocks: 3, done: false });
     await view.send(review(running));

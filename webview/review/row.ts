@@ -156,6 +156,16 @@ export class BlockRow {
     }
   }
 
+  /** Marks the block as looked at and accepted (Enter); the mark goes when its summary changes. */
+  setAccepted(on: boolean): void {
+    this.el.classList.toggle('accepted', on);
+    let badge = this.head.querySelector<HTMLElement>('.rv-accepted');
+    if (on && !badge) {
+      badge = h('span', { class: 'rv-accepted', text: '✓ accepted' });
+      this.status.after(badge);
+    } else if (!on) badge?.remove();
+  }
+
   update(b: BlockView): void {
     this.block = b;
     const dropped = isDropped(b);
