@@ -54,7 +54,8 @@ async function timedRequest(client: VllmClient, content: string, maxTokens: numb
   const before = await readVllmMetrics(client.root);
   const sent = performance.now();
   let first: number | undefined;
-  const r = await client.chat({ messages: [{ role: 'user', content }], maxTokens, temperature: 0, stream: true }, { onDelta: () => (first ??= performance.now()) });
+  const req = { messages: [{ role: 'user' as const, content }], maxTokens, temperature: 0, stream: true };
+  const r = await client.chat(req, { onDelta: () => (first ??= performance.now()) });
   const end = performance.now();
   const after = await readVllmMetrics(client.root);
   const u = r.usage;
@@ -62,7 +63,8 @@ async function timedRequest(client: VllmClient, content: string, maxTokens: numb
   const server = serverTimes(before, after, u.completionTokens);
   const ttftMs = server?.ttftMs ?? (first ?? end) - sent;
   const tpotMs = server?.tpotMs ?? (first !== undefined && u.completionTokens > 1 ? (end - first) / (u.completionTokens - 1) : undefined);
-  return { t: { promptTokens: u.promptTokens, cachedTokens: u.cachedTokens ?? 0, completionTokens: u.completionTokens, ttftMs, tpotMs }, server: server !== undefined };
+  const t: Timed = { promptTokens: u.promptTokens, cachedTokens: u.cachedTokens ?? 0, completionTokens: u.completionTokens, ttftMs, tpotMs };
+  return { t, server: server !== undefined };
 }
 
 /** The server's own TTFT and TPOT for the one request between two reads, when its histograms moved by exactly that request. */

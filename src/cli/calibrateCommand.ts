@@ -33,7 +33,8 @@ export async function calibrateCommand(values: Record<string, string | boolean |
   if (values.json) io.out(JSON.stringify({ profile: result.profile, prefill: result.prefill, decode: result.decode, timing: result.timing }));
   else {
     io.out(json.trimEnd());
-    io.err(`calibrate: timed by ${result.timing}; stored for ${endpoint.client.baseURL} in ${learnedProfilesPath()}${typeof values.out === 'string' ? ` and written to ${values.out}` : ''}`);
+    const written = typeof values.out === 'string' ? ` and written to ${values.out}` : '';
+    io.err(`calibrate: timed by ${result.timing}; stored for ${endpoint.client.baseURL} in ${learnedProfilesPath()}${written}`);
   }
   return 0;
 }

@@ -26,8 +26,9 @@ export function readProfileFile(path: string): PerfProfile {
     throw new Error(`cannot read profile ${path}: ${(e as Error).message}`);
   }
   const r = perfProfileSchema.safeParse(json);
-  if (!r.success) throw new Error(`${path} is not a valid performance profile (${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`);
-  return r.data;
+  if (r.success) return r.data;
+  const issues = r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+  throw new Error(`${path} is not a valid performance profile (${issues})`);
 }
 
 function readStore(path: string): Record<string, PerfProfile> {

@@ -86,7 +86,8 @@ export class BackgroundCompaction {
     focus: string | undefined,
   ) {
     // The agent keeps decoding on the same server meanwhile, its prefix cached: the plan bounds how much it slows it.
-    const compaction = { ...settings.compaction, focus, cache: settings.compaction.cache ?? 'warm', background: settings.compaction.background ?? { maxSlowdown: 1.5 } };
+    const c = settings.compaction;
+    const compaction = { ...c, focus, cache: c.cache ?? 'warm', background: c.background ?? { maxSlowdown: 1.5 } };
     const first = planSessionCompaction(deps, { strategy: settings.strategy }, tools, compaction, settings.replyReserve);
     this.snapshot = first.snapshot;
     this.base = compactionBase(deps.store);
