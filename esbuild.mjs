@@ -69,6 +69,15 @@ const targets = [
   },
   {
     ...common,
+    entryPoints: ['webview/review/main.ts'],
+    outfile: 'dist/review.js',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    minify: true,
+  },
+  {
+    ...common,
     entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli.js',
     platform: 'node',

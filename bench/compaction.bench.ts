@@ -1,110 +1,153 @@
 /**
- * Compaction benchmark (issue 4): `splitpoint bench` against the simulator
- * running in its own process with the default h100-7b profile (time scale 1),
- * so the client's CPU time is measured apart from the server's.
+ * Compaction benchmark (issue 12): the planner against the simulator's step
+ * scheduler on the h100-7b profile, cold cache, in SIMULATED time (each run's
+ * first request arrival to its last finish, from the simulator's own request
+ * log; the simulator runs in-process at a small time scale, paused while a
+ * run's first requests arrive so the client's CPU does not count).
  *
- * Targets: cache-aligned with the agent prefix warm, uncached prompt tokens
- * per worker ≤ that worker's instruction tokens + 32; cold, total uncached
- * ≤ 1.1 × head + N × instruction tokens; all N workers in flight when N ≤ the
- * limit; client CPU ≤ 2% of wall. Under the pessimistic cache model, whether
- * dispatching the longest worker first pays.
+ * Prints, in one run: the sequential call writing 2,048 tokens (the peers'
+ * way); the default, planned compaction and its summary volume; sequential
+ * vs parallel at matched volume; a 12K-token head; the live agent's time per
+ * output token during a background compaction; two replicas; and the
+ * planner's prediction against the simulated time of every run.
+ *
+ * Targets: 117K head default ≤ 0.5 × sequential-2048 while writing ≥ 8,192
+ * summary tokens; matched volume ≥ 8× faster; 12K head never slower than
+ * sequential at matched volume; prediction within 20 %; agent TPOT during a
+ * background compaction ≤ 1.5× of without.
+ *
+ * Run: npm run bench -- compaction
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
-import type { BenchResult, RunResult } from '../src/cli/benchCommand';
+import type { CompactionSettings, CompactionSnapshot } from '../src/core/compaction/plan';
+import { loadTiktokenCounter } from '../src/core/tokens/tiktokenCounter';
+import { TokenLedger } from '../src/core/tokens/tokenLedger';
+import type { SimHandle } from '../test/sim';
+import { startReplicas } from '../test/sim';
+import type { AgentMeasure, RunResult } from './compactionRuns';
+import { WINDOW, agentDuring, headTokensOf, runCompaction, sessionWithHead } from './compactionRuns';
 
-const root = join(__dirname, '..');
-const cli = join(root, 'dist', 'cli.js');
-const session = join(root, 'test', 'fixtures', 'long-session.json');
+const TIME_SCALE = 0.1;
+/** The agent section needs its long request to keep up with the compaction in real time. */
+const AGENT_TIME_SCALE = 0.25;
 
-async function startSim(port: number, extra: string[]): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [cli, 'sim', '--port', String(port), '--max-model-len', '200000', '--quiet', ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve());
-    child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
-  });
-  return child;
-}
+const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const pct = (r: RunResult) => (100 * (r.predictedMs - r.simulatedMs)) / r.simulatedMs;
+const pctWritten = (r: RunResult) => (100 * ((r.predictedForWrittenMs ?? NaN) - r.simulatedMs)) / r.simulatedMs;
+const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} %`;
+const verdict = (ok: boolean) => (ok ? 'meets' : 'MISSES');
 
-function bench(port: number, args: string[]): BenchResult {
-  const out = execFileSync(process.execPath, [cli, 'bench', '--session', session, '--endpoint', `http://127.0.0.1:${port}/v1`, '--json', ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
-  return JSON.parse(out) as BenchResult;
-}
-
-function table(r: BenchResult): string {
-  const rows = r.runs.map((x) =>
-    [
-      x.name.padEnd(42),
-      String(x.blocks).padStart(6),
-      String(x.wallMs).padStart(8),
-      String(x.requests).padStart(5),
-      String(x.maxInFlight).padStart(6),
-      String(x.promptTokens).padStart(10),
-      String(x.cachedTokens).padStart(10),
-      String(x.uncachedTokens).padStart(9),
-      x.prefillRatio.toFixed(3).padStart(8),
-      String(x.instructionTokensTotal).padStart(8),
-      `${x.clientCpuMs} ms (${(100 * x.clientCpuShare).toFixed(2)}%)`.padStart(18),
-    ].join(' '),
-  );
+function row(r: RunResult, base?: RunResult): string {
+  const c = r.choice.chosen;
   return [
-    `head ${r.headMessages} messages = ${r.headTokens} tokens (server count), B = ${r.blockTokens}, concurrency limit 8`,
-    `${'run'.padEnd(42)} blocks  wall ms  reqs inflt  prompt tok  cached tok  uncached  prefill  instr.   client CPU`,
-    ...rows,
-  ].join('\n');
+    r.name.padEnd(34),
+    c.label.padEnd(40),
+    String(r.requests).padStart(4),
+    `${r.summaryTokens}/${r.choice.chosen.summaryTokens}`.padStart(11),
+    s(r.simulatedMs).padStart(9),
+    s(r.predictedMs).padStart(9),
+    signed(pct(r)).padStart(8),
+    signed(pctWritten(r)).padStart(8),
+    base ? `${(r.simulatedMs / base.simulatedMs).toFixed(2)}×`.padStart(7) : '',
+  ].join(' ');
 }
 
-function checks(r: BenchResult, limit: number): string[] {
-  const out: string[] = [];
-  const find = (name: string): RunResult | undefined => r.runs.find((x) => x.name === name);
-  const warm = find('parallel/cache-aligned/warm');
-  if (warm) {
-    const worst = Math.max(...warm.workers.map((w) => (w.uncachedTokens ?? Infinity) - w.instructionTokens));
-    out.push(`warm cache-aligned: max over workers of (uncached − instruction tokens) = ${worst}  → ${worst <= 32 ? 'meets' : 'MISSES'} ≤ 32`);
+const HEADER = `${'run'.padEnd(34)} ${'plan'.padEnd(40)} reqs  wrote/asked simulated predicted   error  error²  vs first`;
+const LEGEND =
+  'wrote/asked: summary tokens the workers wrote / the plan asked for; error: predicted (at the asked volume) vs simulated; ' +
+  'error²: the step model replayed with the tokens actually written vs simulated';
+
+function alternatives(r: RunResult, n: number): string[] {
+  return [`  planner's alternatives for "${r.name}" (predicted; fastest first):`, ...r.choice.alternatives.slice(0, n).map((a) => `    ${a.label.padEnd(44)} ${s(a.predictedMs).padStart(9)}${a.excluded ? `  (ruled out: ${a.excluded})` : ''}`)];
+}
+
+async function section(title: string, sims: SimHandle[], lines: string[], body: () => Promise<void>): Promise<void> {
+  lines.push('', `== ${title}`);
+  try {
+    await body();
+  } finally {
+    await Promise.all(sims.map((x) => x.close()));
   }
-  for (const name of ['parallel/cache-aligned/cold', 'parallel/cache-aligned/cold/longest-first']) {
-    const cold = find(name);
-    if (!cold) continue;
-    const bound = 1.1 * r.headTokens + cold.instructionTokensTotal;
-    out.push(`${name}: uncached ${cold.uncachedTokens} vs 1.1 × head + N × instruction = ${Math.round(bound)}  → ${cold.uncachedTokens <= bound ? 'meets' : 'MISSES'}`);
-  }
-  for (const x of r.runs.filter((y) => y.mode === 'parallel' && y.dispatch === 'all-at-once')) {
-    const expect = Math.min(x.blocks, limit);
-    out.push(`${x.name}: max in flight ${x.maxInFlight} of ${x.blocks} blocks (limit ${limit})  → ${x.maxInFlight === expect ? 'meets' : 'MISSES'}`);
-  }
-  for (const streamed of [true, false]) {
-    const runs = r.runs.filter((x) => x.stream === streamed);
-    if (runs.length === 0) continue;
-    const worst = runs.reduce((a, b) => (b.clientCpuShare > a.clientCpuShare ? b : a));
-    out.push(`client CPU, ${streamed ? 'streamed workers' : 'non-streamed workers'}: worst ${(100 * worst.clientCpuShare).toFixed(2)}% of wall (${worst.name})  → ${worst.clientCpuShare <= 0.02 ? 'meets' : 'MISSES'} ≤ 2%`);
-  }
-  return out;
 }
 
 async function main(): Promise<void> {
-  console.log(`# compaction benchmark — ${new Date().toISOString()} — node ${process.version}, ${require('node:os').cpus().length} cores`);
-  console.log('simulator: profile h100-7b (vLLM-v1 step scheduler, max-num-seqs 256, max-num-batched-tokens 8192), time scale 1, separate process\n');
-  const port = 18931;
-  for (const [label, simArgs] of [
-    ['vLLM v1 cache model (blocks shared from admission)', []],
-    ['pessimistic cache model (blocks shared after prefill)', ['--pessimistic']],
-  ] as const) {
-    const sim = await startSim(port, [...simArgs]);
-    try {
-      for (const blockTokens of simArgs.length === 0 ? [4096, 16384] : [16384]) {
-        const runs = simArgs.length === 0 ? [] : ['--runs', 'parallel/cache-aligned/cold,parallel/cache-aligned/cold/longest-first'];
-        const r = bench(port, ['--block-tokens', String(blockTokens), ...runs]);
-        console.log(`## ${label}, B = ${blockTokens}`);
-        console.log(table(r));
-        for (const c of checks(r, 8)) console.log(`  ${c}`);
-        console.log('');
-      }
-    } finally {
-      sim.kill('SIGTERM');
+  const ledger = new TokenLedger(await loadTiktokenCounter());
+  const big = await sessionWithHead(ledger, 117_000, 30_000, 11);
+  const small = await sessionWithHead(ledger, 12_000, 4_000, 5);
+  const runs: RunResult[] = [];
+  const out: string[] = [
+    `compaction benchmark: profile h100-7b (simulated), cold prefix cache, time scale ${TIME_SCALE}; times are SIMULATED seconds`,
+    LEGEND,
+    `heads: ${headTokensOf(big)} tokens (${big.split.headIndices.length} messages) and ${headTokensOf(small)} tokens (${small.split.headIndices.length} messages); window ${WINDOW}`,
+  ];
+  const run = async (name: string, sims: SimHandle[], snap: CompactionSnapshot, over: Partial<CompactionSettings>) => {
+    const r = await runCompaction(name, sims, snap, ledger, over);
+    runs.push(r);
+    process.stderr.write(`bench: ${name}: ${s(r.simulatedMs)} simulated\n`);
+    return r;
+  };
+
+  const checks: string[] = [];
+  let sim = await startReplicas(1, { profile: 'h100-7b', timeScale: TIME_SCALE, maxModelLen: WINDOW });
+  await section(`117K-token head`, sim, out, async () => {
+    const seq2048 = await run('sequential, 2,048 tokens', sim, big, { mode: 'sequential', summaryTokens: 2048 });
+    const planned = await run('default (planned)', sim, big, {});
+    const matchedSeq = await run('sequential, matched volume', sim, big, { mode: 'sequential', summaryTokens: planned.choice.chosen.summaryTokens });
+    const oldDefault = await run('cache-aligned 4096, 8 at once', sim, big, { mode: 'parallel', layout: 'cache-aligned', blockTokens: 4096, concurrency: 8, summaryTokens: planned.choice.chosen.summaryTokens });
+    out.push(HEADER, row(seq2048, seq2048), row(planned, seq2048), row(matchedSeq, seq2048), row(oldDefault, seq2048), '');
+    out.push(...alternatives(planned, 8));
+    const ratio = planned.simulatedMs / seq2048.simulatedMs;
+    checks.push(`117K default vs sequential-2048: ${ratio.toFixed(2)}× the time (target ≤ 0.5×) with ${planned.summaryTokens} summary tokens (target ≥ 8192) → ${verdict(ratio <= 0.5 && planned.summaryTokens >= 8192)}`);
+    const speedup = matchedSeq.simulatedMs / planned.simulatedMs;
+    checks.push(`117K matched volume (${planned.choice.chosen.summaryTokens} tokens asked; written: parallel ${planned.summaryTokens}, sequential ${matchedSeq.summaryTokens}): parallel ${speedup.toFixed(1)}× faster (target ≥ 8×) → ${verdict(speedup >= 8)}`);
+  });
+
+  sim = await startReplicas(1, { profile: 'h100-7b', timeScale: TIME_SCALE, maxModelLen: WINDOW });
+  await section(`12K-token head`, sim, out, async () => {
+    const planned = await run('12K default (planned)', sim, small, {});
+    const matchedSeq = await run('12K sequential, matched volume', sim, small, { mode: 'sequential', summaryTokens: planned.choice.chosen.summaryTokens });
+    out.push(HEADER, row(matchedSeq, matchedSeq), row(planned, matchedSeq), '', ...alternatives(planned, 6));
+    const ok = planned.simulatedMs <= matchedSeq.simulatedMs;
+    checks.push(`12K head: planned ${s(planned.simulatedMs)} vs sequential at matched volume ${s(matchedSeq.simulatedMs)} → ${verdict(ok)} (never slower)`);
+  });
+
+  sim = await startReplicas(2, { profile: 'h100-7b', timeScale: TIME_SCALE, maxModelLen: WINDOW });
+  await section(`two replicas (target-block workers spread by load; cache-aligned stay on the agent's)`, sim, out, async () => {
+    const one = await run('1 replica, default (planned)', [sim[0]!], big, {});
+    const two = await run('2 replicas, default (planned)', sim, big, {});
+    const perReplica = sim.map((x) => x.stats.requests.filter((r) => r.kind === 'compaction').length);
+    out.push(HEADER, row(one, one), row(two, one), `  requests per replica in the 2-replica run: ${perReplica.join(' + ')}`);
+  });
+
+  sim = await startReplicas(1, { profile: 'h100-7b', timeScale: AGENT_TIME_SCALE, maxModelLen: WINDOW });
+  await section(`live agent on the same server (117K head, agent context cached, time scale ${AGENT_TIME_SCALE})`, sim, out, async () => {
+    const measure = async (name: string, over: Partial<CompactionSettings>): Promise<AgentMeasure> => {
+      const m = await agentDuring(sim[0]!, big, () => runCompaction(name, sim, big, ledger, { cache: 'warm', ...over }, { keepStats: true }));
+      runs.push(m.run);
+      process.stderr.write(`bench: ${name}: ${s(m.run.simulatedMs)} simulated\n`);
+      return m;
+    };
+    // Forced, unbounded: cache-aligned workers all at once, each holding its whole prefix while it decodes.
+    const free = await measure('agent running, cache-aligned forced', { background: { maxSlowdown: 100 }, layout: 'cache-aligned', blockTokens: 4096, concurrency: 256 });
+    const bounded = await measure('agent running, background ≤ 1.5×', { background: { maxSlowdown: 1.5 } });
+    out.push(HEADER, row(free.run), row(bounded.run), '');
+    for (const m of [free, bounded]) {
+      out.push(
+        `  ${m.run.name}: agent TPOT ${m.duringMs.toFixed(2)} ms during (${m.tokensDuring} tokens) vs ${m.aloneMs.toFixed(2)} ms alone = ${(m.duringMs / m.aloneMs).toFixed(2)}× (predicted ${m.run.choice.chosen.agentSlowdown}×)`,
+      );
     }
-  }
+    const r = bounded.duringMs / bounded.aloneMs;
+    checks.push(`agent TPOT during a background compaction: ${r.toFixed(2)}× of without (target ≤ 1.5×) → ${verdict(r <= 1.5)}`);
+  });
+
+  const worst = runs.reduce((w, r) => (Math.abs(pct(r)) > Math.abs(pct(w)) ? r : w));
+  checks.push(`prediction: worst error ${signed(pct(worst))} (${worst.name}) over ${runs.length} runs (target within 20 %) → ${verdict(runs.every((r) => Math.abs(pct(r)) <= 20))}`);
+  const worstW = runs.reduce((w, r) => (Math.abs(pctWritten(r)) > Math.abs(pctWritten(w)) ? r : w));
+  checks.push(`  the step model with the tokens actually written: worst error ${signed(pctWritten(worstW))} (${worstW.name})`);
+  out.push('', '== targets', ...checks);
+  console.log(out.join('\n'));
 }
 
-void main();
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exitCode = 1;
+});

@@ -53,6 +53,8 @@ export interface RunResult {
   simulatedMs: number;
   /** Output tokens the workers wrote (the simulator's count). */
   summaryTokens: number;
+  /** The step model's time for the tokens actually written. */
+  predictedForWrittenMs: number | undefined;
   requests: number;
   records: RequestRecord[];
 }
@@ -74,11 +76,9 @@ export async function runCompaction(
   opts: { warm?: boolean; keepStats?: boolean } = {},
 ): Promise<RunResult> {
   const clients = sims.map((s) => new VllmClient({ baseURL: s.url }));
-  for (const s of sims) {
-    s.resetCache();
-    if (!opts.keepStats) s.resetStats();
-  }
-  if (opts.warm) await clients[0]!.chat({ messages: snap.context.map(toWire), tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: 1, stream: false });
+  // A live agent keeps the server busy (and its prefix cached): then neither is reset.
+  if (!opts.keepStats) for (const s of sims) (s.resetCache(), s.resetStats());
+  if (opts.warm && !opts.keepStats) await clients[0]!.chat({ messages: snap.context.map(toWire), tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: 1, stream: false });
   const before = new Set(compactionRecords(sims));
   const settings: CompactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, contextWindow: WINDOW, cache: opts.warm ? 'warm' : 'cold', streamWorkers: false, ...over };
   const replicas: WorkerEndpoint[] = clients.slice(1).map((c) => ({ model: c, limiter: new Semaphore(256) }));
@@ -92,15 +92,20 @@ export async function runCompaction(
   await done;
   if (!pc.isComplete()) throw new Error(`${name}: ${pc.blocks.filter((b) => b.status === 'failed').map((b) => `block ${b.index}: ${b.error}`).join('; ')}`);
   const records = compactionRecords(sims).filter((r) => !before.has(r));
-  const start = Math.min(...records.map((r) => r.arrival));
-  const end = Math.max(...records.map((r) => r.finished ?? r.arrival));
+  // Each replica has its own clock; all were resumed at one instant, so the
+  // run lasts as long as the longest replica's span on its own clock.
+  const spans = sims.map((sim) => {
+    const mine = sim.stats.requests.filter((r) => r.kind === 'compaction' && !before.has(r));
+    return mine.length === 0 ? 0 : Math.max(...mine.map((r) => r.finished ?? r.arrival)) - Math.min(...mine.map((r) => r.arrival));
+  });
   const choice = pc.plan.choice!;
   return {
     name,
     choice,
     predictedMs: choice.chosen.predictedMs,
-    simulatedMs: end - start,
+    simulatedMs: Math.max(...spans),
     summaryTokens: records.reduce((s, r) => s + r.completionTokens, 0),
+    predictedForWrittenMs: pc.outcome()?.predictedForWrittenMs,
     requests: records.length,
     records,
   };
@@ -114,14 +119,46 @@ export function tpot(records: readonly RequestRecord[]): number {
   return ok.reduce((s, r) => s + (r.finished! - r.firstToken!), 0) / tokens;
 }
 
+export interface AgentMeasure {
+  /** Agent time per output token alone, simulated ms (measured on its own request). */
+  aloneMs: number;
+  /** Agent time per output token while the compaction ran, simulated ms. */
+  duringMs: number;
+  /** Agent tokens decoded while the compaction ran. */
+  tokensDuring: number;
+  run: RunResult;
+}
+
 /**
- * The live agent: requests with its whole context (cached after the first)
- * decoding `tokens` each, one after another until `stop()` resolves.
+ * The live agent's decoding during a compaction. One long agent request (its
+ * whole context, cached, as the agent would send it) starts first and outlasts
+ * the compaction. Outside the compaction's window it decodes alone, at a step
+ * time the profile fixes; so the tokens it decoded inside the window, and its
+ * time per output token there, follow from its record exactly.
  */
-export async function agentLoop(sim: SimHandle, snap: CompactionSnapshot, tokens: number, until: Promise<unknown>): Promise<void> {
+export async function agentDuring(sim: SimHandle, snap: CompactionSnapshot, compact: () => Promise<RunResult>): Promise<AgentMeasure> {
   const client = new VllmClient({ baseURL: sim.url });
-  let stopped = false;
-  void until.finally(() => (stopped = true));
+  sim.setScript([{ content: Array.from({ length: 9000 }, (_, i) => `step${i % 97}`).join(' '), repeat: true }]);
   const messages = [...snap.context.map(toWire), { role: 'user' as const, content: 'Carry on with the task.' }];
-  while (!stopped) await client.chat({ messages, tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: tokens, stream: false });
+  const ask = (maxTokens: number) => client.chat({ messages, tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens, stream: false });
+  sim.resetCache();
+  sim.resetStats();
+  await ask(1);
+  await ask(200);
+  const agentRecords = () => sim.stats.requests.filter((r) => r.kind !== 'compaction');
+  const alone = agentRecords().at(-1)!;
+  const aloneMs = (alone.finished! - alone.firstToken!) / (alone.completionTokens - 1);
+  const n0 = agentRecords().length;
+  const long = ask(6000);
+  const started = () => agentRecords().length > n0 && agentRecords().at(-1)!.firstToken !== undefined;
+  for (let i = 0; i < 4000 && !started(); i++) await new Promise((r) => setTimeout(r, 5));
+  const run = await compact();
+  await long;
+  const rec = agentRecords().at(-1)!;
+  const start = Math.min(...run.records.map((r) => r.arrival));
+  const end = Math.max(...run.records.map((r) => r.finished!));
+  if (rec.firstToken! > start || rec.finished! < end) throw new Error('the agent request did not span the compaction; raise its max_tokens');
+  const outside = (start - rec.firstToken!) + (rec.finished! - end);
+  const tokensDuring = rec.completionTokens - 1 - outside / aloneMs;
+  return { aloneMs, duringMs: (end - start) / tokensDuring, tokensDuring: Math.round(tokensDuring), run };
 }

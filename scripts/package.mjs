@@ -91,7 +91,9 @@ export function packageVsix({ root = ROOT, out, build = true, production = true,
   const stage = stageExtension(root);
   try {
     // --no-dependencies: everything is bundled into dist/, so no node_modules and no npm call (works offline).
-    const r = vsce(root, stage, ['package', '--no-dependencies', '--allow-missing-repository', '--out', target]);
+    // --no-rewrite-relative-links: the README's screenshots (docs/images, written by the e2e suite) stay relative;
+    // with no repository URL vsce would otherwise refuse to package.
+    const r = vsce(root, stage, ['package', '--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links', '--out', target]);
     if (r.status !== 0) throw new Error(`vsce package failed (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
     if (!quiet) process.stdout.write(r.stdout);
   } finally {

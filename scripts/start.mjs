@@ -13,6 +13,8 @@
 //   SPLITPOINT_PORT       code-server port (default 8080, or a free one if taken)
 //   SPLITPOINT_SIM_PORT   simulator port (default: a free one)
 //   SPLITPOINT_WORKSPACE  folder to open (default: a copy of test/fixtures/sample-workspace)
+//   SPLITPOINT_DEMO_SESSION  session to preload when the workspace has none yet
+//                         (default: test/fixtures/example-session.json; "none" for an empty start)
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -85,7 +87,10 @@ async function portFree(port) {
 let port = Number(process.env.SPLITPOINT_PORT ?? 8080);
 if (!(await portFree(port))) port = await freePort();
 
-const cs = await startCodeServer({ folder: workspace, userDataDir, extensionsDir, port });
+// The first session: the example conversation, imported by the extension when its library is empty.
+const demoSetting = process.env.SPLITPOINT_DEMO_SESSION?.trim();
+const demo = demoSetting === 'none' ? undefined : resolve(demoSetting || join(root, 'test', 'fixtures', 'example-session.json'));
+const cs = await startCodeServer({ folder: workspace, userDataDir, extensionsDir, port, env: demo ? { SPLITPOINT_DEMO_SESSION: demo } : {} });
 const url = `${cs.url}/?folder=${encodeURIComponent(workspace)}`;
 
 let stopping = false;
@@ -112,9 +117,12 @@ console.log(`
   VS Code:    ${url}
   endpoint:   ${endpoint}${sim ? ' (simulator)' : ''}
   workspace:  ${workspace}
+  session:    ${demo ? `${demo} (preloaded when the workspace has no session yet)` : 'empty'}
 
-  Open the URL, click the Splitpoint icon in the activity bar, and try
-  "Please check the parser", then /compact "keep the parser decisions".
+  Open the URL and click the Splitpoint icon in the activity bar: the example
+  session is open. Drag the split handle on the timeline and watch the gauges,
+  then type /compact "keep the users-table constraint" and Adopt. A new
+  session (+) talks to the ${sim ? 'scripted simulator' : 'server'}: try "Please check the parser".
   Ctrl-C stops code-server${sim ? ' and the simulator' : ''}.
 `);
 

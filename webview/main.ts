@@ -19,6 +19,7 @@ import { CompactionPanel } from './views/compaction';
 import { Composer } from './views/composer';
 import { Gauges } from './views/gauges';
 import { Header } from './views/header';
+import { Overview } from './views/overview';
 import { Pins } from './views/pins';
 import { Timeline } from './views/timeline';
 
@@ -37,8 +38,10 @@ const ctx: Ctx = {
   },
   setTail(tail) {
     ui.dragTail = tail;
+    ui.dragVersion = tail === null ? null : (model.snap?.split.version ?? null);
     timeline.positionHandle();
     gauges.update();
+    overview.update();
     saveUi(ui);
   },
   projection() {
@@ -97,8 +100,21 @@ const toasts = h('div', { class: 'toasts', role: 'status', 'aria-live': 'polite'
 const alerts = h('div', { class: 'toasts alerts', role: 'alert' });
 const empty = h('div', { class: 'empty-state', text: 'Connecting to the Splitpoint host…' });
 
-const top = h('div', { class: 'top' }, header.el, pins.el, timeline.el, gauges.el, compaction.el);
-const app = h('main', { class: 'app', hidden: true }, top, chat.el, composer.el);
+const overview = new Overview(ctx, [timeline.el, gauges.el], (open) => {
+  if (!open || !model.snap) return;
+  timeline.render();
+  gauges.update();
+});
+const welcome = h(
+  'div',
+  { class: 'welcome', hidden: true },
+  h('p', { text: 'Type a task below; the agent works in this workspace against your own server and asks before it edits or runs anything.' }),
+  h('p', {
+    text: 'Later, type /compact "what must survive", drag the split point on the timeline, and review the summary before adopting it (Undo restores it).',
+  }),
+);
+const top = h('div', { class: 'top' }, header.el, overview.el, compaction.el, pins.el);
+const app = h('main', { class: 'app', hidden: true }, top, welcome, chat.el, composer.el);
 const root = document.getElementById('root') ?? document.body;
 root.textContent = '';
 root.append(empty, app, toasts, alerts);
@@ -120,23 +136,32 @@ function renderAll(): void {
   pins.render();
   timeline.render();
   gauges.update();
+  overview.update();
   compaction.render();
   chat.render();
   composer.render();
+  renderWelcome();
+}
+
+/** The empty state: two lines on what to do first, until the session has a message of the user's. */
+function renderWelcome(): void {
+  welcome.hidden = !!model.snap?.messages.some((m) => m.role === 'user' && m.kind === 'normal');
 }
 
 function route(d: Dirty): void {
   if (d.all) return renderAll();
   if (d.splitReset) {
     ui.dragTail = null;
+    ui.dragVersion = null;
     saveUi(ui);
   }
+  // One timeline paint per message: a split change re-renders it below, which paints too.
   if (d.messages === 'reset') {
     chat.render();
-    timeline.render();
+    if (!d.split) timeline.render();
   } else if (d.messages === 'append') {
     chat.append();
-    timeline.drawNow();
+    if (!d.split) timeline.drawNow();
   }
   if (d.split) {
     timeline.render();
@@ -145,10 +170,13 @@ function route(d: Dirty): void {
   if (d.gauge || d.split || d.messages) {
     timeline.positionHandle();
     gauges.update();
+    overview.update();
   }
+  if (d.messages) renderWelcome();
   if (d.streaming) chat.renderStreaming();
   if (d.agent) composer.render();
   if (d.compaction) {
+    overview.update();
     compaction.render();
     header.render();
     composer.render();
@@ -174,10 +202,16 @@ function onMessage(msg: HostToWebview): void {
       // Another session: UI state of the old one does not apply.
       Object.assign(ui, { ...DEFAULT_UI, history: ui.history, pinKind: ui.pinKind, zoom: ui.zoom, sessionId: s.session.id });
     }
-    const keep = ui.dragTail !== null && s.split.allowed[nearestAllowedByIndex(s.split.allowed, ui.dragTail)] === ui.dragTail;
+    // A drag placed on another version of the context (a compaction adopted or undone, the pinned block added) names other messages.
+    const sameVersion = ui.dragVersion === null || ui.dragVersion === s.split.version;
+    const keep = ui.dragTail !== null && sameVersion && s.split.allowed[nearestAllowedByIndex(s.split.allowed, ui.dragTail)] === ui.dragTail;
     const drag = ui.dragTail;
     const d = model.apply(msg);
     ui.dragTail = keep ? drag : null;
+    if (!keep && drag !== null) {
+      ui.dragVersion = null;
+      saveUi(ui);
+    }
     if (ui.selectedBlock !== null && !s.compaction?.blocks.some((b) => b.index === ui.selectedBlock)) ui.selectedBlock = null;
     route(d);
     performance.measure('splitpoint:render-snapshot', { start: t0, end: performance.now() });

@@ -8,7 +8,7 @@ import type { GaugeView, SplitView, ViewMessage } from '../src/protocol/messages
 export interface Prefix {
   /** all[i] = tokens of messages [0, i). Length n + 1. */
   all: Float64Array;
-  /** head[i] = compactable tokens of messages [0, i): not system, not pinned, not kept. */
+  /** head[i] = compactable tokens of messages [0, i): after the frame (SplitView.frameEnd, from the core's split plan), not kept. */
   head: Float64Array;
   total: number;
 }
@@ -18,11 +18,13 @@ export function buildPrefix(messages: readonly ViewMessage[], split: SplitView |
   const all = new Float64Array(n + 1);
   const head = new Float64Array(n + 1);
   const kept = split && split.keptIndices.length > 0 ? new Set(split.keptIndices) : null;
+  // The host's split plan says where compactable messages start; the view does not re-derive it.
+  const frameEnd = split?.frameEnd ?? n;
   for (let i = 0; i < n; i++) {
     const m = messages[i]!;
     const t = m.tokens > 0 ? m.tokens : 0;
     all[i + 1] = all[i]! + t;
-    const compactable = m.role !== 'system' && m.kind !== 'pinned' && m.origin !== 'system' && m.origin !== 'pinned' && !(kept && kept.has(i));
+    const compactable = i >= frameEnd && !(kept && kept.has(i));
     head[i + 1] = head[i]! + (compactable ? t : 0);
   }
   return { all, head, total: all[n]! };

@@ -8,6 +8,8 @@ export interface UiState {
   selectedId: string | null;
   /** The dragged tail start, or null when the handle sits on the strategy's choice. */
   dragTail: number | null;
+  /** SplitView.version the drag was placed on: indices of another version name other messages. */
+  dragVersion: string | null;
   history: string[];
   draft: string;
   zoom: number;
@@ -17,6 +19,9 @@ export interface UiState {
   expanded: string[];
   /** The session this UI state belongs to; a different session starts fresh. */
   sessionId: string | null;
+  /** Timeline and gauges expanded; null = by the view's height. */
+  overviewOpen: boolean | null;
+  pinsOpen: boolean;
 }
 
 export const DEFAULT_UI: UiState = {
@@ -25,6 +30,7 @@ export const DEFAULT_UI: UiState = {
   chatStart: null,
   selectedId: null,
   dragTail: null,
+  dragVersion: null,
   history: [],
   draft: '',
   zoom: 1,
@@ -33,6 +39,8 @@ export const DEFAULT_UI: UiState = {
   selectedBlock: null,
   expanded: [],
   sessionId: null,
+  overviewOpen: null,
+  pinsOpen: false,
 };
 
 interface VsCodeApi {

@@ -16,6 +16,7 @@ import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
 import type { Endpoint } from './endpoint';
 import type { CliIO } from './io';
 import { readPrefixCacheCounters, resetPrefixCache } from './serverProbe';
+import { CALIBRATE_HELP, calibrateCommand } from './calibrateCommand';
 
 export const BENCH_HELP = `splitpoint bench --session FILE --endpoint URL [options]
 
@@ -31,7 +32,9 @@ ${ENDPOINT_HELP}
                         MODE/LAYOUT/CACHE[/longest-first][/nostream] with MODE
                         sequential|parallel, LAYOUT cache-aligned|target-block,
                         CACHE cold|warm
-  --json                print one JSON object`;
+  --json                print one JSON object
+
+${CALIBRATE_HELP}`;
 
 const OPTIONS = {
   ...ENDPOINT_OPTIONS,
@@ -40,6 +43,9 @@ const OPTIONS = {
   strategy: { type: 'string' },
   runs: { type: 'string' },
   json: { type: 'boolean', default: false },
+  calibrate: { type: 'boolean', default: false },
+  out: { type: 'string' },
+  base: { type: 'string' },
 } as const;
 
 export interface RunSpec {
@@ -107,8 +113,9 @@ export interface RunResult extends RunSpec {
 
 export async function benchCommand(argv: string[], io: CliIO): Promise<number> {
   const { values } = parseCommandArgs(argv, OPTIONS);
+  if (values.calibrate) return calibrateCommand(values, io);
   const path = requireString(values.session, '--session');
-  const blockTokens = intOption(values['block-tokens'], '--block-tokens', DEFAULT_COMPACTION_SETTINGS.blockTokens, 64);
+  const blockTokens = intOption(values['block-tokens'], '--block-tokens', 4096, 64);
   const strategy = oneOf<StrategyName>(values.strategy, STRATEGY_NAMES, '--strategy', 'token-fraction');
   const runs = typeof values.runs === 'string' ? parseRuns(values.runs) : DEFAULT_RUNS;
   const endpoint = await connect(values, io);

@@ -11,15 +11,17 @@ import type { StrategyName } from '../core/splitPoint';
 import { randomIds, systemClock } from '../core/session/storage';
 import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
 import { TokenLedger } from '../core/tokens/tokenLedger';
+import { importToLog } from './importCommand';
 import { openSession } from './openSession';
-import { UsageError, intOption, oneOf, parseCommandArgs, requireString } from './args';
+import { intOption, oneOf, parseCommandArgs, requireString } from './args';
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
 import type { CliIO } from './io';
 
 export const COMPACT_HELP = `splitpoint compact --session FILE --endpoint URL [options]
 
   Compacts a session against a model server and prints the result. With
-  --adopt (session logs only) the compaction is written to the log.
+  --adopt the compaction is written to the session log; a messages array
+  (.json) is first imported into a new log next to it (FILE.jsonl).
 
 ${ENDPOINT_HELP}
   --mode parallel|sequential     block-parallel (default) or one worker over the whole head
@@ -58,9 +60,11 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   const strategy = oneOf<StrategyName>(values.strategy, STRATEGY_NAMES, '--strategy', 'token-fraction');
   const blockTokens = intOption(values['block-tokens'], '--block-tokens', DEFAULT_COMPACTION_SETTINGS.blockTokens, 64);
   const manual = values.split === undefined ? undefined : intOption(values.split, '--split', 0, 0);
-  const { store, isLog } = await openSession(path);
-  if (values.adopt && !isLog) throw new UsageError('--adopt needs a Splitpoint session log; import the messages array first');
+  const opened = await openSession(path);
   const endpoint = await connect(values, io);
+  // Adopting needs a log to write to: a messages array is imported into FILE.jsonl first (the .json is left as it was).
+  const store = values.adopt && !opened.isLog ? await importToLog(path) : opened.store;
+  if (store !== opened.store) io.err(`imported ${path} into ${store.path}; the compaction is adopted there`);
   const ledger = new TokenLedger(await loadTiktokenCounter());
   const snapshot = snapshotSession(store, ledger, manual === undefined ? { strategy } : { manualIndex: manual }, AGENT_TOOL_SPECS, {
     contextWindow: endpoint.contextWindow,

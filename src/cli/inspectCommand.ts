@@ -45,13 +45,23 @@ function toJson(r: InspectReport): unknown {
     strategies: {
       'user-messages': pick(s['user-messages'], { keptIndices: s['user-messages'].keptIndices }),
       'token-fraction': pick(s['token-fraction'], {}),
-      'recent-turns': pick(s['recent-turns'], { turnBudget: s['recent-turns'].turnBudget, overBudgetTurnStarts: s['recent-turns'].overBudgetTurnStarts }),
+      'recent-turns': pick(s['recent-turns'], {
+        turnBudget: s['recent-turns'].turnBudget,
+        overBudgetTurnStarts: s['recent-turns'].overBudgetTurnStarts,
+      }),
     },
   };
 }
 
 function pick(x: InspectReport['strategies']['token-fraction'], extra: Record<string, unknown>): Record<string, unknown> {
-  return { tailStartIndex: x.tailStartIndex, headMessages: x.headIndices.length, headTokens: x.headTokens, keptTokens: x.keptTokens, note: x.note, ...extra };
+  return {
+    tailStartIndex: x.tailStartIndex,
+    headMessages: x.headIndices.length,
+    headTokens: x.headTokens,
+    keptTokens: x.keptTokens,
+    note: x.note,
+    ...extra,
+  };
 }
 
 function formatText(path: string, r: InspectReport): string {
@@ -60,12 +70,16 @@ function formatText(path: string, r: InspectReport): string {
   lines.push('');
   lines.push('  idx  role       kind     tokens  turn');
   for (const m of r.messages) {
-    lines.push(`${String(m.index).padStart(5)}  ${m.role.padEnd(9)}  ${m.kind.padEnd(7)}  ${String(m.tokens).padStart(6)}  ${m.turn ?? '-'}`);
+    lines.push(
+      `${String(m.index).padStart(5)}  ${m.role.padEnd(9)}  ${m.kind.padEnd(7)}  ${String(m.tokens).padStart(6)}  ${m.turn ?? '-'}`,
+    );
   }
   lines.push('');
   lines.push('Split point by strategy (tail start = first message kept verbatim):');
   for (const [name, s] of Object.entries(r.strategies)) {
-    lines.push(`  ${name.padEnd(15)} tail starts at ${String(s.tailStartIndex).padStart(5)}  summarises ${s.headIndices.length} messages / ${s.headTokens} tokens, keeps ${s.keptTokens}  (${s.note})`);
+    lines.push(
+      `  ${name.padEnd(15)} tail starts at ${String(s.tailStartIndex).padStart(5)}  summarises ${s.headIndices.length} messages / ${s.headTokens} tokens, keeps ${s.keptTokens}  (${s.note})`,
+    );
   }
   return lines.join('\n');
 }

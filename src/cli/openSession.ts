@@ -11,7 +11,8 @@ export async function openSession(path: string, options: { readOnly?: boolean } 
   const storage = new NodeFileStorage();
   const text = await storage.read(path);
   if (text === undefined) throw new Error(`No such file: ${path}`);
-  if (isSessionLog(text)) return { store: await SessionStore.open({ storage }, path, { readOnly: options.readOnly === true }), isLog: true };
+  if (isSessionLog(text))
+    return { store: await SessionStore.open({ storage }, path, { readOnly: options.readOnly === true }), isLog: true };
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -1,7 +1,7 @@
 import type { ChatMessage } from './messages';
 import { messageText } from './messages';
 import type { Salience } from './fidelity/salience';
-import { conversationSalience, linesReferredBy } from './fidelity/salience';
+import { baseSalience, conversationSalience, linesReferredBy } from './fidelity/salience';
 import { chunkText, selectSegments } from './fidelity/select';
 
 /**
@@ -71,7 +71,11 @@ export const CLEARED_PLACEHOLDER = '[Old tool result content cleared';
  * model has read it and acted). Old consumed results become a placeholder that
  * says how to get the text back.
  */
-export function clearConsumedToolResults<M extends WithId>(messages: readonly M[], keepRecent: number, keepReferred = true): PretrimResult<M> {
+export function clearConsumedToolResults<M extends WithId>(
+  messages: readonly M[],
+  keepRecent: number,
+  keepReferred = true,
+): PretrimResult<M> {
   const report: PretrimReport = { cleared: [], truncated: [], deduplicated: [] };
   const toolIdx: number[] = [];
   messages.forEach((m, i) => {
@@ -266,7 +270,8 @@ export function capTurnToBudget<M extends WithId>(
     // Keep at least a few hundred chars so the result still says what happened.
     // The cut marker itself costs a few tokens, hence the 64-char margin.
     const keepChars = Math.max(400, Math.floor(text.length * Math.max(0, (n - excess) / n)) - 64);
-    const r = truncateHeadTail(text, { maxLines: Number.MAX_SAFE_INTEGER, maxChars: keepChars, headLines: 0, tailLines: 0 });
+    // Errors, failing tests and decisions in the cut part are kept within the same char budget.
+    const r = truncateHeadTail(text, { maxLines: Number.MAX_SAFE_INTEGER, maxChars: keepChars, headLines: 0, tailLines: 0 }, baseSalience);
     if (r.charsCut === 0) continue;
     out[i] = withContent(m, r.text);
     cutIds.push(idOf(m, i));
@@ -274,4 +279,3 @@ export function capTurnToBudget<M extends WithId>(
   }
   return { messages: out, cutIds };
 }
-

@@ -262,3 +262,27 @@ export function splitWith(name: StrategyName, input: SplitInput, opts: AllStrate
       return splitRecentTurns(input, opts.recentTurns);
   }
 }
+
+/** A strategy's own split, or the position the user dragged the handle to. */
+export type SplitChoice = { strategy: StrategyName } | { manualIndex: number };
+
+export interface SplitPlan {
+  split: SplitResult;
+  /** Tail starts a manual split may snap to, ascending ('message' mode: no orphaned tool result). */
+  allowed: number[];
+  /** Messages before this index (system prompt, pinned block) are never compacted. */
+  frameEnd: number;
+}
+
+/**
+ * The one place the split is computed: where the tail starts, what is kept,
+ * what may be compacted, and where a manual split may go. The view model, the
+ * compaction snapshot and the webview's projection all take it from here.
+ */
+export function planSplit(input: SplitInput, choice: SplitChoice, contextWindow: number, replyReserve: number): SplitPlan {
+  const split =
+    'manualIndex' in choice
+      ? splitManual(input.messages, choice.manualIndex, 'message')
+      : splitWith(choice.strategy, input, defaultStrategyOptions(contextWindow, replyReserve));
+  return { split, allowed: allowedBoundaries(input.messages, 'message'), frameEnd: frameEnd(input.messages) };
+}

@@ -47,6 +47,13 @@ export const COMMANDS = [
     enablement: CONTEXT_KEYS.canUndo,
     viewTitle: { group: 'navigation@3' },
   },
+  {
+    id: 'splitpoint.reviewCompaction',
+    title: 'Review Compaction',
+    icon: '$(preview)',
+    viewTitle: { group: 'navigation@4' },
+  },
+  { id: 'splitpoint.checkConnection', title: 'Check Server Connection', viewTitle: { group: '3_server@0' } },
   { id: 'splitpoint.setApiKey', title: 'Set API Key', viewTitle: { group: '3_server@1' } },
   { id: 'splitpoint.selectModel', title: 'Select Model', viewTitle: { group: '3_server@2' } },
   { id: 'splitpoint.exportSession', title: 'Export Session', viewTitle: { group: '2_session@1' } },

@@ -1,8 +1,8 @@
 import type { AgentEvent, AgentEventTable } from '../core/agent/events';
 import { onAgentEvent } from '../core/agent/events';
-import type { CompactionEvent } from '../core/compaction/events';
+import type { CompactionEvent, PlanChoice, PlanOption } from '../core/compaction/events';
 import type { PinItem } from '../core/session/schema';
-import type { CompactionState, CompactionView, HostToWebview } from '../protocol/messages';
+import type { CompactionPlanView, CompactionState, CompactionView, HostToWebview, PlanOptionView } from '../protocol/messages';
 import { blockView, checksView, totalsView, verdictView } from './viewModel';
 
 /**
@@ -51,7 +51,8 @@ export class CompactionTracker {
   start(compactionId: string, background: boolean, focus: string | undefined, preview: boolean): HostToWebview[] {
     this.ids = new Set([compactionId]);
     this.preview = preview;
-    this.view = { id: compactionId, background, focus: focus ?? null, state: 'running', blocks: [], headTokens: 0, totals: null, checks: null, verdict: null, note: null };
+    const empty = { blocks: [], headTokens: 0, totals: null, checks: null, verdict: null, note: null };
+    this.view = { id: compactionId, background, focus: focus ?? null, state: 'running', ...empty };
     return [this.snapshotMsg()];
   }
 
@@ -101,6 +102,7 @@ export class CompactionTracker {
       }
       v.blocks = e.blocks.map(blockView);
       v.headTokens = e.headTokens;
+      v.plan = e.plan ? planView(e.plan) : null;
       v.focus = e.focus ?? v.focus;
       v.totals = null;
       v.checks = null;
@@ -156,6 +158,7 @@ export class CompactionTracker {
         return blockMsg(e.block);
       }
       case 'ready':
+        if (v.plan) v.plan.measuredMs = e.outcome?.measuredMs ?? e.totals.wallMs;
         return this.completed(e.compactionId, e.totals, e.checks);
       case 'cancelled':
         return this.set('cancelled', v.note ?? 'Cancelled; nothing was adopted.');
@@ -209,4 +212,14 @@ export class CompactionTracker {
     error: () => [],
     done: () => [],
   };
+}
+
+function optionView(o: PlanOption): PlanOptionView {
+  const { label, mode, layout, blockTokens, blocks, concurrency, summaryTokens, predictedMs } = o;
+  return { label, mode, layout, blockTokens, blocks, concurrency, summaryTokens, predictedMs, ...(o.excluded ? { excluded: o.excluded } : {}) };
+}
+
+/** The planner's choice as the views show it; measured time follows on `ready`. */
+export function planView(p: PlanChoice): CompactionPlanView {
+  return { chosen: optionView(p.chosen), alternatives: p.alternatives.map(optionView), profile: `${p.profile.name} (${p.profile.source})`, measuredMs: null };
 }

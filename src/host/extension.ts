@@ -4,6 +4,7 @@ import type { HostToWebview, ViewSnapshot, WebviewToHost } from '../protocol/mes
 import { COMMANDS } from './commandTable';
 import { commandHandlers } from './commands';
 import { SplitpointHost } from './host';
+import { ReviewPanels } from './review/reviewPanel';
 import { SessionViewProvider, VIEW_ID } from './sessionViewProvider';
 
 let host: SplitpointHost | undefined;
@@ -24,10 +25,13 @@ export function activate(context: vscode.ExtensionContext): SplitpointTestApi | 
   );
   const h = new SplitpointHost(context, log, provider);
   host = h;
-  const handlers = commandHandlers(h);
+  const review = new ReviewPanels(context.extensionUri, h, (detail) => log.warn(detail));
+  const handlers = commandHandlers(h, review);
   context.subscriptions.push(
     log,
     vscode.window.registerWebviewViewProvider(VIEW_ID, provider, { webviewOptions: { retainContextWhenHidden: false } }),
+    review.register(),
+    review,
     ...COMMANDS.map((c) =>
       vscode.commands.registerCommand(c.id, async (...args: unknown[]) => {
         try {

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { loadRoleKeys } from './apiKeys';
 import { agentSystemPrompt } from '../core/agent/systemPrompt';
 import type { SettingsReport } from '../core/config/settings';
 import { SessionCorruptError } from '../core/session/errors';
@@ -73,14 +74,17 @@ export class SplitpointHost implements vscode.Disposable {
     const t0 = Date.now();
     this.wireOnce();
     this.server.loadSettings();
-    this.server.apiKey = await this.context.secrets.get(API_KEY_SECRET);
+    this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
     this.server.rebuildEndpoints();
+    // The counting worker starts with it, so the session opened below finds it ready.
+    (this.counting ??= new BackgroundCounter()).warm();
     // The tokenizer loads here, off the activation path, on first use of the view or a command.
     this.ledger = new TokenLedger(await loadTiktokenCounter());
     const base = this.context.storageUri ?? this.context.globalStorageUri;
     this.library = new SessionLibrary(new NodeFileStorage(), vscode.Uri.joinPath(base, 'sessions').fsPath, systemClock, randomIds);
     const last = this.context.workspaceState.get<string>('splitpoint.lastSession');
-    const entries = await this.library.list();
+    let entries = await this.library.list();
+    if (entries.length === 0 && (await this.importDemoSession())) entries = await this.library.list();
     const target = entries.find((e) => e.id === last) ?? entries[0];
     let controller: SessionController | undefined;
     if (target) controller = await this.tryOpen(target.id);
@@ -88,6 +92,25 @@ export class SplitpointHost implements vscode.Disposable {
     this.log.info(`started in ${Date.now() - t0} ms: ${entries.length} session(s), storage ${this.library.dir}`);
     void this.server.probe();
     return controller;
+  }
+
+  /**
+   * `npm start` sets SPLITPOINT_DEMO_SESSION to the example session, so a new
+   * user opens onto a conversation to compact. Only into an empty library:
+   * it never touches existing sessions. A failure is logged, not shown.
+   */
+  private async importDemoSession(): Promise<boolean> {
+    const file = process.env.SPLITPOINT_DEMO_SESSION;
+    if (!file) return false;
+    try {
+      const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(file)));
+      const { store } = await this.library!.importText(text, file);
+      this.log.info(`imported the demo session ${file}: ${store.snapshot.messages.length} messages`);
+      return true;
+    } catch (err) {
+      this.log.warn(`could not import the demo session ${file}: ${(err as Error).message}`);
+      return false;
+    }
   }
 
   /** Listeners and UI that only make sense once the host runs. */
@@ -110,8 +133,8 @@ export class SplitpointHost implements vscode.Disposable {
         this.pushSnapshot();
       }),
       this.context.secrets.onDidChange(async (e) => {
-        if (e.key !== API_KEY_SECRET) return;
-        this.server.apiKey = await this.context.secrets.get(API_KEY_SECRET);
+        if (!e.key.startsWith(API_KEY_SECRET)) return;
+        this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
         this.rebuildEnvironment();
       }),
     );
@@ -134,6 +157,7 @@ export class SplitpointHost implements vscode.Disposable {
   private toolEnv(): ToolEnv {
     return {
       root: () => vscode.workspace.workspaceFolders?.[0]?.uri,
+      folders: () => (vscode.workspace.workspaceFolders ?? []).map((f) => ({ name: f.name, uri: f.uri })),
       trusted: () => vscode.workspace.isTrusted,
       // Restricted Mode ignores the allowlist: nothing runs without the user there.
       allowlist: () => (vscode.workspace.isTrusted ? (this.server.settings?.commandAllowlist ?? []) : []),
@@ -211,6 +235,8 @@ export class SplitpointHost implements vscode.Disposable {
       },
       onApprovalResolved: (callId) => void this.diff?.close(callId),
       onStateChange: () => this.updateStatus(),
+      // A hidden view is not retained and gets a snapshot when shown; the test API listens to everything.
+      wantsDeltas: () => this.view.visible || this.postListeners.size > 0,
     });
     this.controller = controller;
     this.pushSnapshot(); // also updates the status bar
@@ -321,6 +347,9 @@ export class SplitpointHost implements vscode.Disposable {
     // A server that was down may be up now: learn its window before the turn.
     beforeSend: async () => {
       if (this.server.connection.state !== 'ok') await this.server.probe();
+    },
+    openReview: async () => {
+      await vscode.commands.executeCommand('splitpoint.reviewCompaction');
     },
   };
 

@@ -49,7 +49,27 @@ export function summarizeLog(id: string, path: string, text: string): LibraryEnt
     }
   }
   const title = typeof header.title === 'string' && header.title ? header.title : firstUser !== undefined ? titleFrom(firstUser) : 'New session';
-  return { id, path, title, createdAt: typeof header.createdAt === 'number' ? header.createdAt : 0, messageCount };
+  const createdAt = typeof header.createdAt === 'number' ? header.createdAt : 0;
+  return { id, path, title, createdAt, messageCount, lastUsedAt: lastTime(text, createdAt), bytes: byteLength(text) };
+}
+
+/** The latest event or message time in the log: when the session was last used. */
+function lastTime(text: string, fallback: number): number {
+  let last = fallback;
+  for (const m of text.matchAll(/"(?:at|timestamp)":(\d{9,})/g)) {
+    const t = Number(m[1]);
+    if (t > last) last = t;
+  }
+  return last;
+}
+
+function byteLength(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    n += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c < 0xdc00 ? (i++, 4) : 3;
+  }
+  return n;
 }
 
 /** What library ids look like (see newId); also allows ids of files users copied into the folder. */
@@ -68,7 +88,9 @@ export class SessionLibrary {
 
   /** The file of a session. Ids come from the webview too, so anything but a plain file name is refused. */
   pathFor(id: string): string {
-    if (!SAFE_ID.test(id) || id.includes('..')) throw new Error(`Invalid session id ${JSON.stringify(id.slice(0, 80))}: ids are file names without path separators or "..".`);
+    if (!SAFE_ID.test(id) || id.includes('..')) {
+      throw new Error(`Invalid session id ${JSON.stringify(id.slice(0, 80))}: ids are file names without path separators or "..".`);
+    }
     return this.storage.join(this.dir, `${id}${EXT}`);
   }
 
@@ -87,7 +109,7 @@ export class SessionLibrary {
       }
       out.push(entry);
     }
-    return out.sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
+    return out.sort((a, b) => (b.lastUsedAt ?? b.createdAt) - (a.lastUsedAt ?? a.createdAt) || a.id.localeCompare(b.id));
   }
 
   /** Forget a cached summary (the session was active and changed). */

@@ -1,3 +1,4 @@
+import { viewVersion } from '../core/agent/planBase';
 import type { SessionStore } from '../core/session/sessionStore';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import type { ApprovalView, CompactionView, GaugeView, SessionListItem, SplitView, VerdictView, ViewMessage, ViewSnapshot } from '../protocol/messages';
@@ -52,6 +53,7 @@ export function sessionSplit(store: SessionStore, ledger: TokenLedger, env: Cont
     blockTokens: s.blockTokens,
     verbosity: s.verbosity,
     lastSummaryTokensPerBlock: perBlock,
+    version: (frameEnd) => viewVersion(store, frameEnd),
   });
 }
 
@@ -69,7 +71,8 @@ export function sessionSnapshot(src: SnapshotSource): ViewSnapshot {
     compaction: src.compaction,
     compactionDepth: store.snapshot.compactions.length,
     agent: src.agent,
-    settings: { endpoint: s.endpoint, model: s.model ?? null, mode: s.mode, layout: s.layout, verbosity: s.verbosity },
+    // The header names the model the server serves when the setting leaves it to the server (never "model ?").
+    settings: { endpoint: s.endpoint, model: s.model || src.connection.model || null, mode: s.mode, layout: s.layout, verbosity: s.verbosity },
     connection: src.connection,
     trusted: src.trusted,
   };

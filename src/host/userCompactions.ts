@@ -1,5 +1,6 @@
 import type { AgentLoop } from '../core/agent/agentLoop';
 import { planSessionCompaction } from '../core/agent/compactionRunner';
+import { adoptPlanned } from '../core/agent/planBase';
 import type { PendingCompaction } from '../core/compaction/pendingCompaction';
 import type { ToolSpec } from '../core/ports';
 import type { SessionStore } from '../core/session/sessionStore';
@@ -101,9 +102,11 @@ export class UserCompactions {
       this.d.post(this.d.tracker.onCompactionEvent(e));
       if (e.type !== 'ready') return;
       const t = e.totals;
-      log.info(`[${store.id}] preview ${e.compactionId} ready: ${t.headTokens} → ${t.summaryTokens} tokens in ${t.wallMs} ms (${t.requests} requests, ${t.cachedTokens} cached)`);
+      const stats = `${t.wallMs} ms (${t.requests} requests, ${t.cachedTokens} cached)`;
+      log.info(`[${store.id}] preview ${e.compactionId} ready: ${t.headTokens} → ${t.summaryTokens} tokens in ${stats}`);
     });
-    log.info(`[${store.id}] preview ${pending.id}: ${pending.plan.blocks.length} blocks, ${pending.plan.headTokens} head tokens, split at ${snapshot.split.tailStartIndex}`);
+    const plan = pending.plan;
+    log.info(`[${store.id}] preview ${pending.id}: ${plan.blocks.length} blocks, ${plan.headTokens} head tokens, split at ${snapshot.split.tailStartIndex}`);
     await pending.start();
     if (!pending.isCancelled && !pending.isComplete()) {
       const failed = pending.blocks.filter((b) => b.status === 'failed');
@@ -137,11 +140,11 @@ export class UserCompactions {
     }
   }
 
-  async regenerateBlock(id: string, block: number): Promise<void> {
+  async regenerateBlock(id: string, block: number, focus?: string): Promise<void> {
     const p = this.ownedFor(id);
     if (!p) return;
     try {
-      await p.regenerate(block);
+      await p.regenerate(block, focus);
     } catch (err) {
       this.d.notice('error', (err as Error).message);
     }
@@ -156,7 +159,7 @@ export class UserCompactions {
     if (!p.isComplete()) return this.d.notice('warning', 'Not every block has a summary yet: wait, regenerate the failed ones, or edit them.');
     const before = loop.contextTokens();
     try {
-      await p.adopt(this.d.store);
+      await adoptPlanned(p, this.d.store);
     } catch (err) {
       return this.d.notice('error', (err as Error).message);
     }

@@ -5,7 +5,7 @@ import type { StoredMessage } from '../core/messages';
 import type { PinItem } from '../core/session/schema';
 import type { ActiveOrigin } from '../core/session/sessionState';
 import type { StrategyName } from '../core/splitPoint';
-import { allowedBoundaries, defaultStrategyOptions, splitWith } from '../core/splitPoint';
+import { planSplit } from '../core/splitPoint';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import type { BudgetThresholds } from '../core/triggers';
 import type { Verbosity } from '../core/compaction/prompts';
@@ -62,15 +62,26 @@ const SUMMARY_TOKENS_GUESS: Record<Verbosity, number> = { concise: 350, detailed
 export function splitView(
   messages: readonly StoredMessage[],
   ledger: TokenLedger,
-  o: { strategy: StrategyName; window: number; replyReserve: number; blockTokens: number; verbosity: Verbosity; lastSummaryTokensPerBlock: number | undefined },
+  o: {
+    strategy: StrategyName;
+    window: number;
+    replyReserve: number;
+    blockTokens: number;
+    verbosity: Verbosity;
+    lastSummaryTokensPerBlock: number | undefined;
+    /** Names the active context the indices refer to (see planBase.viewVersion). */
+    version: (frameEnd: number) => string;
+  },
 ): SplitView {
   const tokens = ledger.countAll(messages);
-  const r = splitWith(o.strategy, { messages, tokens }, defaultStrategyOptions(o.window, o.replyReserve));
+  const { split: r, allowed, frameEnd } = planSplit({ messages, tokens }, { strategy: o.strategy }, o.window, o.replyReserve);
   return {
     strategy: o.strategy,
     tailStartIndex: r.tailStartIndex,
     keptIndices: r.keptIndices,
-    allowed: allowedBoundaries(messages, 'message'),
+    allowed,
+    frameEnd,
+    version: o.version(frameEnd),
     summaryTokensPerBlock: Math.round(o.lastSummaryTokensPerBlock ?? SUMMARY_TOKENS_GUESS[o.verbosity]),
     blockTokens: o.blockTokens,
   };
@@ -95,7 +106,9 @@ export function blockView(b: CoreBlockView): BlockView {
     streamedTokens: b.streamedTokens,
     summary: b.summary ?? null,
     error: b.error ?? null,
-    stats: b.stats ? { inputTokens: b.stats.inputTokens, outputTokens: b.stats.outputTokens, cachedTokens: b.stats.cachedTokens ?? null, ms: b.stats.ms } : null,
+    stats: b.stats
+      ? { inputTokens: b.stats.inputTokens, outputTokens: b.stats.outputTokens, cachedTokens: b.stats.cachedTokens ?? null, ms: b.stats.ms }
+      : null,
   };
 }
 

@@ -17,6 +17,8 @@ export interface SessionOps {
   switchTo(sessionId: string): Promise<void>;
   /** Runs before a `send` reaches the controller (the host learns the server's window first). */
   beforeSend(): Promise<void>;
+  /** Opens the compaction review editor (the side bar's Review button). */
+  openReview(): Promise<void>;
 }
 
 export interface DispatchTarget {
@@ -43,7 +45,8 @@ export const webviewHandlers = {
   compact: (t, m) => t.controller().compact(m.focus, m.tailStartIndex),
   'set-strategy': (t, m) => t.controller().setStrategy(m.strategy),
   'block-edit': (t, m) => t.controller().compactions.editBlock(m.compactionId, m.block, m.text),
-  'block-regenerate': (t, m) => t.controller().compactions.regenerateBlock(m.compactionId, m.block),
+  'block-regenerate': (t, m) => t.controller().compactions.regenerateBlock(m.compactionId, m.block, m.focus),
+  'open-review': (t) => t.session.openReview(),
   'compaction-adopt': (t, m) => t.controller().compactions.adopt(m.compactionId),
   'compaction-cancel': (t, m) => t.controller().compactions.cancel(m.compactionId),
   undo: (t) => t.controller().compactions.undo(),

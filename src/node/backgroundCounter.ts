@@ -33,6 +33,15 @@ export class BackgroundCounter {
     return out;
   }
 
+  /** Starts the worker and its tokenizer load now, so the first session opened does not wait for them. */
+  warm(): void {
+    const w = this.ensureWorker();
+    if (!w) return;
+    const id = this.nextId++;
+    this.waiting.set(id, { resolve: () => undefined, reject: () => undefined });
+    w.postMessage({ id, messages: [] } satisfies CountRequest);
+  }
+
   /** Whether counting runs on a worker (false after the worker could not start). */
   get onWorker(): boolean {
     return !this.failed && this.workerPath !== undefined;
@@ -109,7 +118,8 @@ function* batches(messages: readonly ChatMessage[]): Generator<ChatMessage[]> {
   let chars = 0;
   for (const m of messages) {
     batch.push(m);
-    chars += (m.content?.length ?? 0) + (m.role === 'assistant' ? (m.tool_calls ?? []).reduce((n, c) => n + c.function.arguments.length, 0) : 0);
+    chars +=
+      (m.content?.length ?? 0) + (m.role === 'assistant' ? (m.tool_calls ?? []).reduce((n, c) => n + c.function.arguments.length, 0) : 0);
     if (chars >= BATCH_CHARS) {
       yield batch;
       batch = [];

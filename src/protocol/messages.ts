@@ -70,9 +70,29 @@ export interface SplitView {
   keptIndices: number[];
   /** Tail starts the handle may snap to, ascending. */
   allowed: number[];
+  /** Messages before this index (system prompt, pinned block) are never compacted. */
+  frameEnd: number;
+  /** Which active context the indices refer to: a drag placed on another version is dropped by the view. */
+  version: string;
   /** Estimated tokens of the merged summary per block, for the projected gauge. */
   summaryTokensPerBlock: number;
   blockTokens: number;
+}
+
+/**
+ * The split after one appended message. `allowed` is sent as a change, not
+ * resent whole with every message: the previous list loses its last entry
+ * (the old "compact everything" end) and gains `allowedAppend`.
+ */
+export interface SplitChange extends Omit<SplitView, 'allowed'> {
+  allowedAppend: number[];
+}
+
+/** The split the view should hold after `next` (a whole SplitView, or a change against `prev`). */
+export function applySplitChange(prev: SplitView, next: SplitView | SplitChange): SplitView {
+  if (!('allowedAppend' in next)) return next;
+  const { allowedAppend, ...rest } = next;
+  return { ...rest, allowed: [...prev.allowed.slice(0, -1), ...allowedAppend] };
 }
 
 export interface BlockStatsView {
@@ -111,6 +131,31 @@ export interface CompactionView {
   verdict: VerdictView | null;
   /** Why it is held or failed. */
   note: string | null;
+  /** The planner's choice and what it weighed (absent when no planner ran). */
+  plan?: CompactionPlanView | null;
+}
+
+/** One option the planner considered, with its predicted wall time. */
+export interface PlanOptionView {
+  label: string;
+  mode: 'parallel' | 'sequential';
+  layout: 'cache-aligned' | 'target-block';
+  blockTokens: number;
+  blocks: number;
+  concurrency: number;
+  summaryTokens: number;
+  predictedMs: number;
+  /** Why it was ruled out, if it was. */
+  excluded?: string;
+}
+
+export interface CompactionPlanView {
+  chosen: PlanOptionView;
+  alternatives: PlanOptionView[];
+  /** The performance profile the prediction used (e.g. "h100-7b (calibration)"). */
+  profile: string;
+  /** Wall time once every block has a summary. */
+  measuredMs: number | null;
 }
 
 export interface ApprovalView {
@@ -129,6 +174,10 @@ export interface SessionListItem {
   title: string;
   createdAt: number;
   messageCount: number;
+  /** Latest message or event time in the log (ms since the epoch). */
+  lastUsedAt?: number;
+  /** Size of the session log on disk. */
+  bytes?: number;
 }
 
 export interface ViewSnapshot {
@@ -144,14 +193,15 @@ export interface ViewSnapshot {
   compactionDepth: number;
   agent: { running: boolean; streaming: string; approvals: ApprovalView[] };
   settings: { endpoint: string; model: string | null; mode: ModeSetting; layout: LayoutSetting; verbosity: Verbosity };
-  connection: { state: 'unknown' | 'ok' | 'error'; message: string | null };
+  /** `model`: the id the server names (its first model when none is configured), once probed. */
+  connection: { state: 'unknown' | 'ok' | 'error'; message: string | null; model?: string | null };
   trusted: boolean;
 }
 
 /** Host → webview. */
 export type HostToWebview =
   | { type: 'snapshot'; snapshot: ViewSnapshot }
-  | { type: 'message-added'; message: ViewMessage; gauge: GaugeView; split: SplitView }
+  | { type: 'message-added'; message: ViewMessage; gauge: GaugeView; split: SplitView | SplitChange }
   | { type: 'assistant-delta'; text: string }
   | { type: 'agent-state'; running: boolean }
   | { type: 'compaction'; compaction: CompactionView | null }
@@ -173,7 +223,8 @@ export type WebviewToHost =
   | { type: 'compact'; focus: string | null; tailStartIndex: number | null }
   | { type: 'set-strategy'; strategy: StrategyName }
   | { type: 'block-edit'; compactionId: string; block: number; text: string }
-  | { type: 'block-regenerate'; compactionId: string; block: number }
+  /** `focus`: this block only is redone with it (added to the standing focus). */
+  | { type: 'block-regenerate'; compactionId: string; block: number; focus?: string }
   | { type: 'compaction-adopt'; compactionId: string }
   | { type: 'compaction-cancel'; compactionId: string }
   | { type: 'undo' }
@@ -185,7 +236,9 @@ export type WebviewToHost =
   | { type: 'expand-summary'; summaryId: string }
   | { type: 'clear-focus' }
   | { type: 'switch-session'; sessionId: string }
-  | { type: 'new-session' };
+  | { type: 'new-session' }
+  /** The side bar's button for the compaction review editor. */
+  | { type: 'open-review' };
 
 /** Parses `/compact`, `/compact focus text`, `/compact "focus text"` (quotes optional). */
 export function parseSlashCommand(input: string): { command: 'compact'; focus: string | null } | { command: 'unknown'; name: string } | undefined {
@@ -201,4 +254,6 @@ export function parseSlashCommand(input: string): { command: 'compact'; focus: s
   return { command: 'compact', focus: focus.length > 0 ? focus : null };
 }
 
-export const SLASH_COMMANDS = [{ name: '/compact', hint: '/compact "what must survive"', description: 'Compact now; the focus steers what survives and becomes the standing focus.' }] as const;
+export const SLASH_COMMANDS = [
+  { name: '/compact', hint: '/compact "what must survive"', description: 'Compact now; the focus steers what survives and becomes the standing focus.' },
+] as const;

@@ -15,9 +15,12 @@ import { ROOT, startSim } from '../vscode/harness.mjs';
 import { packageVsix } from '../../scripts/package.mjs';
 import agentScript from '../vscode/fixtures/agent-script.json';
 import { launchTarget, type Target } from './target';
+import { axeSerious, REVIEW, reviewFrame, setSideBarWidth, sideways } from './review';
 import { messageInput, NAMES, numberAttr, openView, until, viewFrame } from './ui';
 
 const OUT = process.env.SPLITPOINT_E2E_OUTPUT ?? join(ROOT, '.test-output', 'e2e');
+/** The README's pictures: written by this suite from the real extension, so they never go stale. */
+const DOCS = join(ROOT, 'docs', 'images');
 const FOCUS = 'keep the parser decisions';
 const EDITED = 'EDITED-BY-E2E: keep the Pratt parser in src/parser.ts with ^ at [31, 30].';
 
@@ -32,6 +35,13 @@ describe('Splitpoint in VS Code (e2e)', function () {
     shot += 1;
     mkdirSync(OUT, { recursive: true });
     await target.page.screenshot({ path: join(OUT, `${String(shot).padStart(2, '0')}-${name}.png`) }).catch(() => {});
+  };
+  const doc = async (name: string, frame?: Frame) => {
+    mkdirSync(DOCS, { recursive: true });
+    if (!frame) return void (await target.page.screenshot({ path: join(DOCS, `${name}.png`) }));
+    // A webview's own document, clipped to its iframe on the page.
+    const el = await frame.frameElement();
+    await el.screenshot({ path: join(DOCS, `${name}.png`) });
   };
   const input = () => messageInput(view);
   const conversation = () => view.getByRole('log', { name: NAMES.conversation });
@@ -164,7 +174,7 @@ describe('Splitpoint in VS Code (e2e)', function () {
     const editor = view.getByRole('textbox', { name: NAMES.editSummary(1) });
     await editor.fill(`DECISIONS:\n- ${EDITED}`);
     await view.getByRole('button', { name: NAMES.save, exact: true }).click();
-    await blocks.getByRole('option', { name: /^Block 1,.*edited/i }).waitFor();
+    await blocks.getByRole('option', { name: /^#1 edited/i }).waitFor();
     await snap('block-edited');
     await view.getByRole('button', { name: NAMES.adopt, exact: true }).click();
     await seeInChat(/EDITED-BY-E2E/);
@@ -235,5 +245,114 @@ describe('Splitpoint in VS Code (e2e)', function () {
     await seeInChat(/pelican-42/, 30_000);
     await seeInChat(/Please check the parser/);
     await snap('after-reload');
+  });
+
+  /** Waits until every block chip in the side bar says done (or edited). */
+  const allBlocksDone = async () => {
+    const options = view.getByRole('listbox', { name: NAMES.blocks }).getByRole('option');
+    await until('several blocks', async () => (await options.count()) >= 2, 30_000);
+    await until(
+      'every block done',
+      async () => {
+        const ls = await Promise.all((await options.all()).map((o) => o.getAttribute('aria-label')));
+        return ls.length >= 2 && ls.every((l) => /done|edited/i.test(l ?? ''));
+      },
+      60_000,
+    );
+    return options.count();
+  };
+  let review: Frame;
+  let blockCount = 0;
+
+  step('the side bar at 300 px and 600 px: nothing cut off, no serious axe violations', async () => {
+    await send('/compact "keep the release codename"');
+    blockCount = await allBlocksDone();
+    for (const width of [300, 600]) {
+      const got = await setSideBarWidth(target.page, width);
+      assert.ok(Math.abs(got - width) <= 12, `side bar is ${got} px wide, wanted ${width}`);
+      view = await viewFrame(target.page);
+      await view.getByRole('button', { name: NAMES.adopt, exact: true }).waitFor();
+      assert.deepEqual(await sideways(view, '.top *, .composer *'), [], `nothing scrolls sideways at ${width} px`);
+      assert.deepEqual(await axeSerious(view), [], `axe at ${width} px`);
+      await snap(`sidebar-${width}`);
+      await doc(`sidebar-${width}`);
+    }
+  });
+
+  step('opens the review editor from the side bar', async () => {
+    await view.getByRole('button', { name: REVIEW.sidebarButton, exact: true }).click();
+    review = await reviewFrame(target.page);
+    await review.getByRole('region', { name: REVIEW.summary(1) }).waitFor();
+    await snap('review-from-sidebar');
+    await doc('review-editor');
+  });
+
+  step('opens the review editor from the command palette', async () => {
+    await target.page.keyboard.press('F1');
+    await target.page.keyboard.type('View: Close All Editors');
+    await target.page.keyboard.press('Enter');
+    await until('the review editor to close', async () => !(await reviewFrame(target.page, 1500).then(() => true, () => false)));
+    await target.page.keyboard.press('F1');
+    await target.page.keyboard.type(REVIEW.paletteCommand);
+    await target.page.keyboard.press('Enter');
+    review = await reviewFrame(target.page);
+    await review.getByRole('region', { name: REVIEW.summary(blockCount) }).waitFor();
+  });
+
+  step('at 1,400 × 900 every block shows its originals beside its summary without sideways scroll; axe finds nothing serious', async () => {
+    const rows = await review.getByRole('region', { name: /^Block \d+ summary$/ }).count();
+    assert.equal(rows, blockCount, 'one row per block');
+    for (let n = 1; n <= blockCount; n++) {
+      const orig = review.getByRole('region', { name: REVIEW.original(n) });
+      await orig.scrollIntoViewIfNeeded();
+      await review.getByRole('region', { name: REVIEW.original(n) }).locator('article').first().waitFor();
+      const o = (await orig.boundingBox())!;
+      const sm = (await review.getByRole('region', { name: REVIEW.summary(n) }).boundingBox())!;
+      assert.ok(o.x + o.width <= sm.x + 1 && Math.abs(o.y - sm.y) < 4, `block ${n}: originals beside the summary`);
+    }
+    assert.deepEqual(await sideways(review, '.rv-orig, .rv-sum'), []);
+    assert.deepEqual(await axeSerious(review), []);
+  });
+
+  step('edits, regenerates, drops and keeps a block, and adopts, by keyboard alone', async () => {
+    const kb = target.page.keyboard;
+    const status = (n: number) => review.locator(`.rv-row[data-block="${n - 1}"] .rv-status`);
+    await review.getByRole('region', { name: REVIEW.summary(1) }).focus();
+    await kb.press('j');
+    await kb.press('k');
+    // Edit block 1 in place.
+    await kb.press('e');
+    const editor = review.getByRole('textbox', { name: REVIEW.editor(1) });
+    await editor.waitFor();
+    await kb.press('Control+End');
+    await kb.type('\nREVIEWED-BY-KEYBOARD');
+    await kb.press('Control+Enter');
+    await until('block 1 edited', async () => (await status(1).textContent()) === 'edited');
+    // Regenerate block 2 with a focus.
+    await kb.press('j');
+    await kb.press('r');
+    await review.getByRole('textbox', { name: REVIEW.focus(2) }).waitFor();
+    await kb.type('the release codename');
+    await kb.press('Enter');
+    await until('block 2 to be redone', async () => (await status(2).textContent()) !== 'done', 10_000).catch(() => undefined);
+    await until('block 2 regenerated', async () => (await status(2).textContent()) === 'done', 60_000);
+    // Drop it, then keep it again.
+    await kb.press('d');
+    await until('block 2 dropped', async () => (await status(2).textContent()) === 'dropped');
+    await snap('review-dropped');
+    await kb.press('d');
+    await until('block 2 kept', async () => (await status(2).textContent()) !== 'dropped');
+    await snap('review-keyboard');
+    await kb.press('a');
+    await until('adopted', async () => /Adopted/.test((await review.getByRole('status').first().textContent()) ?? ''), 30_000);
+    await seeInChat(/REVIEWED-BY-KEYBOARD/);
+  });
+
+  step('the review editor comes back after a reload (its serializer) and asks the host for its state', async () => {
+    await target.reload();
+    review = await reviewFrame(target.page, 45_000);
+    // The adopted compaction is history now: the restored editor offers to start the next one.
+    await review.getByText(/No compaction is open/).waitFor({ timeout: 30_000 });
+    await snap('review-restored');
   });
 });

@@ -13,7 +13,8 @@ export const NAMES = {
   approvalGroup: /^Approve run_command/,
   approve: 'Approve',
   blocks: 'Summary blocks',
-  block: (n: number) => new RegExp(`^Block ${n},`),
+  /** A block chip: its name starts with its visible text, "#1 done 5,315→60". */
+  block: (n: number) => new RegExp(`^#${n} `),
   edit: 'Edit',
   editSummary: (n: number) => `Edit summary of block ${n}`,
   save: 'Save',

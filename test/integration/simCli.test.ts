@@ -29,6 +29,19 @@ describe('simulator CLI and the cache-aligned layout', () => {
     }
   });
 
+  it('--replicas N starts N servers on consecutive ports and prints each; close() stops them all', async () => {
+    const out: string[] = [];
+    const h = await runSimCli(['--port', '0', '--replicas', '2', '--profile', 'unit', '--time-scale', '0', '--quiet'], { out: (l) => out.push(l), err: () => undefined });
+    assert.ok(h);
+    const [a, b] = h.replicas;
+    assert.equal(b.port, a.port + 1);
+    assert.ok(out[0].includes(`listening on ${a.url}`) && out[1] === `replica 1: listening on ${b.url}`, out.join('\n'));
+    assert.match(out[2], /profile unit \(max-num-seqs 4, max-num-batched-tokens 1000\), time scale 0/);
+    for (const r of h.replicas) assert.equal((await fetch(`${r.origin}/health`)).status, 200);
+    await h.close();
+    await assert.rejects(fetch(`${b.origin}/health`));
+  });
+
   it('parses flags and rejects unknown ones', () => {
     const o = parseSimArgs(['--pessimistic', '--no-tool-parser', '--no-tokenize', '--profile', 'unit', '--time-scale', '0.5']
       .concat(['--max-num-seqs=4', '--max-num-batched-tokens', '512', '--replicas', '3', '--tokenizer', 'char']));

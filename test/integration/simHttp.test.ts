@@ -213,4 +213,21 @@ describe('simulator HTTP surface', () => {
     assert.equal((await fetch(`${sim.url}/models`)).status, 401);
     assert.equal((await fetch(`${sim.url}/models`, { headers: { authorization: 'Bearer sekret' } })).status, 200);
   });
+
+  it('tokenizer: long runs without spaces are encoded slice by slice (bounded cost), other text exactly as js-tiktoken', async () => {
+    const { Tiktoken } = await import('js-tiktoken/lite');
+    const { default: ranks } = await import('js-tiktoken/ranks/cl100k_base');
+    const reference = new Tiktoken(ranks);
+    const { tiktokenTokenizer } = await import('../sim/tokenizer');
+    const t = tiktokenTokenizer();
+    const prose = 'Read src/index.ts, then run `npm test -- --grep retry` and report the failures (3 of 118).';
+    assert.deepEqual(t.encode(prose), reference.encode(prose, [], []));
+    // 20,000 characters of "-=" take js-tiktoken over a minute; here they are 64-character slices.
+    const run = '-='.repeat(10_000);
+    const ids = t.encode(`before ${run} after`);
+    const slice = reference.encode(run.slice(0, 64), [], []);
+    assert.deepEqual(ids.slice(0, 1), reference.encode('before', [], []));
+    assert.deepEqual(ids.slice(2, 2 + slice.length), slice, 'the run starts with its first slice');
+    assert.deepEqual(t.encode(`before ${run} after`), ids, 'deterministic, so prefix caching holds');
+  });
 });

@@ -66,6 +66,7 @@ describe('simulator step scheduler (unit profile, hand-computed simulated times)
     near(rec.firstToken, 30, 'first token');
     // 4 decode steps, each 10 ms + (2500 + tokens so far) / 1000 ms
     near(rec.finished, 30 + 12.501 + 12.502 + 12.503 + 12.504, 'finished');
+    near(rec.tpotMs, (12.501 + 12.502 + 12.503 + 12.504) / 4, 'time per output token');
     near(sim.clock().nowMs, rec.finished!, 'the clock stopped at the last step (time scale 0: idle counts zero)');
     assert.equal(sim.stats.steps, 7);
   });

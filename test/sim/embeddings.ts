@@ -34,9 +34,15 @@ export function embed(text: string, dims = EMBEDDING_DIMS): number[] {
 }
 
 export function handleEmbeddings(ctx: SimContext, res: ServerResponse, body: Record<string, unknown>): void {
-  if (body.model !== undefined && body.model !== ctx.model) return ctx.sendError(res, 404, `The model \`${String(body.model)}\` does not exist.`);
+  if (body.model !== undefined && body.model !== ctx.model)
+    return ctx.sendError(res, 404, `The model \`${String(body.model)}\` does not exist.`);
   const input = body.input;
-  const texts = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((x) => typeof x === 'string') ? (input as string[]) : undefined;
+  const texts =
+    typeof input === 'string'
+      ? [input]
+      : Array.isArray(input) && input.every((x) => typeof x === 'string')
+        ? (input as string[])
+        : undefined;
   if (!texts || texts.length === 0) return ctx.sendError(res, 400, 'input: a string or a non-empty list of strings is required');
   const tokens = texts.reduce((s, t) => s + ctx.count(t), 0);
   sendJson(res, 200, {

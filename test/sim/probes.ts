@@ -25,7 +25,8 @@ export function detectProbe(messages: WireMessage[]): { probe: Probe; context: s
   if (!text.startsWith(PROBE_MARKER)) return undefined;
   const cloze = pick(text, 'CLOZE');
   const test = pick(text, 'TEST');
-  const probe: Probe | undefined = cloze !== undefined ? { type: 'cloze', cloze } : test !== undefined ? { type: 'status', test } : undefined;
+  const probe: Probe | undefined =
+    cloze !== undefined ? { type: 'cloze', cloze } : test !== undefined ? { type: 'status', test } : undefined;
   if (!probe) return undefined;
   const context = messages
     .slice(0, -1)
@@ -51,7 +52,10 @@ export function answerProbe(probe: Probe, context: string): string {
   if (at < 0) return 'UNKNOWN';
   const left = probe.cloze.slice(0, at);
   const right = probe.cloze.slice(at + BLANK.length);
-  const re = new RegExp(`${left.trim() ? loose(left) + '\\s*' : ''}([^\\n]{1,160}?)${right.trim() ? '\\s*' + loose(right) : '(?=\\s|$)'}`);
+  // The fill ends where the text after the blank starts and that text ends at a word boundary ("3.01%." is not "3").
+  const re = new RegExp(
+    `${left.trim() ? loose(left) + '\\s*' : ''}([^\\n]{1,160}?)${right.trim() ? '\\s*' + loose(right) + '(?![\\w%])' : '(?=\\s|$)'}`,
+  );
   const m = context.match(re);
-  return m ? m[1]!.trim() : 'UNKNOWN';
+  return m ? m[1]!.trim().replace(/^[-*•]\s+/, '') : 'UNKNOWN';
 }

@@ -136,7 +136,10 @@ export class Scheduler {
       this.cache.release(r.id);
     }
     seq.state = 'ended';
-    if (status === 'done') this.stats.e2e.observe((r.finished - r.arrival) / 1000);
+    if (status === 'done') {
+      this.stats.e2e.observe((r.finished - r.arrival) / 1000);
+      if (r.firstToken !== undefined && seq.output > 1) r.tpotMs = (r.finished - r.firstToken) / (seq.output - 1);
+    }
     this.counters();
     this.notify(seq);
     this.kick();

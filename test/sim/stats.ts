@@ -22,6 +22,8 @@ export interface RequestRecord {
   cachedTokens: number;
   /** Tokens the reply has (the scheduler decodes exactly this many). */
   completionTokens: number;
+  /** Mean simulated ms per output token after the first, once done: (finished − firstToken) / (completionTokens − 1). */
+  tpotMs?: number;
   /** Tokens decoded so far. */
   generatedTokens?: number;
   /** Scheduler steps the prefill took (chunks). */

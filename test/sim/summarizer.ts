@@ -104,7 +104,11 @@ export function detectCompaction(messages: WireMessage[]): CompactionRequest | u
 
 // ---------------------------------------------------------------- extraction
 
-const PATH_RE = /(?:^|[\s(`'"[])((?:\.{0,2}\/)?(?:[\w@.-]+\/)+[\w@.-]+|[\w-]+\.(?:ts|tsx|js|mjs|cjs|json|md|py|rs|go|java|c|h|cc|cpp|yaml|yml|toml|sh|txt|css|html|sql|lock|ini|cfg|env))\b/g;
+const PATH_RE = new RegExp(
+  String.raw`(?:^|[\s(\`'"[])((?:\.{0,2}\/)?(?:[\w@.-]+\/)+[\w@.-]+|[\w-]+\.(?:` +
+    String.raw`ts|tsx|js|mjs|cjs|json|md|py|rs|go|java|c|h|cc|cpp|yaml|yml|toml|sh|txt|css|html|sql|lock|ini|cfg|env))\b`,
+  'g',
+);
 const IDENT_RES = [
   /\b[a-z]+(?:[A-Z][a-z0-9]*)+\b/g, // camelCase
   /\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b/g, // PascalCase with an inner capital
@@ -128,10 +132,16 @@ export function keyTerms(text: string): Set<string> {
   return new Set([...s.paths, ...s.idents, ...s.numbers].map((x) => x.toLowerCase()));
 }
 
-const ERROR_RE = /\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b|\b(?:E[A-Z]{3,}|E_[A-Z0-9_]+|ERR_[A-Z0-9_]+)\b|^(?:error|fatal|panic|traceback)\b|\berror TS\d+/i;
+// Case matters for names and codes (ENOENT, not "every"); a leading "error:" may be any case.
+const ERROR_RE = /\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b|\b(?:E[A-Z]{3,}|E_[A-Z0-9_]+|ERR_[A-Z0-9_]+)\b|\berror TS\d+|^(?:[Ee]rror|ERROR|[Ff]atal|FATAL|panic|Traceback)\b/;
 const FAILED_TEST_RE = /^(?:[✗✖×]|FAIL(?:ED)?\b|not ok\b)|::\S+\s+FAILED\b/;
 const PASSED_TEST_RE = /^(?:[✓✔√]|PASS(?:ED)?\b|ok \d+)|::\S+\s+PASSED\b/;
 const STATEMENT_RE = /^(?:DECISION|CONSTRAINT)\b|\b(?:decided|we will use|going with|settled on|must not|must never|never)\b/i;
+const QUANTITY_RE = new RegExp(
+  String.raw`\b\d+(?:\.\d+)?\s?(?:%|ms|s|sec|seconds|min|minutes|h|hours|KB|MB|GB|TB|KiB|MiB|GiB|bytes|tokens|rows|connections|retries|workers|x)` +
+    String.raw`(?![\w])|\bv?\d+\.\d+\.\d+\b`,
+  'g',
+);
 const INSTRUCTION_START = /^(?:please|make sure|remember|run|use|add|keep|call|avoid|prefer)\b/i;
 
 /**
@@ -141,7 +151,8 @@ const INSTRUCTION_START = /^(?:please|make sure|remember|run|use|add|keep|call|a
  */
 export function salience(sentence: string, role = 'assistant'): number {
   const s = signals(sentence);
-  let v = 2 * s.paths.length + 2 * s.idents.length + s.numbers.length;
+  // A bare integer (a counter, a line number) says little; a quantity with its unit is a fact.
+  let v = 2 * s.paths.length + 2 * s.idents.length + 2 * (sentence.match(QUANTITY_RE) ?? []).length;
   if (ERROR_RE.test(sentence) || FAILED_TEST_RE.test(sentence)) v += 6;
   else if (STATEMENT_RE.test(sentence)) v += 4;
   else if (role === 'user' && INSTRUCTION_START.test(sentence)) v += 3;
@@ -166,21 +177,51 @@ type Section = 'DECISIONS' | 'FACTS' | 'OPEN' | 'ERRORS' | 'CONSTRAINTS';
 const SECTIONS: Section[] = ['DECISIONS', 'FACTS', 'OPEN', 'ERRORS', 'CONSTRAINTS'];
 
 function classify(s: string): Section {
-  if (FAILED_TEST_RE.test(s)) return 'ERRORS';
-  if (/\b(error|errors|exception|fail(?:s|ed|ure)?|traceback|cannot|can't|refused|crash(?:ed)?|panic|ENOENT|EACCES|TypeError|undefined is not)\b/i.test(s)) {
+  if (FAILED_TEST_RE.test(s) || ERROR_RE.test(s)) return 'ERRORS';
+  if (
+    /\b(error|errors|exception|fail(?:s|ed|ure)?|traceback|cannot|can't|refused|crash(?:ed)?|panic|ENOENT|EACCES|TypeError|undefined is not)\b/i.test(
+      s,
+    )
+  ) {
     return 'ERRORS';
   }
   if (/\b(TODO|FIXME|open question|pending|not yet|unresolved|follow[- ]up|still need|remaining)\b|\?$/i.test(s)) return 'OPEN';
-  if (/\b(must|never|always|do not|don't|should not|shouldn't|required|at most|at least|only|forbidden|no more than)\b/i.test(s)) return 'CONSTRAINTS';
-  if (/\b(decided|decide|chose|choose|chosen|will use|we'll|going to|switch(?:ed)? to|instead of|plan is|agreed|opted)\b/i.test(s)) return 'DECISIONS';
+  if (/\b(must|never|always|do not|don't|should not|shouldn't|required|at most|at least|only|forbidden|no more than)\b/i.test(s))
+    return 'CONSTRAINTS';
+  if (/\b(decided|decide|chose|choose|chosen|will use|we'll|going to|switch(?:ed)? to|instead of|plan is|agreed|opted)\b/i.test(s))
+    return 'DECISIONS';
   return 'FACTS';
 }
 
-const STOP = new Set(['the', 'and', 'for', 'with', 'that', 'this', 'from', 'keep', 'about', 'into', 'what', 'when', 'where', 'which', 'plan', 'all']);
+const STOP = new Set([
+  'the',
+  'and',
+  'for',
+  'with',
+  'that',
+  'this',
+  'from',
+  'keep',
+  'about',
+  'into',
+  'what',
+  'when',
+  'where',
+  'which',
+  'plan',
+  'all',
+]);
 
 function focusTerms(focus: string | undefined): string[] {
   if (!focus) return [];
-  return [...new Set(focus.toLowerCase().split(/[^\w./-]+/).filter((w) => w.length >= 3 && !STOP.has(w)))];
+  return [
+    ...new Set(
+      focus
+        .toLowerCase()
+        .split(/[^\w./-]+/)
+        .filter((w) => w.length >= 3 && !STOP.has(w)),
+    ),
+  ];
 }
 
 export interface SummarizerOptions {
@@ -215,7 +256,12 @@ function currentWork(all: Candidate[], chosen: Candidate[]): string[] {
   const current = anchor ? all.filter((c) => c.role === anchor.role && c.pos <= anchor.pos && c.pos >= anchor.pos - 1) : [];
   const sameTurn = current.length === 2 && unitOf(current[0]) === unitOf(current[1]) ? current : current.slice(-1);
   const next = lastUser && (!lastAssistant || lastUser.pos > lastAssistant.pos) ? lastUser : (open ?? anchor);
-  return ['CURRENT WORK:', `- ${sameTurn.length > 0 ? sameTurn.map((c) => c.text).join(' ') : 'none'}`, 'NEXT STEP:', `- ${next ? next.text : 'none'}`];
+  return [
+    'CURRENT WORK:',
+    `- ${sameTurn.length > 0 ? sameTurn.map((c) => c.text).join(' ') : 'none'}`,
+    'NEXT STEP:',
+    `- ${next ? next.text : 'none'}`,
+  ];
 }
 
 /**
@@ -235,7 +281,15 @@ export function summarize(req: CompactionRequest, opts: SummarizerOptions): stri
   for (const [unitIndex, u] of req.units.entries()) {
     for (const text of splitSentences(u.text)) {
       const lower = text.toLowerCase();
-      all.push({ text, role: u.role, unit: unitIndex, pos: pos++, score: salience(text, u.role), focus: terms.some((t) => lower.includes(t)), section: classify(text) });
+      all.push({
+        text,
+        role: u.role,
+        unit: unitIndex,
+        pos: pos++,
+        score: salience(text, u.role),
+        focus: terms.some((t) => lower.includes(t)),
+        section: classify(text),
+      });
     }
   }
   const seen = new Set<string>();
@@ -252,9 +306,11 @@ export function summarize(req: CompactionRequest, opts: SummarizerOptions): stri
   const tail = req.wantCurrentWork ? currentWork(all, []) : [];
   let used = opts.count(`${SECTIONS.map((s) => `${s}:\n- none`).join('\n')}\n${tail.join('\n')}`);
   const chosen: Candidate[] = [];
+  // The developer asked for the focus to survive: focus matches may overrun the target, never max_tokens.
+  const hardCap = Math.max(budget, opts.maxTokens !== undefined ? opts.maxTokens - 4 : 2 * budget);
   for (const c of candidates) {
     const cost = opts.count(c.text) + 2;
-    if (chosen.length > 0 && used + cost > budget) continue;
+    if (chosen.length > 0 && used + cost > (c.focus ? hardCap : budget)) continue;
     if (chosen.length === 0 && used + cost > budget && c.score === 0 && !c.focus) continue;
     chosen.push(c);
     used += cost;
@@ -301,6 +357,9 @@ export function judge(input: { summary: string; nextSteps: string }): { alignmen
   const nums = [...need].filter((k) => /^\d/.test(k));
   const numsOk = nums.filter((k) => have.has(k)).length;
   const non_contradiction = nums.length === 0 ? 10 : Math.round((10 * numsOk) / nums.length);
-  const diagnosis = missing.length === 0 ? 'The summary covers every identifier the next steps use.' : `Missing from the summary: ${missing.slice(0, 12).join(', ')}`;
+  const diagnosis =
+    missing.length === 0
+      ? 'The summary covers every identifier the next steps use.'
+      : `Missing from the summary: ${missing.slice(0, 12).join(', ')}`;
   return { alignment, non_contradiction, diagnosis };
 }

@@ -33,7 +33,10 @@ describe('counting off the host thread', function () {
     for (const m of store.snapshot.messages) assert.equal(m.tokens, local.countMessage(m), m.id);
     const reopened = await SessionStore.open(d, '/s/imp.jsonl');
     assert.equal(reopened.uncounted().length, 0);
-    assert.deepEqual(reopened.snapshot.messages.map((m) => m.tokens), store.snapshot.messages.map((m) => m.tokens));
+    assert.deepEqual(
+      reopened.snapshot.messages.map((m) => m.tokens),
+      store.snapshot.messages.map((m) => m.tokens),
+    );
     assert.equal(await primeCounts(reopened, counter), 0, 'warm: nothing counted, nothing written');
   });
 
@@ -43,7 +46,10 @@ describe('counting off the host thread', function () {
     const msgs = importMessages(generateSession({ seed: 6, targetChars: 40_000 }), counterIds(), fixedClock());
     const counts = await counter.count(msgs);
     const local = await loadTiktokenCounter();
-    assert.deepEqual(counts, msgs.map((m) => local.countMessage(m)));
+    assert.deepEqual(
+      counts,
+      msgs.map((m) => local.countMessage(m)),
+    );
     assert.equal(counter.onWorker, false);
   });
 });

@@ -28,7 +28,14 @@ describe('bounded BPE counter', () => {
   });
 
   it('counts exactly on adversarial runs shorter than the cut (the heap merge equals the simple loop)', () => {
-    const runs = ['a'.repeat(2000), '.'.repeat(2000), '-='.repeat(1000), 'A'.repeat(1500) + 'b', ' '.repeat(2000) + 'x', Buffer.alloc(1500).toString('base64')];
+    const runs = [
+      'a'.repeat(2000),
+      '.'.repeat(2000),
+      '-='.repeat(1000),
+      'A'.repeat(1500) + 'b',
+      ' '.repeat(2000) + 'x',
+      Buffer.alloc(1500).toString('base64'),
+    ];
     for (const t of runs) assert.equal(bounded.count(t), exactCount(t), t.slice(0, 12));
   });
 
@@ -51,10 +58,13 @@ describe('bounded BPE counter', () => {
       { numRuns: 400 },
     );
     fc.assert(
-      fc.property(fc.array(fc.constantFrom('a', 'b', ' ', '\n', '.', '-', '=', '0', '7', 'é', '日', '😀', "'s"), { maxLength: 300 }), (parts) => {
-        const t = parts.join('');
-        return bounded.count(t) === exactCount(t);
-      }),
+      fc.property(
+        fc.array(fc.constantFrom('a', 'b', ' ', '\n', '.', '-', '=', '0', '7', 'é', '日', '😀', "'s"), { maxLength: 300 }),
+        (parts) => {
+          const t = parts.join('');
+          return bounded.count(t) === exactCount(t);
+        },
+      ),
       { numRuns: 300 },
     );
     // long single pieces, past the simple loop's limit, through the heap merge

@@ -21,7 +21,10 @@ describe('splitpoint inspect (built CLI)', function () {
     assert.deepEqual(Object.keys(out.messages[0]).slice(0, 3), ['index', 'id', 'role']);
     assert.equal(out.messages[5].index, 5);
     assert.equal(out.messages[5].role, raw[5].role);
-    assert.equal(out.messages.reduce((a: number, m: { tokens: number }) => a + m.tokens, 0), out.totalTokens);
+    assert.equal(
+      out.messages.reduce((a: number, m: { tokens: number }) => a + m.tokens, 0),
+      out.totalTokens,
+    );
     for (const name of ['user-messages', 'token-fraction', 'recent-turns']) {
       const s = out.strategies[name];
       assert.ok(Number.isInteger(s.tailStartIndex) && s.tailStartIndex > 0 && s.tailStartIndex <= raw.length, name);
@@ -34,8 +37,17 @@ describe('splitpoint inspect (built CLI)', function () {
     const dir = mkdtempSync(join(tmpdir(), 'sp-cli-'));
     const log = join(dir, 's.jsonl');
     const ev = (o: object) => JSON.stringify(o);
-    const msg = (id: string, role: string, content: string) => ev({ type: 'message', message: { role, content, id, timestamp: 1, kind: 'normal' } });
-    writeFileSync(log, [ev({ type: 'session', v: 1, id: 's1', createdAt: 1 }), msg('a', 'system', 'sys'), msg('b', 'user', 'hello'), msg('c', 'assistant', 'hi')].join('\n') + '\n');
+    const msg = (id: string, role: string, content: string) =>
+      ev({ type: 'message', message: { role, content, id, timestamp: 1, kind: 'normal' } });
+    writeFileSync(
+      log,
+      [
+        ev({ type: 'session', v: 1, id: 's1', createdAt: 1 }),
+        msg('a', 'system', 'sys'),
+        msg('b', 'user', 'hello'),
+        msg('c', 'assistant', 'hi'),
+      ].join('\n') + '\n',
+    );
     const r = run('inspect', '--session', log);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /3 messages, 1 turns/);

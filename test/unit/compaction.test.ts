@@ -192,6 +192,21 @@ describe('parallel block compaction', () => {
     assert.deepEqual(store.active().messages.map((m) => m.id), [...before, late.id]);
   });
 
+  it('regenerates one block with its own focus (the review editor\'s "keep this"), added to the standing focus', async () => {
+    const { store } = await sessionWith(6);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const model = new FakeModel();
+    const pc = createCompaction(snap, settings({ focus: 'the migration plan' }), deps(model));
+    await pc.start();
+    const before = model.requests.length;
+    await pc.regenerate(1, 'keep users_table_v2');
+    const sent = JSON.stringify(model.requests.slice(before));
+    assert.equal(model.requests.length, before + 1);
+    assert.match(sent, /the migration plan; keep users_table_v2/);
+    await pc.regenerate(0);
+    assert.doesNotMatch(JSON.stringify(model.requests.at(-1)), /users_table_v2/, 'the block focus stays with its block');
+  });
+
   it('cancellation aborts the workers and nothing is adopted', async () => {
     const { store } = await sessionWith(6);
     const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });

@@ -9,7 +9,13 @@ describe('fidelity: fact extraction', () => {
   it('finds identifiers of each case style, standing alone', () => {
     const f = extractFacts([user('Rename parseHeaderLine to HeaderParser, keep MAX_HEADER_BYTES and header_map_v2.')]);
     assert.deepEqual(keys(f, 'identifier').sort(), ['HeaderParser', 'MAX_HEADER_BYTES', 'header_map_v2', 'parseHeaderLine'].sort());
-    assert.equal(hasKey(f.find((x) => x.key === 'parseHeaderLine')!, 'parseHeaderLineX is different'), false);
+    assert.equal(
+      hasKey(
+        f.find((x) => x.key === 'parseHeaderLine')!,
+        'parseHeaderLineX is different',
+      ),
+      false,
+    );
   });
 
   it('finds paths with directories and bare file names, and paths in tool-call arguments', () => {
@@ -20,19 +26,41 @@ describe('fidelity: fact extraction', () => {
   it('finds numbers with units and versions; a lost space before the unit still counts as kept', () => {
     const f = extractFacts([asst('p99 latency is 250 ms, cache 512MiB, hit rate 85%, node v20.11.1, 3 retries.')]);
     assert.deepEqual(keys(f, 'number').sort(), ['250 ms', '3 retries', '512 MiB', '85%', 'v20.11.1'].sort());
-    assert.ok(hasKey(f.find((x) => x.key === '250 ms')!, 'latency 250ms'));
-    assert.ok(!hasKey(f.find((x) => x.key === '250 ms')!, 'latency 1250 ms'));
+    assert.ok(
+      hasKey(
+        f.find((x) => x.key === '250 ms')!,
+        'latency 250ms',
+      ),
+    );
+    assert.ok(
+      !hasKey(
+        f.find((x) => x.key === '250 ms')!,
+        'latency 1250 ms',
+      ),
+    );
+    // An address is not a version.
+    assert.deepEqual(keys(extractFacts([asst('connect ECONNREFUSED 127.0.0.1:8123')]), 'number'), []);
   });
 
   it('finds error lines keyed by the specific exception name or code, not the generic one', () => {
-    const log = ['running', 'LedgerSkewError: ledger drift 4 entries', "TypeError: Cannot read properties of undefined (reading 'headerMap')", 'Error: connect ECONNREFUSED 127.0.0.1:5432'].join('\n');
+    const log = [
+      'running',
+      'LedgerSkewError: ledger drift 4 entries',
+      "TypeError: Cannot read properties of undefined (reading 'headerMap')",
+      'Error: connect ECONNREFUSED 127.0.0.1:5432',
+    ].join('\n');
     const f = extractFacts([user('go'), ...toolPair('run', log)]);
     assert.deepEqual(keys(f, 'error').sort(), ['ECONNREFUSED', 'LedgerSkewError', 'headerMap'].sort());
     assert.ok(f.filter((x) => x.kind === 'error').every((x) => x.position === 'tool-output'));
   });
 
   it('finds test names with their status', () => {
-    const log = ['  ✓ parses empty header (3ms)', '  ✗ rejects duplicate keys', 'FAIL test/parse.test.ts', 'tests/test_db.py::test_migrate_users PASSED'].join('\n');
+    const log = [
+      '  ✓ parses empty header (3ms)',
+      '  ✗ rejects duplicate keys',
+      'FAIL test/parse.test.ts',
+      'tests/test_db.py::test_migrate_users PASSED',
+    ].join('\n');
     const f = extractFacts([user('go'), ...toolPair('run', log)]).filter((x) => x.kind === 'test');
     const byName = Object.fromEntries(f.map((x) => [x.key, x.status]));
     assert.deepEqual(byName, {
@@ -43,7 +71,7 @@ describe('fidelity: fact extraction', () => {
     });
   });
 
-  it('finds decisions, constraints and the user\'s instructions with a key token', () => {
+  it("finds decisions, constraints and the user's instructions with a key token", () => {
     const f = extractFacts([
       user('Please use pnpmWorkspace for the monorepo. Never drop the users_archive table.'),
       asst('DECISION: we will use zodSchema for validation. Fine.'),
@@ -56,7 +84,14 @@ describe('fidelity: fact extraction', () => {
 
   it('marks consumed results and the middle of long outputs, attributes a fact to its first message, and adds pins', () => {
     const big = Array.from({ length: 400 }, (_, i) => (i === 200 ? 'QuotaBurstError at shard 7' : `ok line ${i}`)).join('\n');
-    const msgs = [sys('s'), user('start'), ...toolPair('a', 'config sets retryBudgetMs'), asst('read it'), ...toolPair('b', big), asst('seen QuotaBurstError')];
+    const msgs = [
+      sys('s'),
+      user('start'),
+      ...toolPair('a', 'config sets retryBudgetMs'),
+      asst('read it'),
+      ...toolPair('b', big),
+      asst('seen QuotaBurstError'),
+    ];
     const f = extractFacts(msgs, [{ id: 'p1', text: 'keep the v1 API stable', kind: 'constraint', source: 'user', createdAt: 0 }], {
       pretrim: { keepRecentToolResults: 0, maxLines: 200, maxChars: 1e9, headLines: 60, tailLines: 60 },
     });
@@ -71,7 +106,7 @@ describe('fidelity: fact extraction', () => {
 });
 
 describe('fidelity: loss report', () => {
-  it('counts dropped facts by kind with each dropped fact\'s message, and names engine-caused drops', () => {
+  it("counts dropped facts by kind with each dropped fact's message, and names engine-caused drops", () => {
     const msgs = [user('Use fooBar and src/a.ts'), result('c1', 'BazQuuxError: broke')];
     const facts = extractFacts(msgs);
     const kept = new Set(facts.filter((x) => x.key === 'fooBar').map((x) => x.id));
@@ -88,7 +123,10 @@ describe('fidelity: loss report', () => {
   });
 
   it('reports missing pins', () => {
-    const facts = extractFacts([], [{ id: 'p9', text: 'never push to main', kind: 'constraint', source: 'user', createdAt: 0, messageId: 'm4' }]);
+    const facts = extractFacts(
+      [],
+      [{ id: 'p9', text: 'never push to main', kind: 'constraint', source: 'user', createdAt: 0, messageId: 'm4' }],
+    );
     const r = lossReport(facts, new Set());
     assert.deepEqual(r.missingPins, ['m4']);
     assert.equal(r.headline, 'dropped 1 of 1 facts: 1 pin');

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
-import { clearConsumedToolResults, pretrim, truncateHeadTail, truncateLargeToolOutputs, CLEARED_PLACEHOLDER, DEFAULT_PRETRIM } from '../../src/core/pretrim';
+import {
+  capTurnToBudget,
+  clearConsumedToolResults,
+  pretrim,
+  truncateHeadTail,
+  truncateLargeToolOutputs,
+  CLEARED_PLACEHOLDER,
+  DEFAULT_PRETRIM,
+} from '../../src/core/pretrim';
 import { baseSalience } from '../../src/core/fidelity/salience';
+import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { asst, toolPair, user } from './helpers/build';
 
 const filler = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `  step ${from + i} finished`);
@@ -23,7 +32,11 @@ describe('fidelity: salience-aware pre-trim', () => {
     const kept = out.filter((l) => !l.startsWith('[… ')).length;
     assert.equal(r.linesCut, 3000 - kept);
     const markers = out.filter((l) => l.startsWith('[… ')).map((l) => Number(l.match(/\d+/)![0]));
-    assert.equal(markers.reduce((a, b) => a + b, 0), r.linesCut, 'the markers account for every cut line');
+    assert.equal(
+      markers.reduce((a, b) => a + b, 0),
+      r.linesCut,
+      'the markers account for every cut line',
+    );
   });
 
   it('keeps lines whose identifiers the conversation mentions later, first when the budget is tight', () => {
@@ -60,7 +73,12 @@ describe('fidelity: salience-aware pre-trim', () => {
 
   it('clearing a consumed result keeps the lines the next assistant message referred to', () => {
     const out = ['listing:', ...filler(50), 'src/db/migrate.ts: 41 errors', ...filler(50, 60), 'maxPoolSize: 48'].join('\n');
-    const msgs = [user('u'), ...toolPair('a', out), asst('The failures are in src/db/migrate.ts and maxPoolSize is set.'), ...toolPair('b', 'x')];
+    const msgs = [
+      user('u'),
+      ...toolPair('a', out),
+      asst('The failures are in src/db/migrate.ts and maxPoolSize is set.'),
+      ...toolPair('b', 'x'),
+    ];
     const frozen = JSON.stringify(msgs);
     const r = clearConsumedToolResults(msgs, 1);
     const c = r.messages[2]!.content!;
@@ -71,5 +89,16 @@ describe('fidelity: salience-aware pre-trim', () => {
     assert.equal(JSON.stringify(msgs), frozen);
     const plain = pretrim(msgs, { ...DEFAULT_PRETRIM, keepRecentToolResults: 1, salience: false });
     assert.ok(!plain.messages[2]!.content!.includes('maxPoolSize'), 'salience off gives the plain placeholder');
+  });
+
+  it('capping a preserved turn keeps the error line of the output it cuts', () => {
+    const counter = new CharEstimateCounter();
+    const count = (m: Parameters<typeof counter.countMessage>[0]) => counter.countMessage(m);
+    const log = [...filler(1500), 'ShardLeaseError: lease lost on shard nine', ...filler(1500, 1500)].join('\n');
+    const turn = [user('run it'), ...toolPair('run', log), asst('done')];
+    const r = capTurnToBudget(turn, 3_000, count);
+    assert.deepEqual(r.cutIds, [turn[2]!.id]);
+    assert.ok(r.messages.reduce((s, m) => s + count(m), 0) <= 3_000);
+    assert.match(r.messages[2]!.content!, /ShardLeaseError: lease lost on shard nine/);
   });
 });

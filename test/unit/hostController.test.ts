@@ -26,7 +26,7 @@ function agentModel(): FakeModel {
   return m;
 }
 
-async function setup(opts: { history?: number } = {}) {
+async function setup(opts: { history?: number; prepare?: (store: SessionStore) => Promise<void> } = {}) {
   const storage = new MemoryStorage();
   const ids = counterIds();
   const clock = fixedClock();
@@ -36,6 +36,7 @@ async function setup(opts: { history?: number } = {}) {
     await store.append({ role: 'user', content: `question ${i} ${'lorem ipsum '.repeat(60)}` });
     await store.append({ role: 'assistant', content: `answer ${i} ${'dolor sit amet '.repeat(60)}` });
   }
+  await opts.prepare?.(store);
   const posted: HostToWebview[] = [];
   const wrote: string[] = [];
   const writeTool: AgentTool = {
@@ -93,6 +94,32 @@ describe('host: session controller (fake model, memory storage)', () => {
     assert.equal(s.compaction, null);
     assert.equal(s.agent.running, false);
     assert.equal(s.trusted, true);
+  });
+
+  it('shows the judge verdict stored in the log on the summary after reopening', async () => {
+    const { c, posted } = await setup({
+      history: 2,
+      prepare: async (store) => {
+        const [, u0, , u1] = store.snapshot.messages;
+        await store.adoptCompaction({
+          id: 'c_judged',
+          summary: { role: 'user', content: 'Summary of question 0.', id: 'c_judged_summary', timestamp: 1, kind: 'summary' },
+          tailStartId: u1!.id,
+          keptIds: [],
+          coveredIds: [u0!.id],
+          lastSnapshotId: u1!.id,
+          strategy: 'token-fraction',
+          depth: 1,
+        });
+        const verdict = { kind: 'scored' as const, alignment: 8, nonContradiction: 9, overall: 8, diagnosis: 'keeps the answer', accepted: true };
+        await store.recordVerdict('c_judged', 2, verdict);
+      },
+    });
+    ctl = c;
+    await c.handle({ type: 'ready' });
+    const summary = lastSnapshot(posted).messages.find((m) => m.origin === 'summary')!;
+    assert.equal(summary.verdict?.overall, 8);
+    assert.equal(summary.verdict?.attempt, 2);
   });
 
   it('runs a turn: running state, the user and assistant messages as deltas, then idle', async () => {

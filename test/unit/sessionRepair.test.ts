@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SessionCorruptError, SessionStateError } from '../../src/core/session/errors';
-import { INTERRUPTED_RESULT, isInterruptedResult } from '../../src/core/session/sessionState';
-import { SessionStore } from '../../src/core/session/sessionStore';
+import { INTERRUPTED_RESULT, isInterruptedResult, originalId } from '../../src/core/session/sessionState';
+import { SessionStore, parseLog } from '../../src/core/session/sessionStore';
 import { NodeFileStorage } from '../../src/node/fileStorage';
 import type { Verdict } from '../../src/core/agent/judge';
 import { Calibration } from '../../src/core/tokens/calibration';
@@ -34,7 +35,10 @@ describe('session repair on open', () => {
     assert.equal(store.snapshot.messages.length, 2);
     assert.match(store.repairs.join(), /incomplete last line 4.*kept at/);
     assert.equal(storage.files.get(PATH), good, 'the torn line is cut off');
-    assert.deepEqual(backups(storage, 'torn').map((k) => storage.files.get(k)), [torn]);
+    assert.deepEqual(
+      backups(storage, 'torn').map((k) => storage.files.get(k)),
+      [torn],
+    );
     await store.append({ role: 'assistant', content: 'On it.' });
     d.clock.advance(60_000);
     const again = await SessionStore.open(d, PATH);
@@ -80,7 +84,10 @@ describe('session repair on open', () => {
     await assert.rejects(store.persistCounts('c'), SessionStateError);
     storage.files.set(PATH, torn.replace('"demo"', '"demo"}garbage'));
     before.set(PATH, storage.files.get(PATH)!);
-    await assert.rejects(SessionStore.open(d, PATH, { readOnly: true }), (e: unknown) => e instanceof SessionCorruptError && e.backupPath === undefined);
+    await assert.rejects(
+      SessionStore.open(d, PATH, { readOnly: true }),
+      (e: unknown) => e instanceof SessionCorruptError && e.backupPath === undefined,
+    );
     assert.deepEqual(storage.files, before);
   });
 });
@@ -104,10 +111,16 @@ describe('tool calls left without results', () => {
     );
     await reopened.append({ role: 'user', content: 'Continue.' });
     const msgs = reopened.active().messages;
-    assert.deepEqual(msgs.map((m) => m.role), ['system', 'user', 'assistant', 'tool', 'tool', 'user']);
+    assert.deepEqual(
+      msgs.map((m) => m.role),
+      ['system', 'user', 'assistant', 'tool', 'tool', 'user'],
+    );
     const filled = msgs[4]!;
-    assert.ok(filled.role === 'tool' && filled.tool_call_id === 'c2' && filled.content === INTERRUPTED_RESULT && isInterruptedResult(filled));
+    assert.ok(
+      filled.role === 'tool' && filled.tool_call_id === 'c2' && filled.content === INTERRUPTED_RESULT && isInterruptedResult(filled),
+    );
     assert.equal(reopened.snapshot.messages.length, 5, 'the stand-in is not written to the log');
+    assert.equal(originalId(filled.id), msgs[2]!.id, 'a compaction that splits there points at the call, which is in the log');
     assert.equal(reopened.archived().length, 0);
   });
 
@@ -119,7 +132,10 @@ describe('tool calls left without results', () => {
     await store.append({ role: 'assistant', content: null, tool_calls: [calls[0]!] });
     await store.append({ role: 'assistant', content: 'done' });
     const msgs = store.active().messages;
-    assert.deepEqual(msgs.map((m) => m.role), ['system', 'user', 'assistant', 'tool', 'tool', 'assistant', 'tool', 'assistant']);
+    assert.deepEqual(
+      msgs.map((m) => m.role),
+      ['system', 'user', 'assistant', 'tool', 'tool', 'assistant', 'tool', 'assistant'],
+    );
     assert.equal(msgs.filter(isInterruptedResult).length, 1);
     assert.equal(store.active().origins.length, msgs.length);
   });
@@ -135,7 +151,10 @@ describe('stored token counts', () => {
     const lines = storage.files.get(PATH)!.trimEnd().split('\n');
     assert.equal(JSON.parse(lines.at(-1)!).type, 'counts');
     const reopened = await SessionStore.open(d, PATH);
-    assert.deepEqual(reopened.snapshot.messages.map((m) => m.tokens), [10, 11]);
+    assert.deepEqual(
+      reopened.snapshot.messages.map((m) => m.tokens),
+      [10, 11],
+    );
     assert.equal(reopened.uncounted().length, 0);
   });
 
@@ -151,8 +170,22 @@ describe('stored token counts', () => {
 describe('judge verdicts and token calibration in the log', () => {
   it('replays the latest verdict per compaction and the calibration factor', async () => {
     const { d, store } = await seeded();
-    const first: Verdict = { kind: 'scored', alignment: 4, nonContradiction: 6, overall: 5, diagnosis: 'drops the failing test name', accepted: false };
-    const second: Verdict = { kind: 'scored', alignment: 9, nonContradiction: 9, overall: 9, diagnosis: 'keeps the decisions', accepted: true };
+    const first: Verdict = {
+      kind: 'scored',
+      alignment: 4,
+      nonContradiction: 6,
+      overall: 5,
+      diagnosis: 'drops the failing test name',
+      accepted: false,
+    };
+    const second: Verdict = {
+      kind: 'scored',
+      alignment: 9,
+      nonContradiction: 9,
+      overall: 9,
+      diagnosis: 'keeps the decisions',
+      accepted: true,
+    };
     await store.recordVerdict('c_1', 1, first);
     await store.recordVerdict('c_1', 2, second);
     await store.recordVerdict('c_2', 1, { kind: 'error', message: 'the judge request failed: 503' });
@@ -171,7 +204,77 @@ describe('judge verdicts and token calibration in the log', () => {
   it('refuses a calibration that is not a positive factor, and an invalid verdict line on replay', async () => {
     const { d, storage, store } = await seeded();
     assert.equal(await store.recordCalibration({ factor: Number.NaN, samples: 1 }), false);
-    storage.files.set(PATH, storage.files.get(PATH)! + JSON.stringify({ type: 'verdict', compactionId: 'c_1', attempt: 0, verdict: { kind: 'scored' }, at: 1 }) + '\n');
-    await assert.rejects(SessionStore.open(d, PATH), (e: unknown) => e instanceof SessionCorruptError && e.line === 4 && /attempt|verdict/.test(e.reason));
+    storage.files.set(
+      PATH,
+      storage.files.get(PATH)! +
+        JSON.stringify({ type: 'verdict', compactionId: 'c_1', attempt: 0, verdict: { kind: 'scored' }, at: 1 }) +
+        '\n',
+    );
+    await assert.rejects(
+      SessionStore.open(d, PATH),
+      (e: unknown) => e instanceof SessionCorruptError && e.line === 4 && /attempt|verdict/.test(e.reason),
+    );
+  });
+});
+
+describe('session log under crashes and junk', () => {
+  it('cut at any byte (a crash mid-write), the log opens with a prefix of its messages, or names line 1 when the header itself is cut', async () => {
+    const { d, storage, store } = await seeded();
+    await store.append({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"é.ts"}' } }],
+    });
+    await store.append({ role: 'tool', tool_call_id: 'c1', content: 'export const ü = "日本";' });
+    await store.recordVerdict('c_1', 1, { kind: 'error', message: 'x' });
+    const full = storage.files.get(PATH)!;
+    const ids = store.snapshot.messages.map((m) => m.id);
+    const headerEnd = full.indexOf('\n') + 1;
+    for (let cut = 1; cut < full.length; cut++) {
+      storage.files.set(PATH, full.slice(0, cut));
+      for (const k of [...storage.files.keys()]) if (k.endsWith('.bak')) storage.files.delete(k);
+      if (cut < headerEnd - 1) {
+        await assert.rejects(SessionStore.open(d, PATH), (e: unknown) => e instanceof SessionCorruptError && e.line === 1, `cut ${cut}`);
+        continue;
+      }
+      const opened = await SessionStore.open(d, PATH);
+      const got = opened.snapshot.messages.map((m) => m.id);
+      assert.deepEqual(got, ids.slice(0, got.length), `cut ${cut}`);
+      assert.ok(storage.files.get(PATH)!.endsWith('\n'), `cut ${cut}: the file ends on a whole line again`);
+    }
+  });
+
+  it('parsing arbitrary text never throws: it opens or names a line', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (junk) => {
+        const r = parseLog(junk);
+        return r.ok || (Number.isInteger(r.line) && r.line >= 1 && r.reason.length > 0);
+      }),
+      { numRuns: 500 },
+    );
+    const header = JSON.stringify({ type: 'session', v: 1, id: 's', createdAt: 1 });
+    fc.assert(
+      fc.property(fc.array(fc.json(), { maxLength: 8 }), (lines) => {
+        const r = parseLog([header, ...lines].join('\n') + '\n');
+        return r.ok || r.line >= 2;
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('repair and a concurrent writer', () => {
+  it('does not cut a last line that another process is still writing', async () => {
+    const { d, storage } = await seeded();
+    const partial = storage.files.get(PATH)! + '{"type":"message","message":{"role":"user","content":"hel';
+    storage.files.set(PATH, partial);
+    // The other writer finishes its line between our read and our repair.
+    const realCopy = storage.copy.bind(storage);
+    storage.copy = async (from, to) => {
+      await realCopy(from, to);
+      storage.files.set(PATH, partial + 'lo","id":"m_x","timestamp":1,"kind":"normal"}}\n');
+    };
+    await assert.rejects(SessionStore.open(d, PATH), /changed while it was being opened/);
+    assert.ok(storage.files.get(PATH)!.endsWith('"kind":"normal"}}\n'), 'the finished line is kept');
   });
 });

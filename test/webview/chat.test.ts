@@ -120,6 +120,8 @@ describe('webview: chat, /compact, approvals, pins', function () {
     const art = view.page.locator(`article[data-id="m${snap.messages.length - 2}"]`);
     await art.hover();
     await art.locator('.act-pin').click();
+    // Pins live behind a disclosure in the calmer side bar.
+    await view.page.locator('.pins > summary').click();
     const pinText = await view.page.locator('.pin-input');
     await pinText.fill('Open loop: add the rollback');
     await pinText.press('Enter');

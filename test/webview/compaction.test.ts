@@ -27,7 +27,7 @@ describe('webview: block overlay during a compaction', function () {
   it('block deltas update statuses: streaming with tokens so far, done, failed, edited', async () => {
     await view.send({ type: 'block', compactionId: c.id, block: block(0, { status: 'streaming', streamedTokens: 57 }) });
     assert.match((await chip(0).getAttribute('class')) ?? '', /st-streaming/);
-    assert.match((await chip(0).getAttribute('aria-label')) ?? '', /streaming, 57 tokens so far/);
+    assert.match((await chip(0).getAttribute('aria-label')) ?? '', /^#1 streaming .*: block 1, .*57 tokens so far/);
     const stats = { inputTokens: c.blocks[0]!.tokens, outputTokens: 280, cachedTokens: 1000, ms: 900 };
     await view.send({ type: 'block', compactionId: c.id, block: block(0, { status: 'done', summary: '## DECISIONS\n- keep **users**', stats }) });
     await view.send({ type: 'block', compactionId: c.id, block: block(1, { status: 'failed', error: 'HTTP 500 from server' }) });
@@ -45,7 +45,7 @@ describe('webview: block overlay during a compaction', function () {
   it('click a block to preview; edit posts block-edit, regenerate posts block-regenerate', async () => {
     await chip(0).click();
     assert.match((await view.page.locator('.cp-preview .pv-body').innerHTML()) ?? '', /<strong>users<\/strong>/);
-    assert.ok(await view.page.getByRole('meter', { name: 'Block 1 tokens out of in' }).count());
+    assert.ok(await view.page.getByRole('meter', { name: 'Block 1: summary tokens of block tokens' }).count());
     await view.clearPosted();
     await view.page.locator('.pv-edit-btn').click();
     const ta = view.page.locator('textarea.pv-edit');

@@ -16,7 +16,7 @@ const ORIGIN = 'http://splitpoint.test';
 export const OUT_DIR = join(process.env.SPLITPOINT_TEST_OUTPUT ?? join(root, '.test-output'), 'webview');
 
 /** Dark+ theme values for the variables the view uses (VS Code injects these into the real webview). */
-const THEME = `
+export const THEME = `
 html {
   --vscode-font-family: -apple-system, "Segoe UI", "Ubuntu", sans-serif; --vscode-font-size: 13px; --vscode-font-weight: normal;
   --vscode-editor-font-family: "Droid Sans Mono", monospace; --vscode-editor-font-size: 13px;
@@ -51,14 +51,14 @@ export interface View {
   close(): Promise<void>;
 }
 
-export function requireChromium(): void {
+export function requireChromium(bundle = 'webview'): void {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`Chromium not found at ${CHROMIUM}. The webview tests need Debian's chromium (apt-get install chromium); they never download a browser.`);
   }
-  if (!existsSync(join(root, 'dist', 'webview.js'))) throw new Error('dist/webview.js is missing: run `node esbuild.mjs` first.');
+  if (!existsSync(join(root, 'dist', `${bundle}.js`))) throw new Error(`dist/${bundle}.js is missing: run \`node esbuild.mjs\` first.`);
 }
 
-export function pageHtml(nonce: string, initialState: unknown): string {
+export function pageHtml(nonce: string, initialState: unknown, bundle = 'webview', bodyClass = 'vscode-dark', theme = THEME): string {
   const csp = [
     "default-src 'none'",
     `script-src 'nonce-${nonce}'`,
@@ -70,10 +70,10 @@ export function pageHtml(nonce: string, initialState: unknown): string {
 <html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<style nonce="${nonce}">${THEME}</style>
-<link rel="stylesheet" href="${ORIGIN}/media/webview.css">
+<style nonce="${nonce}">${theme}</style>
+<link rel="stylesheet" href="${ORIGIN}/media/${bundle}.css">
 <title>Splitpoint</title></head>
-<body class="vscode-dark">
+<body class="${bodyClass}">
 <div id="root">Loading…</div>
 <script nonce="${nonce}">
   window.__posted = []; window.__states = []; window.__csp = [];
@@ -85,12 +85,15 @@ export function pageHtml(nonce: string, initialState: unknown): string {
     setState: (s) => { state = JSON.parse(JSON.stringify(s)); window.__states.push(state); },
   });
 </script>
-<script nonce="${nonce}" src="${ORIGIN}/dist/webview.js"></script>
+<script nonce="${nonce}" src="${ORIGIN}/dist/${bundle}.js"></script>
 </body></html>`;
 }
 
-export async function openView(opts: { width?: number; height?: number; initialState?: unknown; reducedMotion?: boolean } = {}): Promise<View> {
-  requireChromium();
+export async function openView(
+  opts: { width?: number; height?: number; initialState?: unknown; reducedMotion?: boolean; bundle?: 'webview' | 'review'; bodyClass?: string; theme?: string } = {},
+): Promise<View> {
+  const bundle = opts.bundle ?? 'webview';
+  requireChromium(bundle);
   const userDataDir = mkdtempSync(join(tmpdir(), 'splitpoint-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
@@ -106,13 +109,13 @@ export async function openView(opts: { width?: number; height?: number; initialS
     if (m.type() === 'error') errors.push(m.text());
   });
   const nonce = 'bm9uY2UtdGVzdC0xMjM0NTY=';
-  const js = readFileSync(join(root, 'dist', 'webview.js'));
-  const css = readFileSync(join(root, 'media', 'webview.css'));
+  const js = readFileSync(join(root, 'dist', `${bundle}.js`));
+  const css = readFileSync(join(root, 'media', `${bundle}.css`));
   await context.route('**/*', (route) => {
     const url = route.request().url();
-    if (url === `${ORIGIN}/`) return route.fulfill({ contentType: 'text/html', body: pageHtml(nonce, opts.initialState) });
-    if (url === `${ORIGIN}/dist/webview.js`) return route.fulfill({ contentType: 'text/javascript', body: js });
-    if (url === `${ORIGIN}/media/webview.css`) return route.fulfill({ contentType: 'text/css', body: css });
+    if (url === `${ORIGIN}/`) return route.fulfill({ contentType: 'text/html', body: pageHtml(nonce, opts.initialState, bundle, opts.bodyClass, opts.theme) });
+    if (url === `${ORIGIN}/dist/${bundle}.js`) return route.fulfill({ contentType: 'text/javascript', body: js });
+    if (url === `${ORIGIN}/media/${bundle}.css`) return route.fulfill({ contentType: 'text/css', body: css });
     errors.push(`unexpected request: ${url}`);
     return route.abort();
   });

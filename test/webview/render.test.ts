@@ -28,7 +28,7 @@ describe('webview: snapshot rendering', function () {
     assert.equal(await slider.getAttribute('aria-valuenow'), String(snap.split.tailStartIndex));
     assert.equal(await slider.getAttribute('aria-valuemin'), String(snap.split.allowed[0]));
     assert.equal(await slider.getAttribute('aria-valuemax'), String(snap.split.allowed.at(-1)));
-    for (const name of ['Context used', 'Projected after compaction', 'Block tokens in → out', 'Compression ratio']) {
+    for (const name of ['Context used', 'Projected after compaction', 'Head → summary tokens', 'Compression ratio']) {
       const m = p.getByRole('meter', { name });
       assert.equal(await m.count(), 1, name);
       assert.ok(await m.getAttribute('aria-valuenow'), `${name} has a value`);

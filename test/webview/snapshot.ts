@@ -77,7 +77,7 @@ export function makeSnapshot(n = 60, opts: { seed?: number; compaction?: Compact
     ],
     messages,
     gauge: { used: total, window: Math.max(131072, Math.ceil(total * 1.25)), hi: 0.75, lo: 0.4, block: 0.95 },
-    split: { strategy: 'token-fraction', tailStartIndex: tail, keptIndices: [], allowed, summaryTokensPerBlock: 300, blockTokens: 4096 },
+    split: { strategy: 'token-fraction', tailStartIndex: tail, keptIndices: [], allowed, frameEnd: 1, version: 'none|1', summaryTokensPerBlock: 300, blockTokens: 4096 },
     pins: [{ id: 'p1', text: 'Never drop the users table.', kind: 'constraint', source: 'user' }],
     focus: 'keep the DB migration plan',
     compaction: opts.compaction ?? null,

@@ -9,7 +9,7 @@ import { button, clear, h, setDisabled, setText } from '../dom';
 import { fillMarkdown } from '../markdown';
 import { formatTokens } from '../projection';
 import { post } from '../vscodeApi';
-import { meter } from './gauges';
+import { blockSummaryTokens, meter } from './gauges';
 
 const STATUS_LABEL: Record<BlockView['status'], string> = {
   queued: 'queued',
@@ -31,6 +31,8 @@ export class CompactionPanel {
   private adopt = button('Adopt', { title: 'Replace the head with these summaries (undoable)', cls: 'cp-adopt' });
   private cancel = button('Cancel', { secondary: true, title: 'Discard this compaction', cls: 'cp-cancel' });
   private dismiss = button('Dismiss', { secondary: true, cls: 'cp-dismiss' });
+  private review = button('Review', { secondary: true, cls: 'cp-review', title: 'Open the review editor: each block next to its originals, with what would be lost' });
+  private plan = h('div', { class: 'cp-plan' });
   private chips = new Map<number, HTMLElement>();
   private editing: { block: number; text: string } | null = null;
   private dismissedId: string | null = null;
@@ -48,12 +50,14 @@ export class CompactionPanel {
       this.dismissedId = this.ctx.model.snap?.compaction?.id ?? null;
       this.render();
     });
+    this.review.addEventListener('click', () => post({ type: 'open-review' }));
     this.grid.addEventListener('keydown', (e) => this.gridKeys(e));
     this.el = h(
       'section',
       { class: 'compaction', 'aria-label': 'Compaction preview', hidden: true },
-      h('div', { class: 'cp-head' }, this.title, this.stateBadge, h('span', { class: 'spacer' }), this.adopt, this.cancel, this.dismiss),
+      h('div', { class: 'cp-head' }, this.title, this.stateBadge, h('span', { class: 'spacer' }), this.review, this.adopt, this.cancel, this.dismiss),
       this.meta,
+      this.plan,
       this.verdict,
       this.grid,
       this.checks,
@@ -109,11 +113,12 @@ export class CompactionPanel {
     const failed = c.blocks.filter((b) => b.status === 'failed').length;
     const parts = [`${done}/${c.blocks.length} blocks ready`, `head ${formatTokens(c.headTokens)} tok`];
     if (failed) parts.push(`${failed} failed`);
-    if (c.totals) parts.push(`summary ${formatTokens(c.totals.summaryTokens)} tok`, `${c.totals.wallMs.toLocaleString('en-US')} ms`, `${formatTokens(c.totals.cachedTokens)} cached`);
+    if (c.totals) parts.push(`summary ${formatTokens(c.totals.summaryTokens)} tok`);
     clear(this.meta);
     this.meta.append(h('span', { text: parts.join(' · ') }));
     if (c.focus) this.meta.append(h('span', { class: 'focus-chip', title: 'Focus for this compaction', text: `focus: ${c.focus}` }));
     if (c.note) this.meta.append(h('div', { class: `cp-note ${c.state === 'failed' ? 'error' : ''}`, role: c.state === 'failed' ? 'alert' : null, text: c.note }));
+    this.renderPlan(c);
     clear(this.verdict);
     if (c.verdict) this.verdict.append(verdictView(c.verdict));
     clear(this.checks);
@@ -133,16 +138,39 @@ export class CompactionPanel {
     setDisabled(this.adopt, !(allReady && (c.state === 'ready' || c.state === 'held' || c.state === 'judging')));
   }
 
+  /** The planner's choice, predicted against measured; the alternatives it weighed behind a disclosure. */
+  private renderPlan(c: CompactionView): void {
+    clear(this.plan);
+    const p = c.plan;
+    const measured = p?.measuredMs ?? c.totals?.wallMs ?? null;
+    if (!p && measured === null) return;
+    const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+    const line = p
+      ? `Plan: ${p.chosen.label} — predicted ${sec(p.chosen.predictedMs)}${measured !== null ? `, measured ${sec(measured)} (${measured >= p.chosen.predictedMs ? '+' : '−'}${Math.round((Math.abs(measured - p.chosen.predictedMs) / Math.max(1, p.chosen.predictedMs)) * 100)} %)` : ''}`
+      : `Took ${sec(measured!)}`;
+    this.plan.append(h('span', { class: 'cp-plan-line', text: line }));
+    if (p && p.alternatives.length) {
+      const list = h('ul', { class: 'cp-alts' });
+      for (const a of p.alternatives) list.append(h('li', { text: `${a.label}: ${sec(a.predictedMs)}${a.excluded ? ` (ruled out: ${a.excluded})` : ''}` }));
+      this.plan.append(h('details', { class: 'cp-plan-alts' }, h('summary', { text: `${p.alternatives.length} other plans · ${p.profile}` }), list));
+    }
+    if (c.totals) {
+      this.plan.append(h('details', { class: 'cp-cache' }, h('summary', { text: 'Workers and cache' }), h('span', { class: 'muted', text: `workers' prompts ${formatTokens(c.totals.inputTokens)} tok in all, ${formatTokens(c.totals.cachedTokens)} from the prefix cache; wrote ${formatTokens(c.totals.outputTokens)} tok` })));
+    }
+  }
+
   private renderChip(b: BlockView): void {
     const chip = this.chips.get(b.index);
     if (!chip) return;
-    const io = b.stats ? `${formatTokens(b.stats.inputTokens)}→${formatTokens(b.stats.outputTokens)}` : b.status === 'streaming' ? `${formatTokens(b.tokens)}→${b.streamedTokens}…` : `${formatTokens(b.tokens)}`;
+    // The block's own tokens → its summary's (never the worker's prompt, which replays what precedes the block).
+    const io = b.summary !== null ? `${formatTokens(b.tokens)}→${formatTokens(blockSummaryTokens(b))}` : b.status === 'streaming' ? `${formatTokens(b.tokens)}→${b.streamedTokens}…` : `${formatTokens(b.tokens)}`;
     chip.className = `cp-chip st-${b.status}${this.ctx.ui.selectedBlock === b.index ? ' selected' : ''}`;
     chip.setAttribute('aria-selected', String(this.ctx.ui.selectedBlock === b.index));
-    chip.setAttribute('aria-label', `Block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}, ${STATUS_LABEL[b.status]}${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in, ')}${b.stats ? ' out' : ''}`);
+    // The accessible name starts with the visible text, then says what the numbers count.
+    chip.setAttribute('aria-label', `#${b.index + 1} ${STATUS_LABEL[b.status]} ${io}: block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}${b.summary !== null || b.status === 'streaming' ? ' in the summary' : ''}`);
     chip.title = `Block ${b.index + 1}: messages ${b.firstMessage}–${b.lastMessage} · ${b.status}`;
     clear(chip);
-    chip.append(h('span', { class: 'chip-n', text: `#${b.index + 1}` }), h('span', { class: 'chip-st', text: STATUS_LABEL[b.status] }), h('span', { class: 'chip-io', text: io }));
+    chip.append(h('span', { class: 'chip-n', text: `#${b.index + 1}` }), ' ', h('span', { class: 'chip-st', text: STATUS_LABEL[b.status] }), ' ', h('span', { class: 'chip-io', text: io }));
   }
 
   private fixTabStop(c: CompactionView): void {
@@ -181,15 +209,20 @@ export class CompactionPanel {
       if (c && c.blocks.length) this.preview.append(h('p', { class: 'muted', text: 'Select a block to preview its summary.' }));
       return;
     }
-    const stats = b.stats ? ` · ${formatTokens(b.stats.inputTokens)} → ${formatTokens(b.stats.outputTokens)} tok · ${b.stats.ms} ms${b.stats.cachedTokens !== null ? ` · ${formatTokens(b.stats.cachedTokens)} cached` : ''}` : '';
-    const m = meter(`Block ${b.index + 1} tokens out of in`, 'm-block');
-    const inTok = b.stats?.inputTokens ?? b.tokens;
-    const outTok = b.stats?.outputTokens ?? b.streamedTokens;
-    m.set(outTok, 0, Math.max(1, inTok), `${formatTokens(inTok)} in, ${formatTokens(outTok)} out`, `${formatTokens(inTok)} → ${formatTokens(outTok)}`);
+    const m = meter(`Block ${b.index + 1}: summary tokens of block tokens`, 'm-block', 'Block → summary');
+    const outTok = blockSummaryTokens(b);
+    m.set(outTok, 0, Math.max(1, b.tokens), `block ${formatTokens(b.tokens)} tokens, summary ${formatTokens(outTok)} tokens`, `${formatTokens(b.tokens)} → ${formatTokens(outTok)}`);
     this.preview.append(
-      h('div', { class: 'pv-head' }, h('strong', { text: `Block ${b.index + 1}` }), h('span', { class: `pv-status st-${b.status}`, text: STATUS_LABEL[b.status] }), h('span', { class: 'muted', text: `messages ${b.firstMessage}–${b.lastMessage}${stats}` })),
+      h('div', { class: 'pv-head' }, h('strong', { text: `Block ${b.index + 1}` }), h('span', { class: `pv-status st-${b.status}`, text: STATUS_LABEL[b.status] }), h('span', { class: 'muted', text: `messages ${b.firstMessage}–${b.lastMessage}` })),
       m.el,
     );
+    // The worker's prompt replays what precedes the block, so its size and cache hits are for those who tune the cache.
+    if (b.stats) {
+      const s = b.stats;
+      this.preview.append(
+        h('details', { class: 'pv-worker' }, h('summary', { text: 'Worker details' }), h('span', { class: 'muted', text: `prompt ${formatTokens(s.inputTokens)} tok${s.cachedTokens !== null ? ` (${formatTokens(s.cachedTokens)} cached)` : ''} · wrote ${formatTokens(s.outputTokens)} tok in ${s.ms} ms` })),
+      );
+    }
     if (b.error) this.preview.append(h('div', { class: 'error', role: 'alert', text: b.error }));
     const editable = b.status === 'done' || b.status === 'edited' || b.status === 'failed';
     if (this.editing && this.editing.block === b.index) {

@@ -1,3 +1,4 @@
+import type { BlockView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { h, setAttr, setText } from '../dom';
 import { formatTokens, thresholdTokens } from '../projection';
@@ -49,7 +50,7 @@ export class Gauges {
   readonly el: HTMLElement;
   private used = meter('Context used', 'm-used', 'Used');
   private projected = meter('Projected after compaction', 'm-projected', 'Projected');
-  private io = meter('Block tokens in → out', 'm-io', 'In → out');
+  private io = meter('Head → summary tokens', 'm-io', 'Head → summary');
   private ratio = meter('Compression ratio', 'm-ratio', 'Ratio');
 
   constructor(private ctx: Ctx) {
@@ -83,44 +84,43 @@ export class Gauges {
       `${formatTokens(p.projected)} · ${pct(p.projected)} · ${p.blocks} block${p.blocks === 1 ? '' : 's'}`,
     );
 
+    // Honest numbers: the head (the messages being replaced) against the summary that replaces them.
+    // Workers' prompt sizes (which replay whatever precedes each block) are not a measure of either.
     const c = s.compaction;
-    let inTok: number;
-    let outTok: number;
+    let headTok: number;
+    let sumTok: number;
     let estimated: boolean;
     if (c && c.blocks.length > 0) {
-      inTok = 0;
-      outTok = 0;
-      for (const b of c.blocks) {
-        inTok += b.stats?.inputTokens ?? b.tokens;
-        outTok += b.stats?.outputTokens ?? (b.status === 'streaming' ? b.streamedTokens : 0);
-      }
-      if (c.totals) {
-        outTok = c.totals.summaryTokens || c.totals.outputTokens || outTok;
-      }
-      inTok = Math.max(inTok, c.headTokens);
+      headTok = c.headTokens || c.blocks.reduce((a, b) => a + b.tokens, 0);
+      sumTok = c.totals?.summaryTokens || c.blocks.reduce((a, b) => a + blockSummaryTokens(b), 0);
       estimated = false;
     } else {
-      inTok = p.headTokens;
-      outTok = p.summaryTokens;
+      headTok = p.headTokens;
+      sumTok = p.summaryTokens;
       estimated = true;
     }
     const est = estimated ? ' (estimate)' : '';
-    this.io.set(outTok, 0, Math.max(1, inTok), `${formatTokens(inTok)} tokens in, ${formatTokens(outTok)} out${est}`, `${formatTokens(inTok)} → ${formatTokens(outTok)}${estimated ? ' est.' : ''}`);
+    this.io.set(sumTok, 0, Math.max(1, headTok), `head ${formatTokens(headTok)} tokens, summary ${formatTokens(sumTok)} tokens${est}`, `${formatTokens(headTok)} → ${formatTokens(sumTok)}${estimated ? ' est.' : ''}`);
 
-    // compressionRatio is head ÷ summary (e.g. 12.4); below 1 the summary is larger and is shown as such.
-    // While blocks are still running, the ratio counts finished blocks only (queued ones have no output yet).
-    let finIn = 0;
-    let finOut = 0;
+    // Head ÷ summary. While blocks still run, only finished blocks count: their own tokens over their summaries.
+    let finHead = 0;
+    let finSum = 0;
     if (c && !c.totals) {
       for (const b of c.blocks) {
-        if (!b.stats) continue;
-        finIn += b.stats.inputTokens;
-        finOut += b.stats.outputTokens;
+        if (b.summary === null) continue;
+        finHead += b.tokens;
+        finSum += blockSummaryTokens(b);
       }
     }
-    const raw = c?.totals ? c.totals.compressionRatio : c && c.blocks.length ? (finOut > 0 ? finIn / finOut : 0) : outTok > 0 ? inTok / outTok : 0;
-    const ratio = raw;
+    const ratio = c?.totals ? c.totals.compressionRatio : c && c.blocks.length ? (finSum > 0 ? finHead / finSum : 0) : sumTok > 0 ? headTok / sumTok : 0;
     const max = Math.max(20, Math.ceil(ratio));
-    this.ratio.set(ratio, 0, max, ratio > 0 ? `${ratio.toFixed(1)} to 1${est}` : 'nothing to compact', ratio > 0 ? `${ratio.toFixed(1)}×${estimated ? ' est.' : ''}` : '—');
+    this.ratio.set(ratio, 0, max, ratio > 0 ? `${ratio.toFixed(1)} to 1, head over summary${est}` : 'nothing to compact', ratio > 0 ? `${ratio.toFixed(1)}×${estimated ? ' est.' : ''}` : '—');
   }
+}
+
+/** A block's summary size: the worker's output count, ≈ chars/4 for a hand edit, tokens so far while streaming. */
+export function blockSummaryTokens(b: BlockView): number {
+  if (b.status === 'done' && b.stats) return b.stats.outputTokens;
+  if (b.summary !== null) return Math.ceil(b.summary.length / 4);
+  return b.status === 'streaming' ? b.streamedTokens : 0;
 }

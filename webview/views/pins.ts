@@ -14,7 +14,7 @@ export class Pins {
   private editing: string | null = null;
 
   constructor(private ctx: Ctx) {
-    this.kind = h('vscode-single-select', { class: 'pin-kind', 'aria-label': 'Kind for new pins' });
+    this.kind = h('vscode-single-select', { class: 'pin-kind', 'aria-label': 'Kind for new pins', label: 'Kind for new pins' });
     for (const k of KINDS) {
       const o = h('vscode-option', { value: k });
       o.textContent = k;
@@ -41,11 +41,15 @@ export class Pins {
     });
     this.el = h(
       'details',
-      { class: 'pins', open: true },
+      { class: 'pins', open: ctx.ui.pinsOpen },
       h('summary', null, h('span', { text: 'Pinned' }), this.count),
       this.list,
       h('div', { class: 'pin-new' }, this.kind, this.input, add),
     );
+    this.el.addEventListener('toggle', () => {
+      ctx.ui.pinsOpen = (this.el as HTMLDetailsElement).open;
+      ctx.save();
+    });
   }
 
   render(): void {

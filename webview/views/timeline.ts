@@ -107,7 +107,12 @@ export class Timeline implements TimelineInputTarget {
   }
 
   private strategySelect(): HTMLElement {
-    const sel = h('vscode-single-select', { class: 'tl-strategy', 'aria-label': 'Split strategy', title: 'Split strategy: resets the handle to its choice' });
+    const sel = h('vscode-single-select', {
+      class: 'tl-strategy',
+      'aria-label': 'Split strategy',
+      label: 'Split strategy',
+      title: 'Split strategy: resets the handle to its choice',
+    });
     for (const [value, label] of Object.entries(STRATEGY_LABELS)) {
       const o = h('vscode-option', { value });
       o.textContent = label;

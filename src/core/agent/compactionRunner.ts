@@ -12,6 +12,7 @@ import type { TokenLedger } from '../tokens/tokenLedger';
 import type { AgentEvent } from './events';
 import type { Verdict } from './judge';
 import { runJudge } from './judge';
+import { compactionBase, recordBase } from './planBase';
 
 export interface CompactionRunnerDeps {
   store: SessionStore;
@@ -44,8 +45,9 @@ export function planSessionCompaction(
   settings: CompactionSettings,
   replyReserve: number,
 ): { snapshot: CompactionSnapshot; pending: PendingCompaction } {
+  const base = compactionBase(d.store);
   const snapshot = snapshotSession(d.store, d.ledger, choice, tools, { contextWindow: settings.contextWindow, replyReserve });
-  return { snapshot, pending: createCompaction(snapshot, settings, compactionDeps(d)) };
+  return { snapshot, pending: recordBase(createCompaction(snapshot, settings, compactionDeps(d)), base) };
 }
 
 /** How a background compaction ended. */
@@ -65,6 +67,8 @@ export type BackgroundOutcome =
  */
 export class BackgroundCompaction {
   readonly snapshot: CompactionSnapshot;
+  /** The compactions in force when the snapshot was taken (see planBase). */
+  private readonly base: string;
   /** Number of original messages when the snapshot was taken; later ones are the next-k steps. */
   readonly snapshotLength: number;
   private current: PendingCompaction;
@@ -83,6 +87,7 @@ export class BackgroundCompaction {
   ) {
     const first = planSessionCompaction(deps, { strategy: settings.strategy }, tools, { ...settings.compaction, focus }, settings.replyReserve);
     this.snapshot = first.snapshot;
+    this.base = compactionBase(deps.store);
     this.snapshotLength = deps.store.snapshot.messages.length;
     this.current = this.watch(first.pending);
     this.done = this.pipeline().then((o) => (this.settledOutcome = o));
@@ -114,7 +119,8 @@ export class BackgroundCompaction {
   }
 
   private create(settings: CompactionSettings): PendingCompaction {
-    return this.watch(createCompaction(this.snapshot, settings, compactionDeps(this.deps)));
+    // A targeted update summarises the same snapshot: it has the same base.
+    return this.watch(recordBase(createCompaction(this.snapshot, settings, compactionDeps(this.deps)), this.base));
   }
 
   private watch(pc: PendingCompaction): PendingCompaction {
@@ -174,7 +180,8 @@ export class BackgroundCompaction {
       }
       // A summary no smaller than what it replaces is never adopted automatically.
       if (this.current.checks().grows) {
-        return { kind: 'failed', reason: `the summary (${this.current.summaryTokens()} tokens) is not smaller than the ${this.current.plan.headTokens} tokens it would replace; try larger blocks or a later split` };
+        const sizes = `the summary (${this.current.summaryTokens()} tokens) is not smaller than the ${this.current.plan.headTokens} tokens it would replace`;
+        return { kind: 'failed', reason: `${sizes}; try larger blocks or a later split` };
       }
       if (!this.settings.judge.enabled) return { kind: 'accepted', pending: this.current, verdict: undefined };
       // The judge needs at least one step after the snapshot: the agent's, or the user's next message.
@@ -182,7 +189,8 @@ export class BackgroundCompaction {
       // whatever comes next.
       if (!this.hasNextSteps()) {
         this.held = true;
-        this.deps.emit({ type: 'compaction-held', compactionId: this.current.id, reason: 'no steps since the snapshot yet; it will be judged against the next message' });
+        const reason = 'no steps since the snapshot yet; it will be judged against the next message';
+        this.deps.emit({ type: 'compaction-held', compactionId: this.current.id, reason });
       }
       while (!this.force && !this.abort.signal.aborted && !this.hasNextSteps()) {
         await this.waitForStep();

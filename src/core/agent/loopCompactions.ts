@@ -5,6 +5,7 @@ import type { BackgroundOutcome } from './compactionRunner';
 import { BackgroundCompaction } from './compactionRunner';
 import type { AgentEvent } from './events';
 import { abortable, Cancelled } from './loopSupport';
+import { adoptPlanned, StaleCompactionError } from './planBase';
 import type { AgentDeps, AgentSettings } from './loopTypes';
 
 export type CompactTrigger = 'structural' | 'block' | 'reactive' | 'fallback';
@@ -147,7 +148,13 @@ export class LoopCompactions {
     this.background = undefined;
     switch (outcome.kind) {
       case 'accepted':
-        await this.adopt(outcome.pending, outcome.verdict !== undefined);
+        try {
+          await this.adopt(outcome.pending, outcome.verdict !== undefined);
+        } catch (err) {
+          // Planned on compactions no longer in force: report it, keep the session as it is.
+          if (!(err instanceof StaleCompactionError)) throw err;
+          this.emit({ type: 'compaction-failed', compactionId: outcome.pending.id, error: err.message });
+        }
         return;
       case 'held':
         this.emit({ type: 'compaction-held', compactionId: outcome.pending.id, reason: outcome.reason });
@@ -171,7 +178,7 @@ export class LoopCompactions {
 
   private async adopt(pending: PendingCompaction, judged: boolean): Promise<void> {
     const before = this.contextTokens();
-    await pending.adopt(this.deps.store);
+    await adoptPlanned(pending, this.deps.store);
     const after = this.contextTokens();
     // A new pressure episode starts once a compaction got usage back under hi;
     // one that could not, does not immediately start another (block still applies).
@@ -226,7 +233,8 @@ export class LoopCompactions {
     const now = this.deps.clock.now();
     const usedTokens = this.contextTokens();
     const windowTokens = this.settings.contextWindow;
-    const fire = evaluateIdle({ nowMs: now, lastActivityMs: this.lastActivity, lastIdleCompactionMs: this.lastIdleCompaction, usedTokens, windowTokens }, this.settings.idle);
+    const idle = { nowMs: now, lastActivityMs: this.lastActivity, lastIdleCompactionMs: this.lastIdleCompaction, usedTokens, windowTokens };
+    const fire = evaluateIdle(idle, this.settings.idle);
     if (!fire) return false;
     this.lastIdleCompaction = now;
     this.emit({ type: 'trigger-fired', trigger: 'temporal', usedFraction: this.contextTokens() / windowTokens });

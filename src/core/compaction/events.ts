@@ -85,7 +85,14 @@ export interface PlanOutcome {
   measuredMs: number;
   /** Measured ÷ predicted. */
   ratio: number;
+  /** Output tokens the workers wrote (the plan asked for the chosen option's summaryTokens). */
   summaryTokens: number;
+  /**
+   * The step model's time for what the workers actually wrote: when it is
+   * close to measured and predictedMs is not, the model wrote more or less
+   * than asked, the timing model held.
+   */
+  predictedForWrittenMs?: number;
 }
 
 /** Everything a compaction reports, for the UI, the CLI and the log. */

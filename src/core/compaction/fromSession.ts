@@ -1,14 +1,14 @@
 import type { ToolSpec } from '../ports';
 import type { SessionStore } from '../session/sessionStore';
-import type { SplitResult, StrategyName } from '../splitPoint';
-import { defaultStrategyOptions, splitManual, splitWith } from '../splitPoint';
+import type { SplitChoice } from '../splitPoint';
+import { planSplit } from '../splitPoint';
 import type { TokenLedger } from '../tokens/tokenLedger';
 import type { CompactionDeps } from './pendingCompaction';
 import { PendingCompaction } from './pendingCompaction';
 import type { CompactionSettings, CompactionSnapshot } from './plan';
 import { planCompaction } from './plan';
 
-export type SplitChoice = { strategy: StrategyName } | { manualIndex: number };
+export type { SplitChoice } from '../splitPoint';
 
 /**
  * Freezes the session's active context and plans a compaction of it. The
@@ -24,10 +24,7 @@ export function snapshotSession(
   const active = store.active();
   const context = active.messages.slice();
   const tokens = ledger.countAll(context);
-  const split: SplitResult =
-    'manualIndex' in choice
-      ? splitManual(context, choice.manualIndex, 'message')
-      : splitWith(choice.strategy, { messages: context, tokens }, defaultStrategyOptions(settings.contextWindow, settings.replyReserve));
+  const { split } = planSplit({ messages: context, tokens }, choice, settings.contextWindow, settings.replyReserve);
   return {
     context,
     tokens,

@@ -10,6 +10,7 @@ import type { BlockView, CompactionEvent, CompactionTotals, PlanOutcome } from '
 import { Gate } from './gate';
 import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
+import { predictWritten } from './plan';
 import { runWorker } from './workerRun';
 import type { WorkerEndpoint } from './workerRun';
 
@@ -32,6 +33,8 @@ interface BlockState {
   attempts: number;
   /** Called once when the first output token arrives (prefill done). */
   onFirstToken?: () => void;
+  /** A focus for this block alone (the review editor's "regenerate with a focus"), added to the standing one. */
+  focus?: string;
 }
 
 export class CompactionCancelledError extends Error {
@@ -184,7 +187,8 @@ export class PendingCompaction {
       const { text, stats } = await runWorker({
         plan: this.plan,
         block: s.block,
-        focus: this.focus,
+        // A block's own focus (the review editor's "regenerate with a focus") is added to the standing one.
+        focus: s.focus ? (this.focus ? `${this.focus}; ${s.focus}` : s.focus) : this.focus,
         count: this.deps.count,
         clock: this.deps.clock,
         gate: this.gate,
@@ -244,9 +248,10 @@ export class PendingCompaction {
   }
 
   /** Runs one block again, optionally with a new focus; the others are kept. */
-  regenerate(index: number): Promise<void> {
+  regenerate(index: number, focus?: string): Promise<void> {
     this.assertOpen();
     const s = this.stateAt(index);
+    if (focus !== undefined) s.focus = focus.trim() || undefined;
     s.controller?.abort();
     this.dispatch(s);
     return this.settled();
@@ -339,7 +344,13 @@ export class PendingCompaction {
     if (!c || !this.isComplete()) return undefined;
     const t = this.totals();
     const predicted = c.chosen.predictedMs;
-    return { label: c.chosen.label, predictedMs: predicted, measuredMs: t.wallMs, ratio: predicted > 0 ? Math.round((100 * t.wallMs) / predicted) / 100 : 0, summaryTokens: t.outputTokens };
+    const outcome: PlanOutcome = { label: c.chosen.label, predictedMs: predicted, measuredMs: t.wallMs, ratio: predicted > 0 ? Math.round((100 * t.wallMs) / predicted) / 100 : 0, summaryTokens: t.outputTokens };
+    // Edited blocks were not written by a worker: there is nothing to replay.
+    if (this.states.every((s) => s.view.stats)) {
+      const written = predictWritten(this.plan, this.states.map((s) => s.view.stats!.outputTokens));
+      if (written !== undefined) outcome.predictedForWrittenMs = written;
+    }
+    return outcome;
   }
 
   /** The record adoption writes; ids point at the snapshot's messages. */

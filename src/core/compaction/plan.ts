@@ -4,8 +4,8 @@ import type { PinItem } from '../session/schema';
 import type { ToolSpec } from '../ports';
 import type { PerfProfile } from '../perf/profile';
 import { H100_7B } from '../perf/profile';
-import type { PlanForced, WorkPlan } from '../perf/planner';
-import { planWork } from '../perf/planner';
+import type { PlanForced, PlannerInput, WorkPlan } from '../perf/planner';
+import { planWork, predictWithOutputs } from '../perf/planner';
 import { summaryRoom, summaryVolume } from '../perf/volume';
 import type { PlanChoice } from './events';
 import type { Block } from './partition';
@@ -155,13 +155,23 @@ export function planCompaction(snapshot: CompactionSnapshot, settings: Compactio
     const resolved = { ...settings, mode: settings.mode === 'auto' ? 'parallel' : settings.mode, layout: settings.layout === 'auto' ? 'cache-aligned' : settings.layout } as ResolvedSettings;
     return { ...base, settings: resolved, blocks: [], summaryTokens: 0, workers: { targets: [], maxTokens: [], order: [], concurrency: 1, predictedMs: 0 }, choice: undefined };
   }
-  const model = headModel({ context, tokens, head, priorSummaries: overCap ? [] : priorSummaries, tools: snapshot.tools, verbosity: settings.verbosity, focus: settings.focus, targetContextTokens: settings.targetContextTokens ?? TARGET_CONTEXT_TOKENS });
+  const { input, model } = plannerInput(snapshot, settings, head, overCap ? [] : priorSummaries, headTokens);
+  const { work, choice } = planWork(input);
+  const o = work.option;
+  const blocks = o.mode === 'sequential' ? model.partition(Infinity) : model.partition(o.blockTokens);
+  const resolved: ResolvedSettings = { ...settings, mode: o.mode, layout: o.layout, blockTokens: o.blockTokens, concurrency: o.concurrency };
+  return { ...base, settings: resolved, blocks, summaryTokens: input.summaryTokens, workers: workersOf(work), choice };
+}
+
+/** What the planner is told about this head and these settings. */
+function plannerInput(snapshot: CompactionSnapshot, settings: CompactionSettings, head: number[], priorSummaries: number[], headTokens: number) {
+  const { context, tokens } = snapshot;
+  const model = headModel({ context, tokens, head, priorSummaries, tools: snapshot.tools, verbosity: settings.verbosity, focus: settings.focus, targetContextTokens: settings.targetContextTokens ?? TARGET_CONTEXT_TOKENS });
   const total = tokens.reduce((a, b) => a + b, 0);
   const room = summaryRoom({ lo: settings.targetFraction ?? 0.4, window: settings.contextWindow, keptTokens: total - headTokens });
-  const summaryTokens = settings.summaryTokens ?? summaryVolume({ headTokens, verbosity: settings.verbosity, room });
-  const { work, choice } = planWork({
+  const input: PlannerInput = {
     head: model,
-    summaryTokens,
+    summaryTokens: settings.summaryTokens ?? summaryVolume({ headTokens, verbosity: settings.verbosity, room }),
     profile: settings.profile ?? H100_7B,
     window: settings.contextWindow,
     cache: settings.cache ?? 'warm',
@@ -169,11 +179,18 @@ export function planCompaction(snapshot: CompactionSnapshot, settings: Compactio
     maxConcurrency: settings.maxConcurrency ?? 64,
     forced: forcedOf(settings),
     ...(settings.background ? { background: settings.background } : {}),
-  });
-  const o = work.option;
-  const blocks = o.mode === 'sequential' ? model.partition(Infinity) : model.partition(o.blockTokens);
-  const resolved: ResolvedSettings = { ...settings, mode: o.mode, layout: o.layout, blockTokens: o.blockTokens, concurrency: o.concurrency };
-  return { ...base, settings: resolved, blocks, summaryTokens, workers: workersOf(work), choice };
+  };
+  return { input, model };
+}
+
+/** After a run: the chosen plan's prediction had each block written what it did. */
+export function predictWritten(plan: CompactionPlan, outputs: readonly number[]): number | undefined {
+  if (!plan.choice) return undefined;
+  const head = plan.blocks.flatMap((b) => b.messageIndices).filter((i, k, a) => a.indexOf(i) === k);
+  const headTokens = head.reduce((s, i) => s + plan.snapshot.tokens[i]!, 0);
+  const priors = plan.blocks.filter((b) => b.isPriorSummary).flatMap((b) => b.messageIndices);
+  const { input } = plannerInput(plan.snapshot, plan.settings, head, priors, headTokens);
+  return predictWithOutputs(input, plan.choice.chosen, plan.workers.order, outputs);
 }
 
 function workersOf(w: WorkPlan): WorkerPlan {

@@ -47,7 +47,16 @@ function add(c: Ctx, kind: FactKind, key: string, text: string, position: FactPo
   const id = `${kind}:${key}`;
   if (c.out.has(id)) return;
   const shown = text.trim();
-  c.out.set(id, { id, kind, key, text: shown.length > 200 ? `${shown.slice(0, 197)}...` : shown, messageId: c.messageId, messageIndex: c.messageIndex, position, ...extra });
+  c.out.set(id, {
+    id,
+    kind,
+    key,
+    text: shown.length > 200 ? `${shown.slice(0, 197)}...` : shown,
+    messageId: c.messageId,
+    messageIndex: c.messageIndex,
+    position,
+    ...extra,
+  });
 }
 
 const TAGGED_STATEMENT_RE = /^[\s#/*>-]*(?:DECISION|CONSTRAINT):/;
@@ -102,14 +111,18 @@ export function consumedToolResults(messages: readonly ChatMessage[], keepRecent
 
 export function extractFacts(messages: readonly FactSource[], pins: readonly PinItem[] = [], opts: ExtractOptions = {}): Fact[] {
   const pt = { ...DEFAULT_PRETRIM, ...opts.pretrim };
-  const kinds = new Set<FactKind>(opts.kinds ?? ['identifier', 'path', 'number', 'error', 'test', 'decision', 'constraint', 'instruction', 'pin']);
+  const kinds = new Set<FactKind>(
+    opts.kinds ?? ['identifier', 'path', 'number', 'error', 'test', 'decision', 'constraint', 'instruction', 'pin'],
+  );
   const out = new Map<string, Fact>();
   const consumed = consumedToolResults(messages, pt.keepRecentToolResults);
   messages.forEach((m, i) => {
-    if (m.role === 'system') return;
+    // The system prompt is the agent's, the pinned block is the pins' (added below).
+    if (m.role === 'system' || m.kind === 'pinned') return;
     const c: Ctx = { out, messageId: originalId(m.id ?? `#${i}`), messageIndex: i, kinds };
     // Tool names are the agent's vocabulary, not facts of the work: only call arguments count.
-    const text = m.role === 'assistant' ? [m.content ?? '', ...(m.tool_calls ?? []).map((c) => c.function.arguments)].join('\n') : messageText(m);
+    const text =
+      m.role === 'assistant' ? [m.content ?? '', ...(m.tool_calls ?? []).map((c) => c.function.arguments)].join('\n') : messageText(m);
     const lines = text.split('\n');
     const long = m.role === 'tool' && (lines.length > pt.maxLines || text.length > pt.maxChars);
     const positionOf = (lineNo: number): FactPosition => {
@@ -155,7 +168,16 @@ export function extractFacts(messages: readonly FactSource[], pins: readonly Pin
   for (const p of pins) {
     const id = `pin:${p.text}`;
     if (!kinds.has('pin') || out.has(id)) continue;
-    out.set(id, { id, kind: 'pin', key: p.text, text: p.text, messageId: p.messageId ?? p.id, messageIndex: -1, position: 'pin', mustSurvive: true });
+    out.set(id, {
+      id,
+      kind: 'pin',
+      key: p.text,
+      text: p.text,
+      messageId: p.messageId ?? p.id,
+      messageIndex: -1,
+      position: 'pin',
+      mustSurvive: true,
+    });
   }
   return [...out.values()];
 }

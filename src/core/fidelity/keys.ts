@@ -27,12 +27,12 @@ function build(fact: Pick<Fact, 'kind' | 'key'>): KeyMatcher {
     return (t) => t.includes(key) && re.test(t);
   }
   if (fact.kind === 'number') {
+    // "5.05%" is not kept by "15.05%", nor "v1.2.3" by "v1.2.30".
     const sp = key.indexOf(' ');
-    if (sp > 0) {
-      const re = new RegExp(`(?<![\\w.])${escapeRe(key.slice(0, sp))}\\s?${escapeRe(key.slice(sp + 1))}(?![\\w])`);
-      const num = key.slice(0, sp);
-      return (t) => t.includes(num) && re.test(t);
-    }
+    const num = sp > 0 ? key.slice(0, sp) : key;
+    const body = sp > 0 ? `${escapeRe(num)}\\s?${escapeRe(key.slice(sp + 1))}` : escapeRe(key);
+    const re = new RegExp(`(?<![\\w.])${body}(?![\\w]|\\.\\d)`);
+    return (t) => t.includes(num) && re.test(t);
   }
   return (t) => t.includes(key);
 }

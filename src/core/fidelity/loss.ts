@@ -2,6 +2,7 @@ import type { ChatMessage } from '../messages';
 import type { CompactionPlan } from '../compaction/plan';
 import { contextText, factsKeptIn } from './survival';
 import { headFacts } from './head';
+import { reachability } from './reach';
 import type { HeadFactOptions } from './head';
 import type { DroppedFact, Fact, FactKind, LossReport } from './types';
 import { FACT_KINDS, FACT_KIND_LABELS } from './types';
@@ -67,10 +68,15 @@ export function blockLookup(plan: CompactionPlan): (messageIndex: number) => num
 export function compactionLoss(
   plan: CompactionPlan,
   after: readonly ChatMessage[],
-  opts: { reached?: ReadonlySet<string>; facts?: readonly Fact[] } & HeadFactOptions = {},
+  opts: {
+    reached?: ReadonlySet<string>;
+    facts?: readonly Fact[];
+    /** With a token counter the report also says which drops the engine caused (facts that never reached a worker). */
+    count?: (m: ChatMessage) => number;
+  } & HeadFactOptions = {},
 ): { facts: Fact[]; report: LossReport } {
   const facts = opts.facts ? [...opts.facts] : headFacts(plan, opts);
-  const reached = opts.reached;
+  const reached = opts.reached ?? (opts.count ? reachability(plan, facts, opts.count).reachedIds : undefined);
   const kept = factsKeptIn(facts, contextText(after));
   return { facts, report: lossReport(facts, kept, { blockOfMessage: blockLookup(plan), ...(reached ? { reached } : {}) }) };
 }

@@ -4,7 +4,8 @@
  * counts as a fact is the same everywhere.
  */
 
-const EXT = 'ts|tsx|js|jsx|mjs|cjs|json|md|py|rs|go|java|kt|c|h|cc|cpp|hpp|rb|php|yaml|yml|toml|sh|txt|css|scss|html|sql|lock|ini|cfg|env|conf|xml|proto|csv|log';
+const EXT =
+  'ts|tsx|js|jsx|mjs|cjs|json|md|py|rs|go|java|kt|c|h|cc|cpp|hpp|rb|php|yaml|yml|toml|sh|txt|css|scss|html|sql|lock|ini|cfg|env|conf|xml|proto|csv|log';
 
 /** A path with a directory, or a bare file name with a known extension. */
 export const PATH_RE = new RegExp(
@@ -19,18 +20,37 @@ export const IDENT_RES: readonly RegExp[] = [
   /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g, // SCREAMING_CASE
 ];
 
-const UNITS = 'ms|us|µs|ns|s|sec|secs|seconds|min|mins|minutes|h|hours|days|KB|MB|GB|TB|KiB|MiB|GiB|kB|bytes|B|tokens|px|rps|qps|req/s|rows|lines|files|workers|connections|retries|threads|cores|MHz|GHz|x';
+const UNITS =
+  'ms|us|µs|ns|s|sec|secs|seconds|min|mins|minutes|h|hours|days|KB|MB|GB|TB|KiB|MiB|GiB|kB|bytes|B|' +
+  'tokens|px|rps|qps|req/s|rows|lines|files|workers|connections|retries|threads|cores|MHz|GHz|x';
 
 /** A number with a unit ("250 ms", "512MiB", "85%"), or a dotted version ("v2.4.1"). */
-export const NUMBER_RE = new RegExp(String.raw`(?<![\w.])(\d+(?:\.\d+)?)\s?(%|(?:${UNITS})\b)|(?<![\w.])(v?\d+\.\d+\.\d+)\b`, 'g');
+export const NUMBER_RE = new RegExp(String.raw`(?<![\w.])(\d+(?:\.\d+)?)\s?(%|(?:${UNITS})\b)|(?<![\w.])(v?\d+\.\d+\.\d+)\b(?!\.\d)`, 'g');
 
-const GENERIC_ERRORS = new Set(['Error', 'TypeError', 'SyntaxError', 'ReferenceError', 'RangeError', 'AssertionError', 'Exception', 'RuntimeError', 'ValueError', 'KeyError']);
+const GENERIC_ERRORS = new Set([
+  'Error',
+  'TypeError',
+  'SyntaxError',
+  'ReferenceError',
+  'RangeError',
+  'AssertionError',
+  'Exception',
+  'RuntimeError',
+  'ValueError',
+  'KeyError',
+]);
 
 export const EXCEPTION_RE = /\b([A-Z][A-Za-z0-9]*(?:Error|Exception))\b/g;
 export const ERROR_CODE_RE = /\b(E[A-Z]{3,}|E_[A-Z0-9_]+|TS\d{4,5}|ERR_[A-Z0-9_]+)\b/g;
 /** A line that reports a failure, whatever the tool printed it. */
-export const ERROR_LINE_RE =
-  /\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b|\b(?:E[A-Z]{3,}|E_[A-Z0-9_]+|ERR_[A-Z0-9_]+)\b|^\s*(?:error|ERROR|Error|FATAL|fatal|panic|Traceback)\b|\berror TS\d+|\bfailed with\b|\bsegmentation fault\b/;
+export const ERROR_LINE_RE = new RegExp(
+  [
+    String.raw`\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b`,
+    String.raw`\b(?:E[A-Z]{3,}|E_[A-Z0-9_]+|ERR_[A-Z0-9_]+)\b`,
+    String.raw`^\s*(?:error|ERROR|Error|FATAL|fatal|panic|Traceback)\b`,
+    String.raw`\berror TS\d+|\bfailed with\b|\bsegmentation fault\b`,
+  ].join('|'),
+);
 
 export function isGenericError(name: string): boolean {
   return GENERIC_ERRORS.has(name);
@@ -41,11 +61,12 @@ export interface TestLine {
   status: 'passed' | 'failed';
 }
 
-const TEST_RES: ReadonlyArray<{ re: RegExp; status: (m: RegExpMatchArray) => 'passed' | 'failed'; name: (m: RegExpMatchArray) => string }> = [
-  { re: /^\s*(?:[✓✔√]|PASS(?:ED)?|ok\s+\d+\s*-)\s+(.+?)\s*(?:\(\d+\s?m?s\))?\s*$/, status: () => 'passed', name: (m) => m[1]! },
-  { re: /^\s*(?:[✗✖×]|FAIL(?:ED)?|not ok\s+\d+\s*-)\s+(.+?)\s*(?:\(\d+\s?m?s\))?\s*$/, status: () => 'failed', name: (m) => m[1]! },
-  { re: /^\s*(\S+::\S+)\s+(PASSED|FAILED)\b/, status: (m) => (m[2] === 'PASSED' ? 'passed' : 'failed'), name: (m) => m[1]! },
-];
+const TEST_RES: ReadonlyArray<{ re: RegExp; status: (m: RegExpMatchArray) => 'passed' | 'failed'; name: (m: RegExpMatchArray) => string }> =
+  [
+    { re: /^\s*(?:[✓✔√]|PASS(?:ED)?|ok\s+\d+\s*-)\s+(.+?)\s*(?:\(\d+\s?m?s\))?\s*$/, status: () => 'passed', name: (m) => m[1]! },
+    { re: /^\s*(?:[✗✖×]|FAIL(?:ED)?|not ok\s+\d+\s*-)\s+(.+?)\s*(?:\(\d+\s?m?s\))?\s*$/, status: () => 'failed', name: (m) => m[1]! },
+    { re: /^\s*(\S+::\S+)\s+(PASSED|FAILED)\b/, status: (m) => (m[2] === 'PASSED' ? 'passed' : 'failed'), name: (m) => m[1]! },
+  ];
 
 /** A test-runner line ("✓ parses headers", "FAIL test/x.test.ts", "t.py::test_a FAILED"). */
 export function testLine(line: string): TestLine | undefined {
@@ -59,9 +80,12 @@ export function testLine(line: string): TestLine | undefined {
   return undefined;
 }
 
-export const DECISION_RE = /\b(?:DECISION|Decision|decided|decide to|we'll use|we will use|going with|opted for|chose|switch(?:ed)? to|settled on)\b/;
-export const CONSTRAINT_RE = /\b(?:CONSTRAINT|Constraint|must not|must never|must always|never|always|do not|don't|at most|at least|no more than|is forbidden|not allowed)\b/i;
-export const INSTRUCTION_RE = /^(?:INSTRUCTION:|please\b|make sure\b|use\b|add\b|run\b|keep\b|remember\b|avoid\b|prefer\b|fix\b|update\b|rename\b|write\b|set\b|put\b|call\b|limit\b)/i;
+export const DECISION_RE =
+  /\b(?:DECISION|Decision|decided|decide to|we'll use|we will use|going with|opted for|chose|switch(?:ed)? to|settled on)\b/;
+export const CONSTRAINT_RE =
+  /\b(?:CONSTRAINT|Constraint|must not|must never|must always|never|always|do not|don't|at most|at least|no more than|is forbidden|not allowed)\b/i;
+export const INSTRUCTION_RE =
+  /^(?:INSTRUCTION:|please\b|make sure\b|use\b|add\b|run\b|keep\b|remember\b|avoid\b|prefer\b|fix\b|update\b|rename\b|write\b|set\b|put\b|call\b|limit\b)/i;
 
 export function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

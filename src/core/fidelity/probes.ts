@@ -41,7 +41,9 @@ export function makeProbe(fact: Fact): Probe | undefined {
       kind: fact.kind,
       type: 'status',
       expect: fact.status,
-      question: `${PROBE_MARKER}\nAnswer from the conversation above only. Did the test below pass or fail? Reply with one word: passed, failed, or UNKNOWN if the conversation does not say.\n<TEST>\n${fact.key}\n</TEST>`,
+      question:
+        `${PROBE_MARKER}\nAnswer from the conversation above only. Did the test below pass or fail? ` +
+        `Reply with one word: passed, failed, or UNKNOWN if the conversation does not say.\n<TEST>\n${fact.key}\n</TEST>`,
     };
   }
   const c = cloze(fact);
@@ -51,7 +53,9 @@ export function makeProbe(fact: Fact): Probe | undefined {
     kind: fact.kind,
     type: 'cloze',
     expect: fact.key,
-    question: `${PROBE_MARKER}\nAnswer from the conversation above only. The line below appeared in it with one part replaced by ${PROBE_BLANK}. Reply with the exact text it replaces and nothing else, or UNKNOWN if the conversation does not say.\n<CLOZE>\n${c}\n</CLOZE>`,
+    question:
+      `${PROBE_MARKER}\nAnswer from the conversation above only. The line below appeared in it with one part replaced by ${PROBE_BLANK}. ` +
+      `Reply with the exact text it replaces and nothing else, or UNKNOWN if the conversation does not say.\n<CLOZE>\n${c}\n</CLOZE>`,
   };
 }
 
@@ -61,9 +65,59 @@ export function probeCorrect(probe: Probe, fact: Fact, answer: string): boolean 
 }
 
 /** A deterministic sample spread over the kinds: round robin by kind, evenly through each kind's facts. */
-export function sampleFacts(facts: readonly Fact[], n: number): Fact[] {
+const loose = (t: string) => t.trim().split(/\s+/).filter(Boolean).map(escapeRe).join('\\s+');
+
+/**
+ * Whether the full context answers the probe one way only. A templated line
+ * ("export const ____ = z.object({") has many right answers; asking it would
+ * measure the question, not the compaction.
+ */
+export function hasOneAnswer(fact: Fact, fullText: string): boolean {
+  if (fact.kind === 'test') {
+    const statuses = new Set<string>();
+    for (const line of fullText.split('\n')) {
+      if (!line.includes(fact.key)) continue;
+      if (/[✗✖×]|\bFAIL(?:ED)?\b|\bnot ok\b/.test(line)) statuses.add('failed');
+      else if (/[✓✔√]|\bPASS(?:ED)?\b|\bok\b/.test(line)) statuses.add('passed');
+    }
+    return statuses.size === 1;
+  }
+  const c = cloze(fact);
+  if (!c) return false;
+  const at = c.indexOf(PROBE_BLANK);
+  const left = c.slice(0, at);
+  const right = c.slice(at + PROBE_BLANK.length);
+  const re = new RegExp(
+    `${left.trim() ? loose(left) + '\\s*' : ''}([^\\n]{1,160}?)${right.trim() ? '\\s*' + loose(right) + '(?![\\w%])' : '(?=\\s|$)'}`,
+    'g',
+  );
+  const fills = new Set<string>();
+  for (const m of fullText.matchAll(re)) {
+    fills.add(m[1]!.trim());
+    if (fills.size > 1) return false;
+  }
+  return fills.size === 1;
+}
+
+/**
+ * A deterministic sample spread over the kinds: round robin by kind, each
+ * kind's facts in the order of a hash of their id; with the full context's
+ * text, only facts it answers one way.
+ */
+export function sampleFacts(facts: readonly Fact[], n: number, fullText?: string): Fact[] {
   const byKind = new Map<FactKind, Fact[]>();
   for (const f of facts) if (makeProbe(f)) byKind.set(f.kind, [...(byKind.get(f.kind) ?? []), f]);
+  // Ordered by a hash of the fact id: evenly spaced picks would follow the session's own rhythm.
+  for (const [k, list] of byKind) {
+    const ordered = list.sort((a, b) => hash(a.id) - hash(b.id) || (a.id < b.id ? -1 : 1));
+    const usable: Fact[] = [];
+    for (const f of ordered) {
+      if (usable.length >= n) break;
+      if (fullText === undefined || hasOneAnswer(f, fullText)) usable.push(f);
+    }
+    if (usable.length > 0) byKind.set(k, usable);
+    else byKind.delete(k);
+  }
   const kinds = [...byKind.keys()];
   const want = new Map(kinds.map((k) => [k, 0]));
   for (let i = 0, k = 0; i < n && kinds.some((x) => want.get(x)! < byKind.get(x)!.length); k++) {
@@ -73,11 +127,13 @@ export function sampleFacts(facts: readonly Fact[], n: number): Fact[] {
       i++;
     }
   }
-  return kinds.flatMap((k) => {
-    const list = byKind.get(k)!;
-    const m = want.get(k)!;
-    return Array.from({ length: m }, (_, j) => list[Math.floor(((j + 0.5) * list.length) / m)]!);
-  });
+  return kinds.flatMap((k) => byKind.get(k)!.slice(0, want.get(k)!));
+}
+
+function hash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }
 
 export interface ProbeOutcome {
@@ -108,7 +164,13 @@ export async function runProbes(
   const ask = async (ctx: readonly ChatMessage[], q: string): Promise<string> => {
     const release = opts.acquire ? await opts.acquire() : () => undefined;
     try {
-      const r = await model.chat({ messages: [...ctx, { role: 'user', content: q }], maxTokens: 64, temperature: 0, stream: false, ...(opts.model ? { model: opts.model } : {}) });
+      const r = await model.chat({
+        messages: [...ctx, { role: 'user', content: q }],
+        maxTokens: 64,
+        temperature: 0,
+        stream: false,
+        ...(opts.model ? { model: opts.model } : {}),
+      });
       return (r.message.content ?? '').trim();
     } finally {
       release();
@@ -118,9 +180,22 @@ export async function runProbes(
     facts.map(async (f) => {
       const p = makeProbe(f)!;
       const [a, b] = await Promise.all([ask(full, p.question), ask(compacted, p.question)]);
-      return { factId: f.id, kind: f.kind, question: p.question, expect: p.expect, full: { answer: a, correct: probeCorrect(p, f, a) }, compacted: { answer: b, correct: probeCorrect(p, f, b) } };
+      return {
+        factId: f.id,
+        kind: f.kind,
+        question: p.question,
+        expect: p.expect,
+        full: { answer: a, correct: probeCorrect(p, f, a) },
+        compacted: { answer: b, correct: probeCorrect(p, f, b) },
+      };
     }),
   );
   const acc = (k: 'full' | 'compacted') => (outcomes.length === 0 ? 0 : outcomes.filter((o) => o[k].correct).length / outcomes.length);
-  return { asked: outcomes.length, fullAccuracy: acc('full'), compactedAccuracy: acc('compacted'), difference: acc('compacted') - acc('full'), outcomes };
+  return {
+    asked: outcomes.length,
+    fullAccuracy: acc('full'),
+    compactedAccuracy: acc('compacted'),
+    difference: acc('compacted') - acc('full'),
+    outcomes,
+  };
 }

@@ -48,7 +48,12 @@ export function workerTargets(plan: CompactionPlan, count: (m: ChatMessage) => n
   return plan.blocks.map((b) => buildWorkerPrompt(plan, b, focus, count).targetText);
 }
 
-export function reachability(plan: CompactionPlan, facts: readonly Fact[], count: (m: ChatMessage) => number, targets = workerTargets(plan, count)): ReachReport {
+export function reachability(
+  plan: CompactionPlan,
+  facts: readonly Fact[],
+  count: (m: ChatMessage) => number,
+  targets = workerTargets(plan, count),
+): ReachReport {
   const owners = new Map<number, number[]>();
   for (const b of plan.blocks) for (const i of b.messageIndices) owners.set(i, [...(owners.get(i) ?? []), b.index]);
   const report: ReachReport = {

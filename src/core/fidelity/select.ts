@@ -19,14 +19,21 @@ export interface Selected {
   charsCut: number;
 }
 
-export function selectSegments(segments: readonly string[], joiner: string, unit: 'lines' | 'chars', budget: SelectBudget, salience: Salience): Selected {
+export function selectSegments(
+  segments: readonly string[],
+  joiner: string,
+  unit: 'lines' | 'chars',
+  budget: SelectBudget,
+  salience: Salience,
+): Selected {
   const n = segments.length;
   const keep = new Uint8Array(n);
   let kept = 0;
   let chars = 0;
   // Each gap marker costs about this many chars and one segment of the budget.
   const markerCost = 24;
-  const fits = (i: number, gaps: number) => kept + 1 + gaps <= budget.maxSegments && chars + segments[i]!.length + joiner.length + markerCost * gaps <= budget.maxChars;
+  const fits = (i: number, gaps: number) =>
+    kept + 1 + gaps <= budget.maxSegments && chars + segments[i]!.length + joiner.length + markerCost * gaps <= budget.maxChars;
   const take = (i: number) => {
     keep[i] = 1;
     kept++;

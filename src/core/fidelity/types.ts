@@ -7,7 +7,17 @@
 
 export type FactKind = 'identifier' | 'path' | 'number' | 'error' | 'test' | 'decision' | 'constraint' | 'instruction' | 'pin';
 
-export const FACT_KINDS: readonly FactKind[] = ['identifier', 'path', 'number', 'error', 'test', 'decision', 'constraint', 'instruction', 'pin'];
+export const FACT_KINDS: readonly FactKind[] = [
+  'identifier',
+  'path',
+  'number',
+  'error',
+  'test',
+  'decision',
+  'constraint',
+  'instruction',
+  'pin',
+];
 
 /** Plural labels for "dropped 7 of 212 facts: 3 identifiers, 2 error lines". */
 export const FACT_KIND_LABELS: Record<FactKind, { one: string; many: string }> = {
@@ -29,7 +39,15 @@ export const FACT_KIND_LABELS: Record<FactKind, { one: string; many: string }> =
  */
 export type FactPosition = 'user' | 'assistant' | 'tool-output' | 'long-output-middle' | 'consumed-result' | 'pin' | 'summary';
 
-export const FACT_POSITIONS: readonly FactPosition[] = ['user', 'assistant', 'tool-output', 'long-output-middle', 'consumed-result', 'pin', 'summary'];
+export const FACT_POSITIONS: readonly FactPosition[] = [
+  'user',
+  'assistant',
+  'tool-output',
+  'long-output-middle',
+  'consumed-result',
+  'pin',
+  'summary',
+];
 
 export interface Fact {
   /** Stable within one extraction: `${kind}:${key}`. */

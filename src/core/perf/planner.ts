@@ -11,7 +11,7 @@
  */
 import type { PlanChoice, PlanOption } from '../compaction/events';
 import type { PerfProfile } from './profile';
-import type { SimRequest } from './stepSim';
+import type { SimRequest, SimResult } from './stepSim';
 import { simulateSteps } from './stepSim';
 import { maxTokensFor, splitVolume } from './volume';
 
@@ -165,8 +165,18 @@ function evaluate(x: PlannerInput, c: Candidate): WorkPlan {
     option.excluded = `worker ${tooBig + 1}'s prompt (${reqs[tooBig]!.promptTokens} tokens) and reply do not fit the ${x.window}-token window`;
     return { option, blockTokens: c.blockTokens, targets, maxTokens, order };
   }
+  const sim = simulateCandidate(x, c, reqs, order);
+  option.predictedMs = Math.round(sim.wallMs);
+  if (x.background && sim.agentTpotMs !== undefined && sim.agentAloneTpotMs) {
+    option.agentSlowdown = Math.round((100 * sim.agentTpotMs) / sim.agentAloneTpotMs) / 100;
+    if (option.agentSlowdown > x.background.maxSlowdown) option.excluded = `slows the agent ${option.agentSlowdown}× (limit ${x.background.maxSlowdown}×)`;
+  }
+  return { option, blockTokens: c.blockTokens, targets, maxTokens, order };
+}
+
+function simulateCandidate(x: PlannerInput, c: Pick<Candidate, 'concurrency'>, reqs: SimRequest[], order: number[]): SimResult {
   const agentKv = x.head.frameTokens + x.head.headTokens + x.head.tailTokens;
-  const sim = simulateSteps(reqs, {
+  return simulateSteps(reqs, {
     profile: x.profile,
     order,
     concurrency: c.concurrency,
@@ -174,12 +184,17 @@ function evaluate(x: PlannerInput, c: Candidate): WorkPlan {
     warmSharedTokens: x.cache === 'warm' ? agentKv : 0,
     ...(x.background ? { agentKvTokens: agentKv } : {}),
   });
-  option.predictedMs = Math.round(sim.wallMs);
-  if (x.background && sim.agentTpotMs !== undefined && sim.agentAloneTpotMs) {
-    option.agentSlowdown = Math.round((100 * sim.agentTpotMs) / sim.agentAloneTpotMs) / 100;
-    if (option.agentSlowdown > x.background.maxSlowdown) option.excluded = `slows the agent ${option.agentSlowdown}× (limit ${x.background.maxSlowdown}×)`;
-  }
-  return { option, blockTokens: c.blockTokens, targets, maxTokens, order };
+}
+
+/**
+ * The wall time the step model gives a plan that ran with these output
+ * tokens per block: after a run, it tells timing error from volume error
+ * (a model that wrote less than it was asked finishes sooner).
+ */
+export function predictWithOutputs(x: PlannerInput, option: PlanOption, order: number[], outputs: readonly number[]): number {
+  const blocks = option.mode === 'sequential' ? x.head.blocks(Number.MAX_SAFE_INTEGER) : x.head.blocks(option.blockTokens);
+  const reqs = candidateRequests(x, { layout: option.layout, blocks }, outputs.map((o) => Math.max(1, o)));
+  return Math.round(simulateCandidate(x, option, reqs, order).wallMs);
 }
 
 /** Predicts every candidate and returns the fastest one allowed, with the rest as alternatives. */

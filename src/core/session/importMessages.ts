@@ -29,13 +29,19 @@ export function importMessages(raw: unknown, ids: IdSource, clock: Clock): Store
         const content = item.content === null || item.content === undefined ? null : textOf(item.content, i);
         const m: StoredMessage = { role: 'assistant', content, ...meta };
         if (calls.length > 0) m.tool_calls = calls;
-        const reasoning = typeof item.reasoning === 'string' ? item.reasoning : typeof item.reasoning_content === 'string' ? item.reasoning_content : undefined;
+        const reasoning =
+          typeof item.reasoning === 'string'
+            ? item.reasoning
+            : typeof item.reasoning_content === 'string'
+              ? item.reasoning_content
+              : undefined;
         if (reasoning) m.reasoning = reasoning;
         return m;
       }
       case 'tool': {
         if (typeof item.tool_call_id !== 'string') throw new ImportError(i, 'tool message without a tool_call_id');
-        if (!pendingCalls.has(item.tool_call_id)) throw new ImportError(i, `tool result for ${item.tool_call_id}, which no earlier assistant message called`);
+        if (!pendingCalls.has(item.tool_call_id))
+          throw new ImportError(i, `tool result for ${item.tool_call_id}, which no earlier assistant message called`);
         return { role: 'tool', content: textOf(item.content, i), tool_call_id: item.tool_call_id, ...meta };
       }
       default:

@@ -89,10 +89,26 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
    * counts from another counter are ignored on replay and made again.
    */
   /** The judge's verdict on a compaction's summary (it may arrive before or after adoption). */
-  z.object({ type: z.literal('verdict'), compactionId: z.string().min(1), attempt: z.number().int().positive(), verdict: verdictSchema, at: z.number() }),
+  z.object({
+    type: z.literal('verdict'),
+    compactionId: z.string().min(1),
+    attempt: z.number().int().positive(),
+    verdict: verdictSchema,
+    at: z.number(),
+  }),
   /** The local-to-server token ratio learnt so far (see core/tokens/calibration.ts). */
-  z.object({ type: z.literal('calibration'), factor: z.number().positive().finite(), samples: z.number().int().nonnegative(), at: z.number() }),
-  z.object({ type: z.literal('counts'), counter: z.string().min(1), counts: z.record(z.string(), z.number().int().nonnegative()), at: z.number() }),
+  z.object({
+    type: z.literal('calibration'),
+    factor: z.number().positive().finite(),
+    samples: z.number().int().nonnegative(),
+    at: z.number(),
+  }),
+  z.object({
+    type: z.literal('counts'),
+    counter: z.string().min(1),
+    counts: z.record(z.string(), z.number().int().nonnegative()),
+    at: z.number(),
+  }),
 ]);
 
 export type SessionEvent = z.infer<typeof sessionEventSchema>;

@@ -1,6 +1,6 @@
 import type { ChatMessage, StoredMessage } from '../messages';
 import { capTurnToBudget } from '../pretrim';
-import { leadingSystemCount } from '../turns';
+import { leadingSystemCount, splitIntoTurns } from '../turns';
 import { countMessageWith } from '../tokens/tokenCounter';
 import { COUNTER_ID } from '../tokens/bpeCounter';
 import type { CompactionRecord, PinItem, SessionEvent, StoredVerdict } from './schema';
@@ -47,7 +47,8 @@ export function checkEvent(state: SessionState, e: SessionEvent, index: Map<stri
       return;
     case 'compaction': {
       const c = e.compaction;
-      if (c.tailStartId !== null && !index.has(c.tailStartId)) throw new SessionStateError(`compaction ${c.id} points at unknown message ${c.tailStartId}`);
+      if (c.tailStartId !== null && !index.has(c.tailStartId))
+        throw new SessionStateError(`compaction ${c.id} points at unknown message ${c.tailStartId}`);
       for (const k of c.keptIds) if (!index.has(k)) throw new SessionStateError(`compaction ${c.id} keeps unknown message ${k}`);
       if (state.compactions.some((x) => x.id === c.id) || state.undone.some((x) => x.id === c.id)) {
         throw new SessionStateError(`compaction id ${c.id} appears twice`);
@@ -176,12 +177,14 @@ export function activeContext(state: SessionState, index?: Map<string, number>):
   return pairToolCalls({ messages: out, origins, compaction: c });
 }
 
-export const INTERRUPTED_RESULT = 'Interrupted: this tool call did not finish (the session stopped before its result was recorded). Run it again if it is still needed.';
-const INTERRUPTED_SUFFIX = '~interrupted';
+export const INTERRUPTED_RESULT =
+  'Interrupted: this tool call did not finish (the session stopped before its result was recorded). Run it again if it is still needed.';
+/** Stand-in results are `<assistant id>~interrupted~<call id>`: originalId maps them to the call's message. */
+const INTERRUPTED_MARK = '~interrupted~';
 
 /** True for the stand-in result that pairToolCalls adds; it is not in the log. */
 export function isInterruptedResult(m: StoredMessage): boolean {
-  return m.role === 'tool' && m.id.endsWith(INTERRUPTED_SUFFIX);
+  return m.role === 'tool' && m.id.includes(INTERRUPTED_MARK);
 }
 
 /**
@@ -214,7 +217,14 @@ function pairToolCalls(ctx: ActiveContext): ActiveContext {
       outOrigins.push(origins[j]!);
     }
     for (const call of missing) {
-      out.push({ role: 'tool', tool_call_id: call.id, content: INTERRUPTED_RESULT, id: `${m.id}.${call.id}${INTERRUPTED_SUFFIX}`, timestamp: m.timestamp, kind: 'normal' });
+      out.push({
+        role: 'tool',
+        tool_call_id: call.id,
+        content: INTERRUPTED_RESULT,
+        id: `${m.id}${INTERRUPTED_MARK}${call.id}`,
+        timestamp: m.timestamp,
+        kind: 'normal',
+      });
       outOrigins.push(origins[i]!);
     }
     i = end - 1;
@@ -224,8 +234,10 @@ function pairToolCalls(ctx: ActiveContext): ActiveContext {
 
 const CAPPED_SUFFIX = '~capped';
 
-/** The stored message a (possibly capped) active-context message stands for. */
+/** The stored message a (possibly capped, or stand-in) active-context message stands for. */
 export function originalId(id: string): string {
+  const mark = id.indexOf(INTERRUPTED_MARK);
+  if (mark > 0) return id.slice(0, mark);
   return id.endsWith(CAPPED_SUFFIX) ? id.slice(0, -CAPPED_SUFFIX.length) : id;
 }
 
@@ -243,10 +255,10 @@ function estimate(m: ChatMessage): number {
  */
 function capPreservedTurns(tail: readonly StoredMessage[], preservedEnd: number, budget: number): StoredMessage[] {
   const out: StoredMessage[] = [];
-  let k = 0;
-  while (k < tail.length) {
-    let end = k + 1;
-    while (end < tail.length && tail[end]!.role !== 'user') end++;
+  const turns = splitIntoTurns(tail);
+  // Agent output before the tail's first user message is held to the budget like a turn of its own.
+  const lead = turns[0]?.start ?? tail.length;
+  for (const { start: k, end } of lead > 0 ? [{ start: 0, end: lead }, ...turns] : turns) {
     const turn = tail.slice(k, end);
     if (k < preservedEnd && turn.reduce((s, m) => s + estimate(m), 0) > budget) {
       const capped = capTurnToBudget(turn, budget, estimate);
@@ -260,7 +272,6 @@ function capPreservedTurns(tail: readonly StoredMessage[], preservedEnd: number,
         }
       }
     } else out.push(...turn);
-    k = end;
   }
   return out;
 }

@@ -79,7 +79,14 @@ export class SessionStore {
       if (!readOnly) {
         // Kept once under a name from its contents; the rewrite below makes the next open clean.
         const backup = await backUp(deps.storage, path, text, 'torn');
-        if (backup === undefined) throw new Error(`Session file ${path} ends in an incomplete line and could not be backed up; it was left as it is.`);
+        if (backup === undefined)
+          throw new Error(`Session file ${path} ends in an incomplete line and could not be backed up; it was left as it is.`);
+        // A line still being written by another process looks torn too: never cut a file that is growing.
+        if ((await deps.storage.read(path)) !== text) {
+          throw new Error(
+            `Session file ${path} changed while it was being opened (is another Splitpoint writing to it?); it was left as it is.`,
+          );
+        }
         await deps.storage.writeAtomic(path, text.slice(0, parsed.torn.keptChars));
         store.repairs[store.repairs.length - 1] += `; the original is kept at ${backup}`;
       }
@@ -124,7 +131,8 @@ export class SessionStore {
    * (the agent asks for it several times per step). Treat it as read-only.
    */
   active(): ActiveContext {
-    if (this.activeMemo?.version !== this.version) this.activeMemo = { version: this.version, value: activeContext(this.state, this.index) };
+    if (this.activeMemo?.version !== this.version)
+      this.activeMemo = { version: this.version, value: activeContext(this.state, this.index) };
     return this.activeMemo.value;
   }
 
@@ -142,12 +150,19 @@ export class SessionStore {
 
   /** Adds a message; id, timestamp and kind are filled in when missing. */
   async append(message: ChatMessage & Partial<MessageMeta>): Promise<StoredMessage> {
-    const full = { kind: 'normal', ...message, id: message.id ?? this.ids.next('m'), timestamp: message.timestamp ?? this.clock.now() } as StoredMessage;
+    const full = {
+      kind: 'normal',
+      ...message,
+      id: message.id ?? this.ids.next('m'),
+      timestamp: message.timestamp ?? this.clock.now(),
+    } as StoredMessage;
     await this.commit({ type: 'message', message: full });
     return full;
   }
 
-  async adoptCompaction(record: Omit<CompactionRecord, 'id' | 'at'> & Partial<Pick<CompactionRecord, 'id' | 'at'>>): Promise<CompactionRecord> {
+  async adoptCompaction(
+    record: Omit<CompactionRecord, 'id' | 'at'> & Partial<Pick<CompactionRecord, 'id' | 'at'>>,
+  ): Promise<CompactionRecord> {
     const full: CompactionRecord = { ...record, id: record.id ?? this.ids.next('c'), at: record.at ?? this.clock.now() };
     await this.commit({ type: 'compaction', compaction: full });
     return full;

@@ -35,6 +35,8 @@ export class BoundedBpeCounter {
   private readonly pieceCache = new Map<string, number>();
   /** Ranks of every two-byte token by (first << 8 | second): most lookups are pairs of bytes, and hashing fresh strings is the cost. */
   private readonly pairs = new Float64Array(65536).fill(NO_RANK);
+  private readonly memo: PairMemo = { pairs: new Map(), byte: new Int32Array(256) };
+  private readonly heapMerger: HeapMerger;
   /** Scratch for mergeLinear, reused across pieces. */
   private readonly starts = new Int32Array(LINEAR_MERGE_BYTES + 1);
   private readonly rank = new Float64Array(LINEAR_MERGE_BYTES + 1);
@@ -43,7 +45,12 @@ export class BoundedBpeCounter {
     this.pattern = new RegExp(data.pat_str, 'gu');
     if (ranks) this.ranks = ranks;
     else for (const _ of fillRanks(data, this.ranks));
-    for (const [bytes, rank] of this.ranks) if (bytes.length === 2) this.pairs[(bytes.charCodeAt(0) << 8) | bytes.charCodeAt(1)] = rank;
+    for (const [bytes, rank] of this.ranks) {
+      if (bytes.length === 2) this.pairs[(bytes.charCodeAt(0) << 8) | bytes.charCodeAt(1)] = rank;
+      else if (bytes.length === 1) this.memo.byte[bytes.charCodeAt(0)] = rank;
+    }
+    this.heapMerger = new HeapMerger(this.ranks, this.pairs, this.memo);
+    if (this.ranks.size >= ID_SCALE) throw new Error(`a tokenizer with ${this.ranks.size} tokens is more than this counter handles`);
   }
 
   /**
@@ -54,6 +61,11 @@ export class BoundedBpeCounter {
     const ranks = new Map<string, number>();
     for (const _ of fillRanks(data, ranks)) await pause();
     return new BoundedBpeCounter(data, ranks);
+  }
+
+  /** Drops the remembered pieces (benchmarks use it to time first counts again). */
+  forgetPieces(): void {
+    this.pieceCache.clear();
   }
 
   /** Tokens in the text; special-token look-alikes count as ordinary text. Never throws. */
@@ -73,7 +85,8 @@ export class BoundedBpeCounter {
     const cached = this.pieceCache.get(bytes);
     if (cached !== undefined) return cached;
     let n = 0;
-    for (let at = 0; at < bytes.length; at += MAX_PIECE_BYTES) n += this.merge(bytes.length <= MAX_PIECE_BYTES ? bytes : bytes.slice(at, at + MAX_PIECE_BYTES));
+    for (let at = 0; at < bytes.length; at += MAX_PIECE_BYTES)
+      n += this.merge(bytes.length <= MAX_PIECE_BYTES ? bytes : bytes.slice(at, at + MAX_PIECE_BYTES));
     if (this.pieceCache.size >= PIECE_CACHE_LIMIT) this.pieceCache.clear();
     this.pieceCache.set(bytes, n);
     return n;
@@ -82,7 +95,7 @@ export class BoundedBpeCounter {
   /** The number of tokens byte-pair merging leaves of s (tiktoken's rule: lowest rank first, leftmost on ties). */
   private merge(s: string): number {
     if (s.length <= 1 || this.ranks.has(s)) return 1;
-    return s.length <= LINEAR_MERGE_BYTES ? this.mergeLinear(s) : mergeWithHeap(s, this.ranks, this.pairs);
+    return s.length <= LINEAR_MERGE_BYTES ? this.mergeLinear(s) : this.heapMerger.merge(s);
   }
 
   /** tiktoken's own loop, on reused arrays; fastest for the short pieces that make up nearly all text. */
@@ -124,46 +137,89 @@ export class BoundedBpeCounter {
  * candidate pairs wait in a min-heap keyed by (rank, start), so "lowest rank,
  * leftmost" pops first, exactly as the linear scan picks. An entry is stale
  * when its part has gone or its pair's rank has changed since; it is skipped.
+ * The arrays are reused across pieces (no piece is longer than MAX_PIECE_BYTES).
  */
-function mergeWithHeap(s: string, ranks: ReadonlyMap<string, number>, pairs: Float64Array): number {
-  const n = s.length;
-  const next = new Int32Array(n + 1);
-  const prev = new Int32Array(n + 1);
-  const alive = new Uint8Array(n + 1).fill(1);
-  const rank = new Float64Array(n + 1).fill(NO_RANK);
-  for (let i = 0; i <= n; i++) {
-    next[i] = i + 1;
-    prev[i] = i - 1;
+class HeapMerger {
+  private readonly next = new Int32Array(MAX_PIECE_BYTES + 1);
+  private readonly prev = new Int32Array(MAX_PIECE_BYTES + 1);
+  /** The token each part is (a rank is a token id), so a pair's rank is remembered by two ids, not by hashing a fresh slice. */
+  private readonly id = new Int32Array(MAX_PIECE_BYTES + 1);
+  private readonly alive = new Uint8Array(MAX_PIECE_BYTES + 1);
+  private readonly rank = new Float64Array(MAX_PIECE_BYTES + 1);
+  private readonly heap = new MinHeap(MAX_PIECE_BYTES * 2);
+  private s = '';
+  private n = 0;
+
+  constructor(
+    private readonly ranks: ReadonlyMap<string, number>,
+    private readonly pairs: Float64Array,
+    private readonly memo: PairMemo,
+  ) {}
+
+  merge(s: string): number {
+    const n = s.length;
+    this.s = s;
+    this.n = n;
+    const { next, prev, id, alive, rank, heap } = this;
+    heap.size = 0;
+    for (let i = 0; i <= n; i++) {
+      next[i] = i + 1;
+      prev[i] = i - 1;
+      alive[i] = 1;
+      rank[i] = NO_RANK;
+      if (i < n) id[i] = this.memo.byte[s.charCodeAt(i)]!;
+    }
+    for (let k = 0; k < n - 1; k++) this.update(k);
+    let parts = n;
+    while (heap.size > 0) {
+      const key = heap.pop();
+      const k = key % KEY_SCALE;
+      const r = (key - k) / KEY_SCALE;
+      if (!alive[k] || rank[k] !== r) continue;
+      const gone = next[k]!;
+      alive[gone] = 0;
+      next[k] = next[gone]!;
+      prev[next[k]!] = k;
+      id[k] = r;
+      parts--;
+      this.update(k);
+      if (k > 0) this.update(prev[k]!);
+    }
+    return parts;
   }
-  const heap = new MinHeap(n);
-  const rankAt = (k: number): number => {
-    const b = next[k]!;
-    if (b >= n) return NO_RANK;
-    const end = next[b]!;
-    if (end - k === 2) return pairs[(s.charCodeAt(k) << 8) | s.charCodeAt(k + 1)]!;
-    return ranks.get(s.slice(k, end)) ?? NO_RANK;
-  };
-  const update = (k: number): void => {
-    rank[k] = rankAt(k);
-    if (rank[k]! !== NO_RANK) heap.push(rank[k]! * KEY_SCALE + k);
-  };
-  for (let k = 0; k < n - 1; k++) update(k);
-  let parts = n;
-  while (heap.size > 0) {
-    const key = heap.pop();
-    const k = key % KEY_SCALE;
-    const r = (key - k) / KEY_SCALE;
-    if (!alive[k] || rank[k] !== r) continue;
-    const gone = next[k]!;
-    alive[gone] = 0;
-    next[k] = next[gone]!;
-    prev[next[k]!] = k;
-    parts--;
-    update(k);
-    if (k > 0) update(prev[k]!);
+
+  private update(k: number): void {
+    const r = this.rankAt(k);
+    this.rank[k] = r;
+    if (r !== NO_RANK) this.heap.push(r * KEY_SCALE + k);
   }
-  return parts;
+
+  private rankAt(k: number): number {
+    const b = this.next[k]!;
+    if (b >= this.n) return NO_RANK;
+    const end = this.next[b]!;
+    const s = this.s;
+    if (end - k === 2) return this.pairs[(s.charCodeAt(k) << 8) | s.charCodeAt(k + 1)]!;
+    const key = this.id[k]! * ID_SCALE + this.id[b]!;
+    let r = this.memo.pairs.get(key);
+    if (r === undefined) {
+      r = this.ranks.get(s.slice(k, end)) ?? NO_RANK;
+      if (this.memo.pairs.size >= PAIR_MEMO_LIMIT) this.memo.pairs.clear();
+      this.memo.pairs.set(key, r);
+    }
+    return r;
+  }
 }
+
+/** Pair ranks remembered by token ids, and each byte's own token id. */
+interface PairMemo {
+  pairs: Map<number, number>;
+  byte: Int32Array;
+}
+
+/** Token ids are below 2^17 in cl100k (100,277 of them). */
+const ID_SCALE = 2 ** 17;
+const PAIR_MEMO_LIMIT = 1_000_000;
 
 const KEY_SCALE = 2 ** 32;
 
@@ -220,14 +276,27 @@ const RANKS_PER_SLICE = 4096;
  * arrays are built per lookup. Yields after every slice.
  */
 function* fillRanks(data: BpeRanks, ranks: Map<string, number>): Generator<void> {
-  for (const line of data.bpe_ranks.split('\n')) {
-    if (line === '') continue;
-    const fields = line.split(' ');
-    const offset = Number.parseInt(fields[1]!, 10);
-    for (let i = 2; i < fields.length; i++) {
-      ranks.set(atob(fields[i]!), offset + i - 2);
-      if (i % RANKS_PER_SLICE === 0) yield;
+  // Each line is "<ignored> <first rank> <base64 token> <base64 token> …"; cl100k has one
+  // line of 100K tokens, walked with indexOf so no 100K-element array is built at once.
+  const text = data.bpe_ranks;
+  let lineStart = 0;
+  while (lineStart < text.length) {
+    let lineEnd = text.indexOf('\n', lineStart);
+    if (lineEnd < 0) lineEnd = text.length;
+    const first = text.indexOf(' ', lineStart);
+    const second = first < 0 || first >= lineEnd ? -1 : text.indexOf(' ', first + 1);
+    if (second > 0 && second < lineEnd) {
+      let rank = Number.parseInt(text.slice(first + 1, second), 10);
+      let at = second + 1;
+      while (at < lineEnd) {
+        let end = text.indexOf(' ', at);
+        if (end < 0 || end > lineEnd) end = lineEnd;
+        if (end > at) ranks.set(atob(text.slice(at, end)), rank++);
+        at = end + 1;
+        if (rank % RANKS_PER_SLICE === 0) yield;
+      }
     }
+    lineStart = lineEnd + 1;
   }
 }
 

@@ -22,7 +22,7 @@ let loading: Promise<TokenCounter> | undefined;
 const LOADS = Symbol.for('splitpoint.tokenizerLoads');
 
 export function tokenizerLoadCount(): number {
-  return ((globalThis as Record<symbol, number | undefined>)[LOADS]) ?? 0;
+  return (globalThis as Record<symbol, number | undefined>)[LOADS] ?? 0;
 }
 
 export function loadTiktokenCounter(): Promise<TokenCounter> {
@@ -33,7 +33,6 @@ export function loadTiktokenCounter(): Promise<TokenCounter> {
   })();
   return loading;
 }
-
 
 /**
  * The ranks module arrives as an ES module namespace (source, tests) or, in

@@ -60,5 +60,4 @@ export class TokenLedger {
   calibrated(localTokens: number): number {
     return this.calibration.apply(localTokens);
   }
-
 }

@@ -7,7 +7,7 @@ describe('activation in the real extension host', () => {
   it('is installed under its id and not active before it is used (no eager activation)', () => {
     const ext = extension();
     assert.equal(ext.packageJSON.name, 'splitpoint');
-    assert.deepEqual(ext.packageJSON.activationEvents, []);
+    assert.deepEqual(ext.packageJSON.activationEvents, ['onWebviewPanel:splitpoint.review']);
     assert.equal(ext.isActive, false, 'nothing should have activated Splitpoint yet');
   });
 

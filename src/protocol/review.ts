@@ -1,0 +1,149 @@
+/**
+ * Messages between the host and the compaction review editor (a WebviewPanel
+ * in the editor area). Like messages.ts, both sides switch exhaustively over
+ * these unions, so a new message type is a compile error until it is handled.
+ *
+ * The review editor is a second view of the same host state as the side bar:
+ * the host sends it a full `review-state` when it opens or the session
+ * changes, then per-block deltas while workers stream.
+ */
+import type { BlockView, CompactionView, GaugeView, SplitView, ViewMessage } from './messages';
+
+export type FactKindView = 'identifier' | 'path' | 'number' | 'error' | 'test' | 'decision' | 'constraint' | 'instruction' | 'pin';
+
+/** A fact of the head that no summary carries. */
+export interface LossFactView {
+  id: string;
+  kind: FactKindView;
+  /** The exact token to look for (and highlight) in the original. */
+  key: string;
+  /** The whole fact as extracted (a line, a statement). */
+  text: string;
+  messageId: string;
+  /** Index of that message in the active context. */
+  messageIndex: number;
+  /** The block whose summary should have carried it. */
+  block: number;
+}
+
+export interface LossReportView {
+  compactionId: string;
+  /** Facts found in the head. */
+  total: number;
+  dropped: LossFactView[];
+  /** `fidelity`: the core's fact extractor; `identifiers`: identifiers and paths only (fallback). */
+  source: 'fidelity' | 'identifiers';
+}
+
+export interface PlanCandidateView {
+  label: string;
+  predictedMs: number;
+  chosen: boolean;
+}
+
+/** What the planner chose and why; `measuredMs` once the compaction finished. */
+export interface PlanView {
+  compactionId: string;
+  mode: string;
+  layout: string;
+  blockTokens: number | null;
+  concurrency: number | null;
+  predictedMs: number | null;
+  measuredMs: number | null;
+  candidates: PlanCandidateView[];
+}
+
+export interface ReviewState {
+  sessionId: string;
+  sessionTitle: string;
+  messages: ViewMessage[];
+  gauge: GaugeView;
+  split: SplitView;
+  compaction: CompactionView | null;
+  loss: LossReportView | null;
+  plan: PlanView | null;
+  focus: string | null;
+}
+
+/** Host → review editor. */
+export type HostToReview =
+  | { type: 'review-state'; state: ReviewState }
+  | { type: 'review-block'; compactionId: string; block: BlockView; loss: LossReportView | null }
+  | { type: 'review-notice'; level: 'info' | 'warning' | 'error'; text: string };
+
+/** Review editor → host. */
+export type ReviewToHost =
+  | { type: 'review-ready' }
+  /** Start a compaction from the editor (none is open). */
+  | { type: 'review-compact'; focus: string | null }
+  | { type: 'review-edit'; compactionId: string; block: number; text: string }
+  | { type: 'review-regenerate'; compactionId: string; block: number; focus: string | null }
+  | { type: 'review-adopt'; compactionId: string }
+  | { type: 'review-cancel'; compactionId: string }
+  /** "Keep this": pin the fact's text, so compaction carries it verbatim. */
+  | { type: 'review-pin'; text: string; messageId: string };
+
+const TYPES: ReadonlySet<string> = new Set<ReviewToHost['type']>([
+  'review-ready',
+  'review-compact',
+  'review-edit',
+  'review-regenerate',
+  'review-adopt',
+  'review-cancel',
+  'review-pin',
+]);
+
+/** The page is untrusted input: check the shape before the host acts on it. */
+export function isReviewToHost(x: unknown): x is ReviewToHost {
+  if (typeof x !== 'object' || x === null) return false;
+  const m = x as Record<string, unknown>;
+  if (typeof m.type !== 'string' || !TYPES.has(m.type)) return false;
+  const str = (k: string) => typeof m[k] === 'string';
+  const int = (k: string) => typeof m[k] === 'number' && Number.isInteger(m[k]) && (m[k] as number) >= 0;
+  const strOrNull = (k: string) => m[k] === null || typeof m[k] === 'string';
+  switch (m.type as ReviewToHost['type']) {
+    case 'review-ready':
+      return true;
+    case 'review-compact':
+      return strOrNull('focus');
+    case 'review-edit':
+      return str('compactionId') && int('block') && str('text');
+    case 'review-regenerate':
+      return str('compactionId') && int('block') && strOrNull('focus');
+    case 'review-adopt':
+    case 'review-cancel':
+      return str('compactionId');
+    case 'review-pin':
+      return str('text') && str('messageId');
+  }
+}
+
+/** Text a dropped block carries instead of a summary (the originals stay archived and recallable). */
+export function droppedBlockText(first: number, last: number): string {
+  return `(Messages ${first}–${last} were dropped from the summary by the user; the originals stay archived and the recall tool can find them.)`;
+}
+
+/** Per-kind counts, in a stable order, for "dropped 7 of 212 facts: 3 identifiers, 2 error lines". */
+export function lossHeadline(r: LossReportView): string {
+  if (r.dropped.length === 0) return `No fact dropped: all ${r.total} facts of the head appear in the summaries.`;
+  const counts = new Map<FactKindView, number>();
+  for (const f of r.dropped) counts.set(f.kind, (counts.get(f.kind) ?? 0) + 1);
+  const parts = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k, n]) => `${n} ${kindLabel(k, n)}`);
+  return `Dropped ${r.dropped.length} of ${r.total} facts: ${parts.join(', ')}`;
+}
+
+const LABELS: Record<FactKindView, [string, string]> = {
+  identifier: ['identifier', 'identifiers'],
+  path: ['path', 'paths'],
+  number: ['number', 'numbers'],
+  error: ['error line', 'error lines'],
+  test: ['test', 'tests'],
+  decision: ['decision', 'decisions'],
+  constraint: ['constraint', 'constraints'],
+  instruction: ['instruction', 'instructions'],
+  pin: ['pin', 'pins'],
+};
+
+export function kindLabel(k: FactKindView, n: number): string {
+  return LABELS[k][n === 1 ? 0 : 1];
+}

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSimulator } from '../sim';
+import type { SimHandle } from '../sim';
+
+const root = join(__dirname, '..', '..');
+const example = join(root, 'test', 'fixtures', 'example-session.json');
+
+/** The built CLI, asynchronously (the simulator serves from this process's event loop). */
+function cli(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { maxBuffer: 1 << 26 }, (err, stdout, stderr) => {
+      resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('the newcomer path (built CLI)', function () {
+  this.timeout(60_000);
+  let sim: SimHandle;
+  before(async () => {
+    assert.ok(existsSync(join(root, 'dist', 'cli.js')), 'dist/cli.js is missing: run "node esbuild.mjs" first');
+    sim = await startSimulator({ maxModelLen: 200_000, timeScale: 0 });
+  });
+  after(() => sim.close());
+
+  it('--help shows every command with its whole summary, wrapped to 80 columns when not on a terminal', async () => {
+    const r = await cli('--help');
+    assert.equal(r.status, 0, r.stderr);
+    for (const name of ['inspect', 'import', 'compact', 'bench', 'run', 'sim']) assert.match(r.stdout, new RegExp(`^  ${name} `, 'm'), name);
+    // The compact summary's second sentence used to be cut off after "With".
+    assert.match(r.stdout.replace(/\s+/g, ' '), /With --adopt the compaction is written to the session log;/);
+    for (const line of r.stdout.split('\n')) assert.ok(line.length <= 80, `too wide: ${line}`);
+    assert.match(r.stdout, /example-session\.json/);
+  });
+
+  it('--version prints the package version', async () => {
+    const r = await cli('--version');
+    assert.equal(r.status, 0);
+    assert.equal(r.stdout.trim(), JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+  });
+
+  it('import turns a messages array into a session log, and refuses to overwrite or to re-import a log', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-import-'));
+    const src = join(dir, 'chat.json');
+    copyFileSync(example, src);
+    const r = await cli('import', src, '--json');
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    const raw = JSON.parse(readFileSync(example, 'utf8')) as unknown[];
+    assert.equal(out.log, join(dir, 'chat.jsonl'));
+    assert.equal(out.messages, raw.length);
+    const lines = readFileSync(out.log, 'utf8').trimEnd().split('\n');
+    assert.equal(JSON.parse(lines[0]!).type, 'session');
+    assert.equal(JSON.parse(lines[0]!).title, 'chat');
+    assert.equal(lines.length, raw.length + 1);
+    assert.equal(readFileSync(src, 'utf8'), readFileSync(example, 'utf8'), 'the source is left as it was');
+
+    const again = await cli('import', src);
+    assert.equal(again.status, 1);
+    assert.match(again.stderr, /already exists; pass --out/);
+    const ofLog = await cli('import', out.log, '--out', join(dir, 'other.jsonl'));
+    assert.equal(ofLog.status, 1);
+    assert.match(ofLog.stderr, /already a Splitpoint session log/);
+    writeFileSync(join(dir, 'bad.json'), '[{"role": "user",');
+    const bad = await cli('import', join(dir, 'bad.json'));
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr, /not valid JSON .*expected an OpenAI messages array/);
+    const none = await cli('import');
+    assert.equal(none.status, 2);
+    assert.match(none.stderr, /name the messages file to import/);
+  });
+
+  it('compact --adopt accepts a messages array: it is imported into FILE.jsonl and the compaction lands there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-adopt-'));
+    const src = join(dir, 'example.json');
+    copyFileSync(example, src);
+    const r = await cli('compact', '--session', src, '--endpoint', sim.url, '--adopt', '--json');
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).adopted, true);
+    assert.match(r.stderr, /imported .*example\.json into .*example\.jsonl/);
+    const events = readFileSync(join(dir, 'example.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string });
+    assert.equal(events.filter((e) => e.type === 'compaction').length, 1);
+    assert.equal(readFileSync(src, 'utf8'), readFileSync(example, 'utf8'));
+  });
+});

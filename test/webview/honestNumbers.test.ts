@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { openView, type View } from './harness';
+import { makeCompaction, makeSnapshot } from './snapshot';
+
+/** Issue 16: after a compaction "In → out" showed 14.8K → 172 for a 3,058-token head; chips showed prompt sizes. */
+describe('webview: meters count what they say', function () {
+  let view: View;
+  const snap = makeSnapshot(80);
+  const c = makeCompaction(snap, 3);
+  // Workers replay what precedes their block: prompts far larger than the blocks themselves.
+  const stats = (i: number) => ({ inputTokens: 5000 + i * 4000, outputTokens: 60 + i, cachedTokens: 4800 + i * 4000, ms: 700 });
+  before(async () => {
+    view = await openView();
+    await view.send({ type: 'snapshot', snapshot: snap });
+  });
+  after(async () => view?.close());
+
+  it('while running, the head → summary meter counts the head and finished summaries, not worker prompts', async () => {
+    await view.send({ type: 'compaction', compaction: c });
+    await view.send({ type: 'block', compactionId: c.id, block: { ...c.blocks[0]!, status: 'done', summary: 's0', stats: stats(0) } });
+    const io = view.page.getByRole('meter', { name: 'Head → summary tokens' });
+    const text = await io.getAttribute('aria-valuetext');
+    assert.ok(c.headTokens >= 10_000 && c.headTokens < 100_000, 'fixture: shown as 12.3K');
+    assert.equal(text, `head ${(c.headTokens / 1000).toFixed(1)}K tokens, summary 60 tokens`);
+    const ratio = Number(await view.page.getByRole('meter', { name: 'Compression ratio' }).getAttribute('aria-valuenow'));
+    assert.equal(ratio, Math.round((c.blocks[0]!.tokens / 60) * 100) / 100, 'ratio = block tokens ÷ summary tokens of finished blocks');
+  });
+
+  it("a block chip shows the block's own tokens → its summary; the worker's prompt only under Worker details", async () => {
+    const chip = view.page.locator('.cp-chip[data-block="0"] .chip-io');
+    assert.equal(await chip.textContent(), `${c.blocks[0]!.tokens.toLocaleString('en-US')}→60`);
+    await view.page.locator('.cp-chip[data-block="0"]').click();
+    const details = view.page.locator('.cp-preview details.pv-worker');
+    assert.equal(await details.getAttribute('open'), null);
+    assert.match((await details.textContent())!, /prompt 5,000 tok \(4,800 cached\)/);
+    assert.doesNotMatch((await view.page.locator('.cp-preview .pv-head').textContent())!, /5,000/);
+  });
+  it('shows the plan with predicted against measured, and opens the review editor', async () => {
+    const opt = (label: string, predictedMs: number) => ({
+      label,
+      mode: 'parallel' as const,
+      layout: 'target-block' as const,
+      blockTokens: 4096,
+      blocks: 3,
+      concurrency: 8,
+      summaryTokens: 900,
+      predictedMs,
+    });
+    const plan = {
+      chosen: opt('target-block 4096 ×8', 4000),
+      alternatives: [{ ...opt('cache-aligned 4096 ×8', 9000), excluded: 'slows the agent 2.3×' }],
+      profile: 'h100-7b (calibration)',
+      measuredMs: 4600,
+    };
+    await view.send({ type: 'compaction', compaction: { ...c, plan } });
+    assert.equal(
+      await view.page.locator('.cp-plan-line').textContent(),
+      'Plan: target-block 4096 ×8 — predicted 4.0 s, measured 4.6 s (+15 %)',
+    );
+    assert.match(
+      (await view.page.locator('.cp-plan-alts').textContent())!,
+      /cache-aligned 4096 ×8: 9\.0 s \(ruled out: slows the agent 2\.3×\)/,
+    );
+    await view.clearPosted();
+    await view.page.locator('.cp-review').click();
+    assert.deepEqual(await view.posted(), [{ type: 'open-review' }]);
+  });
+
+  it('the session picker shows each session with its size and last use', async () => {
+    const now = Date.now();
+    const sessions = [
+      {
+        id: 's1',
+        title: 'DB migration',
+        createdAt: now - 86_400_000,
+        messageCount: 80,
+        lastUsedAt: now - 3 * 3_600_000,
+        bytes: 180 * 1024,
+      },
+      {
+        id: 's0',
+        title: 'Older session',
+        createdAt: now - 9 * 86_400_000,
+        messageCount: 1,
+        lastUsedAt: now - 5 * 86_400_000,
+        bytes: 2 * 1024 * 1024,
+      },
+    ];
+    await view.send({ type: 'snapshot', snapshot: { ...snap, compaction: c, sessions, session: sessions[0]! } });
+    const desc = await view.page
+      .locator('.session-select vscode-option')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('description')));
+    assert.deepEqual(desc, ['80 messages · 180 KB · used 3 h ago', '1 message · 2.0 MB · used 5 days ago']);
+  });
+});

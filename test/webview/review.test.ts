@@ -1,0 +1,256 @@
+import assert from 'node:assert/strict';
+import { droppedBlockText, lossHeadline, type ReviewState } from '../../src/protocol/review';
+import { seriousViolations } from './axe';
+import { openView, screenshot, type View } from './harness';
+import { makeReviewState } from './reviewFixture';
+
+const HC_THEME = `html {
+  --vscode-font-family: sans-serif; --vscode-font-size: 13px; --vscode-editor-font-family: monospace;
+  --vscode-foreground: #ffffff; --vscode-editor-background: #000000; --vscode-descriptionForeground: #ffffff;
+  --vscode-contrastBorder: #6fc3df; --vscode-contrastActiveBorder: #f38518; --vscode-focusBorder: #f38518;
+  --vscode-button-background: #000000; --vscode-button-foreground: #ffffff; --vscode-button-border: #6fc3df;
+  --vscode-textLink-foreground: #21a6ff; --vscode-input-background: #000000; --vscode-input-foreground: #ffffff; --vscode-input-border: #6fc3df;
+  --vscode-charts-orange: #d18616; --vscode-charts-green: #89d185; --vscode-charts-blue: #3794ff; --vscode-errorForeground: #f48771;
+}`;
+
+const review = (state: ReviewState) => ({ type: 'review-state', state }) as never;
+
+describe('review editor (webview)', function () {
+  let view: View;
+  const state = makeReviewState({ headTokens: 14_000, blocks: 5 });
+  const c = state.compaction!;
+
+  before(async () => {
+    view = await openView({ bundle: 'review', width: 1400, height: 900 });
+    await view.send(review(state));
+  });
+  after(async () => view?.close());
+
+  it('asks the host for state, then shows one row per block: originals left, summary right', async () => {
+    assert.deepEqual((await view.posted())[0], { type: 'review-ready' });
+    const rows = view.page.locator('.rv-row');
+    assert.equal(await rows.count(), 5);
+    for (let i = 0; i < 5; i++) {
+      const b = c.blocks[i]!;
+      const row = rows.nth(i);
+      // Originals are built when a row comes near the viewport.
+      await row.scrollIntoViewIfNeeded();
+      await view.frame();
+      assert.equal(await row.locator('.rv-msg').count(), b.lastMessage - b.firstMessage + 1);
+      assert.equal(await row.locator('.rv-sum-text').textContent(), b.summary);
+      const o = (await row.locator('.rv-orig').boundingBox())!;
+      const s = (await row.locator('.rv-sum').boundingBox())!;
+      assert.ok(o.x + o.width <= s.x, `block ${i}: originals left of the summary`);
+    }
+    assert.equal(await view.page.locator('.rv-strip .seg-block').count(), 5);
+    assert.equal(await view.page.locator('.rv-strip .rv-split').count(), 1);
+    assert.deepEqual(view.errors, []);
+    assert.deepEqual(await view.cspViolations(), []);
+  });
+
+  it('every original and summary fits without sideways scroll at 1,400 × 900', async () => {
+    const overflow = (await view.page.evaluate(() => {
+      const d = (globalThis as any).document;
+      const bad: string[] = [];
+      if (d.scrollingElement.scrollWidth > d.scrollingElement.clientWidth) bad.push('page');
+      for (const el of d.querySelectorAll('.rv-orig, .rv-sum'))
+        if (el.scrollWidth > el.clientWidth + 1) bad.push(el.getAttribute('aria-label'));
+      return bad;
+    })) as string[];
+    assert.deepEqual(overflow, []);
+    await screenshot(view, 'review-1400');
+  });
+
+  it('numbers say what they count: head, summary, ratio; worker prompts only in details', async () => {
+    const nums = (await view.page.locator('.rv-numbers').innerText()).replace(/\s+/g, ' ');
+    const sumTok = c.blocks.reduce((a, b) => a + b.stats!.outputTokens, 0);
+    assert.match(
+      nums,
+      new RegExp(`Head ${c.headTokens.toLocaleString('en-US').replace(/,/g, ',')}|Head ${(c.headTokens / 1000).toFixed(1)}K`),
+    );
+    assert.match(nums, new RegExp(`Summary ${sumTok.toLocaleString('en-US')} tok`));
+    assert.match(nums, new RegExp(`Ratio ${(c.headTokens / sumTok).toFixed(1)}×`));
+    const head = await view.page.locator('.rv-row').first().locator('.rv-nums').textContent();
+    assert.match(head!, new RegExp(`^${c.blocks[0]!.tokens.toLocaleString('en-US')} tok in the block`));
+    assert.equal(
+      await view.page.locator('.rv-row').first().locator('.rv-worker').getAttribute('open'),
+      null,
+      'worker details start closed',
+    );
+    assert.match((await view.page.locator('.rv-plan').textContent())!, /predicted 4\.00 s, measured 4\.20 s \(\+5 %\)/);
+  });
+
+  it('the loss report counts by kind, marks each dropped fact in its original, and jumps to it', async () => {
+    const loss = state.loss!;
+    assert.ok(loss.dropped.length > 0);
+    assert.equal(await view.page.locator('.rv-loss-head').textContent(), lossHeadline(loss));
+    // Every dropped fact is marked in its message (facts sharing a key share the mark).
+    const marked = (await view.page
+      .locator('mark.rv-lost')
+      .evaluateAll((els) => [
+        ...new Set(els.map((e) => `${e.closest('[data-message]')!.getAttribute('data-message')} ${e.textContent}`)),
+      ])) as string[];
+    const hasKey = loss.dropped.filter((f) => state.messages[f.messageIndex]!.content.includes(f.key));
+    assert.ok(hasKey.length > loss.dropped.length * 0.9, 'nearly all keys appear verbatim in the displayed text');
+    assert.deepEqual(marked.sort(), [...new Set(hasKey.map((f) => `${f.messageId} ${f.key}`))].sort());
+    // The last fact listed under the first kind (its block is further down the page).
+    await view.page.locator('.rv-kind > summary').first().click();
+    const link = view.page.locator('.rv-kind').first().locator('.rv-fact').last();
+    const key = await link.textContent();
+    const f = loss.dropped.find((d) => d.key === key)!;
+    await link.click();
+    const active = (await view.page.evaluate(() => {
+      const a = (globalThis as any).document.activeElement;
+      return { text: a.textContent, message: a.closest('[data-message]')?.getAttribute('data-message') };
+    })) as { text: string; message: string };
+    assert.deepEqual(active, { text: f.key, message: f.messageId });
+    assert.ok(await view.page.locator(`.rv-row[data-block="${f.block}"]`).evaluate((e) => e.classList.contains('selected')));
+  });
+
+  it('"keep this" pins the fact, or regenerates its block with it in focus', async () => {
+    const f = state.loss!.dropped[0]!;
+    await view.clearPosted();
+    assert.equal(await view.page.locator('.rv-keep-pin').first().isVisible(), true);
+    await view.page.locator('.rv-keep-pin').first().click();
+    await view.page.locator('.rv-keep-regen').first().click();
+    const input = view.page.locator(`.rv-row[data-block="${f.block}"] .rv-focus`);
+    assert.equal(await input.inputValue(), `keep ${f.key}`);
+    await input.press('Enter');
+    assert.deepEqual(await view.posted(), [
+      { type: 'review-pin', text: f.text, messageId: f.messageId },
+      { type: 'review-regenerate', compactionId: c.id, block: f.block, focus: `keep ${f.key}` },
+    ]);
+  });
+
+  it('works by keyboard alone: next/previous, edit, drop and keep, regenerate, adopt', async () => {
+    await view.clearPosted();
+    await view.page.locator('.rv-row').first().focus();
+    const kb = view.page.keyboard;
+    await kb.press('j');
+    await kb.press('j');
+    await kb.press('k');
+    assert.ok(
+      await view.page
+        .locator('.rv-row[data-block="1"]')
+        .evaluate((e) => e.classList.contains('selected') && e === (globalThis as any).document.activeElement),
+    );
+    await kb.press('e');
+    await kb.press('Control+End');
+    await kb.type(' (checked)');
+    await kb.press('Control+Enter');
+    await kb.press('d');
+    const b1 = c.blocks[1]!;
+    await view.send({
+      type: 'review-block',
+      compactionId: c.id,
+      block: { ...b1, status: 'edited', summary: droppedBlockText(b1.firstMessage, b1.lastMessage) },
+      loss: state.loss,
+    } as never);
+    assert.equal(await view.page.locator('.rv-row[data-block="1"] .rv-status').textContent(), 'dropped');
+    assert.equal(await view.page.locator('.rv-row[data-block="1"] .rv-drop').textContent(), 'Keep');
+    await view.page.locator('.rv-row[data-block="1"]').focus();
+    await kb.press('d');
+    await kb.press('r');
+    await kb.press('Enter');
+    await kb.press('Control+Enter');
+    assert.deepEqual(await view.posted(), [
+      { type: 'review-edit', compactionId: c.id, block: 1, text: `${b1.summary} (checked)` },
+      { type: 'review-edit', compactionId: c.id, block: 1, text: droppedBlockText(b1.firstMessage, b1.lastMessage) },
+      { type: 'review-edit', compactionId: c.id, block: 1, text: b1.summary },
+      { type: 'review-regenerate', compactionId: c.id, block: 1, focus: null },
+      { type: 'review-adopt', compactionId: c.id },
+    ]);
+  });
+
+  it('Enter accepts a block and moves to the next; a changed summary needs a new look', async () => {
+    await view.page.locator('.rv-row[data-block="0"]').focus();
+    await view.page.keyboard.press('Enter');
+    assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-accepted').count(), 1);
+    assert.ok(await view.page.locator('.rv-row[data-block="1"]').evaluate((e) => e === (globalThis as any).document.activeElement));
+    assert.match((await view.page.locator('.rv-actions .rv-state').textContent())!, /1\/5 accepted/);
+    const b0 = c.blocks[0]!;
+    await view.send({
+      type: 'review-block',
+      compactionId: c.id,
+      block: { ...b0, status: 'edited', summary: `${b0.summary} (changed)` },
+      loss: state.loss,
+    } as never);
+    assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-accepted').count(), 0);
+    const saved = (await view.states()).at(-1) as { accepted: Record<string, string> };
+    assert.equal(saved.accepted[`${c.id}:0`], b0.summary, 'kept in the VS Code state');
+  });
+
+  it('Adopt is disabled until every block has a summary; block deltas stream in', async () => {
+    const running = makeReviewState({ headTokens: 6_000, blocks: 3, done: false });
+    await view.send(review(running));
+    assert.equal(await view.page.locator('.rv-adopt').getAttribute('disabled'), '');
+    const rc = running.compaction!;
+    await view.send({
+      type: 'review-block',
+      compactionId: rc.id,
+      block: { ...rc.blocks[0]!, status: 'streaming', streamedTokens: 42 },
+      loss: null,
+    } as never);
+    assert.match((await view.page.locator('.rv-row[data-block="0"] .rv-sum').textContent())!, /42 tokens so far/);
+    assert.match((await view.page.locator('.rv-actions .rv-state').textContent())!, /0\/3 ready/);
+  });
+
+  it('axe-core finds no serious or critical violations', async () => {
+    await view.send(review(state));
+    const v = await seriousViolations(view.page);
+    assert.deepEqual(v, []);
+  });
+});
+
+describe('review editor: restore and themes', function () {
+  it('restores selection and an unsaved edit after a reload (VS Code state)', async () => {
+    const state = makeReviewState({ headTokens: 8_000, blocks: 4 });
+    const view = await openView({
+      bundle: 'review',
+      width: 1200,
+      height: 800,
+      initialState: { selected: 2, drafts: { 'cmp-review:1': 'half-written summary' }, dropped: {}, scrollTop: 0 },
+    });
+    try {
+      await view.send(review(state));
+      assert.ok(await view.page.locator('.rv-row[data-block="2"]').evaluate((e) => e.classList.contains('selected')));
+      assert.equal(await view.page.locator('.rv-row[data-block="1"] textarea.rv-editor').inputValue(), 'half-written summary');
+    } finally {
+      await view.close();
+    }
+  });
+
+  it('in high contrast, dropped facts are outlined rather than tinted', async () => {
+    const state = makeReviewState({ headTokens: 6_000, blocks: 2 });
+    const view = await openView({ bundle: 'review', width: 1200, height: 800, bodyClass: 'vscode-high-contrast', theme: HC_THEME });
+    try {
+      await view.send(review(state));
+      const style = await view.page
+        .locator('mark.rv-lost')
+        .first()
+        .evaluate((e) => {
+          const s = (globalThis as any).getComputedStyle(e);
+          return { outline: s.outlineStyle, bg: s.backgroundColor };
+        });
+      assert.deepEqual(style, { outline: 'dashed', bg: 'rgba(0, 0, 0, 0)' });
+      assert.deepEqual(await seriousViolations(view.page), []);
+      await screenshot(view, 'review-high-contrast');
+    } finally {
+      await view.close();
+    }
+  });
+
+  it('without a compaction, offers to start one with a focus', async () => {
+    const state = { ...makeReviewState({ headTokens: 3_000, blocks: 1 }), compaction: null, loss: null, plan: null };
+    const view = await openView({ bundle: 'review', width: 1000, height: 700 });
+    try {
+      await view.send(review(state));
+      await view.clearPosted();
+      await view.page.locator('.rv-compact-focus').fill('keep the failing test');
+      await view.page.locator('.rv-compact-focus').press('Enter');
+      assert.deepEqual(await view.posted(), [{ type: 'review-compact', focus: 'keep the failing test' }]);
+    } finally {
+      await view.close();
+    }
+  });
+});

@@ -1,0 +1,42 @@
+import type { BlockView, ViewMessage } from '../../src/protocol/messages';
+import { droppedBlockText } from '../../src/protocol/review';
+import { formatTokens } from '../projection';
+
+export { formatTokens };
+
+export function formatMs(ms: number): string {
+  return ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
+}
+
+/** Tokens of a block's summary: the worker's output count, or ≈ chars/4 for a hand-edited text (marked as an estimate). */
+export function summaryTokens(b: BlockView): { n: number; estimate: boolean } | null {
+  if (b.summary === null) return null;
+  if (b.status === 'done' && b.stats) return { n: b.stats.outputTokens, estimate: false };
+  return { n: Math.ceil(b.summary.length / 4), estimate: true };
+}
+
+export function isDropped(b: BlockView): boolean {
+  return b.summary === droppedBlockText(b.firstMessage, b.lastMessage);
+}
+
+export const STATUS_TEXT: Record<BlockView['status'], string> = {
+  queued: 'queued',
+  streaming: 'writing…',
+  done: 'done',
+  failed: 'failed',
+  edited: 'edited',
+};
+
+export function messageText(m: ViewMessage): string {
+  const calls = m.toolCalls?.map((c) => `→ ${c.name}(${c.arguments})`).join('\n') ?? '';
+  const body = m.content + (m.truncated ? '\n[… output cut for display]' : '');
+  return calls ? (body ? `${body}\n${calls}` : calls) : body;
+}
+
+const ESC = /[.*+?^${}()|[\]\\]/g;
+/** One regex for a set of keys, longest first so a path wins over its file name. */
+export function keysRegex(keys: string[]): RegExp | null {
+  if (keys.length === 0) return null;
+  const sorted = [...new Set(keys)].sort((a, b) => b.length - a.length);
+  return new RegExp(sorted.map((k) => k.replace(ESC, '\\$&')).join('|'), 'g');
+}

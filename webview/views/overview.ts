@@ -1,0 +1,49 @@
+/**
+ * The side bar's one compact row: context used, where the split is and what
+ * it would leave, and the compaction's status. It expands to the timeline
+ * and the gauges; collapsed, the chat gets the room.
+ */
+import type { Ctx } from '../ctx';
+import { h, setText } from '../dom';
+import { formatTokens } from '../projection';
+
+export class Overview {
+  readonly el: HTMLDetailsElement;
+  private line = h('span', { class: 'ov-line' });
+  private status = h('span', { class: 'ov-status' });
+
+  constructor(
+    private ctx: Ctx,
+    body: HTMLElement[],
+    onToggle: (open: boolean) => void,
+  ) {
+    const open = ctx.ui.overviewOpen ?? window.innerHeight >= 640;
+    this.el = h(
+      'details',
+      { class: 'overview', open },
+      h('summary', { class: 'ov-summary', title: 'Timeline and gauges' }, this.line, this.status),
+      ...body,
+    );
+    this.el.addEventListener('toggle', () => {
+      ctx.ui.overviewOpen = this.el.open;
+      ctx.save();
+      onToggle(this.el.open);
+    });
+  }
+
+  update(): void {
+    const s = this.ctx.model.snap;
+    if (!s) return;
+    const g = s.gauge;
+    const win = g.window > 0 ? g.window : Math.max(1, g.used);
+    const p = this.ctx.projection();
+    setText(
+      this.line,
+      `${formatTokens(g.used)} / ${formatTokens(win)} (${Math.round((g.used / win) * 100)}%) · split at #${this.ctx.tail()} → ${formatTokens(p.projected)} after`,
+    );
+    const c = s.compaction;
+    const live = c && (c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held');
+    const ready = c ? c.blocks.filter((b) => b.summary !== null).length : 0;
+    setText(this.status, live ? ` · compaction ${c.state === 'running' ? `${ready}/${c.blocks.length}` : c.state}` : '');
+  }
+}
