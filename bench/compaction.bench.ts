@@ -72,7 +72,8 @@ async function section(title: string, sims: SimHandle[], lines: string[], body: 
 async function main(): Promise<void> {
   const ledger = new TokenLedger(await loadTiktokenCounter());
   const big = await sessionWithHead(ledger, 117_000, 30_000, 11);
-  const small = await sessionWithHead(ledger, 12_000, 4_000, 5);
+  // Heads end on turn boundaries: this seed and size give the head nearest 12K tokens (about 11.2K).
+  const small = await sessionWithHead(ledger, 11_000, 4_000, 5);
   const runs: RunResult[] = [];
   const out: string[] = [
     `compaction benchmark: profile h100-7b (simulated), cold prefix cache, time scale ${TIME_SCALE}; times are SIMULATED seconds`,

@@ -33,7 +33,13 @@ export async function sessionWithHead(ledger: TokenLedger, headTokens: number, t
       const context = store.active().messages;
       let cum = 0;
       let split = frameEnd(context);
-      while (split < context.length && cum < headTokens) cum += ledger.estimate(context[split++]!);
+      // Stop at the message boundary nearest the wanted size.
+      while (split < context.length) {
+        const next = ledger.estimate(context[split]!);
+        if (cum + next / 2 > headTokens) break;
+        cum += next;
+        split++;
+      }
       return snapshotSession(store, ledger, { manualIndex: split }, AGENT_TOOL_SPECS, { contextWindow: WINDOW, replyReserve: 4096 });
     }
     chars = Math.ceil((chars * (headTokens + tailTokens)) / Math.max(1, total)) + 20_000;

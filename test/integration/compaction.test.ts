@@ -169,6 +169,20 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
   });
   after(() => sim.close());
 
+  it('--plan prints the chosen plan and the alternatives with predicted times, and runs nothing', async () => {
+    sim.resetStats();
+    const r = await cli('compact', '--session', fixture, '--endpoint', sim.url, '--plan', '--json', '--profile', 'h100-7b');
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.plan.profile.name, 'h100-7b');
+    assert.ok(out.plan.chosen.predictedMs > 0);
+    assert.ok(out.plan.alternatives.length >= 3);
+    for (const a of out.plan.alternatives.filter((x: { excluded?: string }) => !x.excluded)) assert.ok(a.predictedMs >= out.plan.chosen.predictedMs);
+    assert.equal(sim.stats.requests.filter((q) => q.kind === 'compaction').length, 0, 'no worker was sent');
+    const text = await cli('compact', '--session', fixture, '--endpoint', sim.url, '--plan', '--layout', 'cache-aligned', '--profile', 'h100-7b');
+    assert.match(text.stdout, /^plan \(profile h100-7b, named; cold cache; 1 endpoint; fixed: layout=cache-aligned\):\n> cache-aligned/);
+  });
+
   it('prints the documented JSON and, with --adopt, writes one compaction event to the log', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sp-compact-'));
     const raw = JSON.parse(readFileSync(fixture, 'utf8')) as { role: string; content: string }[];
@@ -183,6 +197,8 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
     assert.equal(raw[out.tailStartIndex]!.role, 'user');
     assert.ok(out.blocks.length > 1);
     for (const b of out.blocks) for (const k of ['index', 'firstMessage', 'lastMessage', 'inputTokens', 'outputTokens', 'ms', 'cachedTokens']) assert.ok(k in b, k);
+    assert.equal(out.outcome.predictedMs, out.plan.chosen.predictedMs, 'after the run: predicted against measured');
+    assert.equal(out.outcome.measuredMs, out.wallMs);
     assert.ok(out.tokensAfter < out.tokensBefore);
     assert.match(out.summary, /Focus kept: keep the parser decisions/);
     const after = readFileSync(log, 'utf8').trimEnd().split('\n');

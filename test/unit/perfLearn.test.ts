@@ -70,3 +70,17 @@ describe('learned profile', () => {
     assert.deepEqual(m, { running: 3, kvUsage: 0.25, tpot: { sum: 1.5, count: 150 }, ttft: { sum: 2, count: 4 }, kvCapacityTokens: 16000 });
   });
 });
+
+describe('profiles kept in the host\'s globalState', () => {
+  it('stores per endpoint and falls back to the named setting, then h100-7b', async () => {
+    const { profileFor, rememberProfile } = await import('../../src/core/perf/profileMemo');
+    const { H100_7B } = await import('../../src/core/perf/profile');
+    const data = new Map<string, unknown>();
+    const memo = { get: <T>(k: string) => data.get(k) as T | undefined, update: async (k: string, v: unknown) => void data.set(k, v) };
+    assert.equal(profileFor(memo, 'http://a/v1', undefined), H100_7B);
+    await rememberProfile(memo, 'http://a/v1/', { ...UNIT_PROFILE, name: 'learned-a' });
+    assert.equal(profileFor(memo, 'http://a/v1', undefined).name, 'learned-a');
+    assert.equal(profileFor(memo, 'http://a/v1', 'h100-7b'), H100_7B);
+    assert.equal(profileFor(memo, 'http://b/v1', undefined), H100_7B);
+  });
+});

@@ -85,7 +85,9 @@ export class BackgroundCompaction {
     tools: readonly ToolSpec[],
     focus: string | undefined,
   ) {
-    const first = planSessionCompaction(deps, { strategy: settings.strategy }, tools, { ...settings.compaction, focus }, settings.replyReserve);
+    // The agent keeps decoding on the same server meanwhile, its prefix cached: the plan bounds how much it slows it.
+    const compaction = { ...settings.compaction, focus, cache: settings.compaction.cache ?? 'warm', background: settings.compaction.background ?? { maxSlowdown: 1.5 } };
+    const first = planSessionCompaction(deps, { strategy: settings.strategy }, tools, compaction, settings.replyReserve);
     this.snapshot = first.snapshot;
     this.base = compactionBase(deps.store);
     this.snapshotLength = deps.store.snapshot.messages.length;
