@@ -1,0 +1,182 @@
+/**
+ * The paced node:http transport (src/llm/pacedFetch.ts) over real HTTP: the
+ * real `openai` client through VllmClient, against the simulator at time
+ * scale 1 (so tokens arrive spread out as from a real server) and against a
+ * hand-written SSE server for wire details the simulator does not produce.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { VllmClient } from '../../src/llm/client';
+import { AbortedError, ConnectionError, ContextOverflowError, BadRequestError, ServerError, TimeoutError } from '../../src/llm/errors';
+import { createPacedFetch, type PacedFetch } from '../../src/llm/pacedFetch';
+import type { ChatMessage } from '../../src/core/messages';
+import { startSimulator, type SimHandle } from '../sim/server';
+
+const convo: ChatMessage[] = [{ role: 'user', content: 'Summarise the design of the request scheduler in a few paragraphs.' }];
+
+async function until(cond: () => boolean, ms = 3000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A long scripted reply, so that tokens keep arriving for a second or more. */
+const LONG = Array.from({ length: 60 }, (_, i) => `Step ${i}: the scheduler admits waiting requests while KV blocks remain.`).join(' ');
+
+const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+
+describe('paced transport against the simulator (h100-7b, time scale 1)', function () {
+  this.timeout(30_000);
+  let sim: SimHandle;
+  let paced: PacedFetch;
+  beforeEach(async () => {
+    sim = await startSimulator({ profile: 'h100-7b', timeScale: 1, streamChunkTokens: 1, script: Array(4).fill({ content: LONG }) });
+    paced = createPacedFetch({ intervalMs: 100 });
+  });
+  afterEach(async () => {
+    paced.close();
+    await sim.close();
+  });
+  const client = (o: { idleTimeoutMs?: number; retry?: { maxRetries: number } } = {}) =>
+    new VllmClient({ baseURL: sim.url, model: sim.model, fetch: paced, ...o });
+
+  it('reads a streamed reply in ~100 ms batches: many SSE events per read, same text as non-streaming', async () => {
+    // Count what the body delivers per read by wrapping the transport's Response.
+    let reads = 0;
+    const counting = (async (i: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      const r = await paced(i, init);
+      if (!r.body || !/event-stream/.test(r.headers.get('content-type') ?? '')) return r;
+      const counted = r.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ transform: (c, ctl) => (reads++, ctl.enqueue(c)) }));
+      return new Response(counted, { status: r.status, headers: r.headers });
+    }) as typeof fetch;
+    const c = new VllmClient({ baseURL: sim.url, model: sim.model, fetch: counting });
+    const deltas: string[] = [];
+    const t0 = Date.now();
+    const streamed = await c.chat({ messages: convo, maxTokens: 120 }, { onDelta: (d) => d.type === 'content' && deltas.push(d.text) });
+    const wall = Date.now() - t0;
+    const plain = await client().chat({ messages: convo, maxTokens: 120, stream: false });
+    assert.notEqual(streamed.message.content, LONG, 'cut at max_tokens');
+    assert.equal(streamed.message.content, plain.message.content);
+    const tokens = streamed.usage!.completionTokens;
+    assert.ok(tokens >= 60, `only ${tokens} tokens`);
+    assert.ok(wall >= 300, `the reply took only ${wall} ms; the test needs tokens spread over time`);
+    // One read per interval (plus the first and the last), never one per token.
+    assert.ok(reads <= Math.ceil(wall / 100) + 3, `${reads} reads in ${wall} ms`);
+    assert.ok(deltas.length >= 3 * reads, `${deltas.length} SSE events in ${reads} reads`);
+    assert.equal(deltas.join(''), streamed.message.content, 'every piece still reaches onDelta, in order');
+  });
+
+  it('abort mid-stream ends the call at once, the server sees the close, and no socket is left', async () => {
+    const ctl = new AbortController();
+    let seen = 0;
+    const call = failure(client().chat({ messages: convo, maxTokens: 400 }, { signal: ctl.signal, onDelta: () => seen++ }));
+    await until(() => seen > 0);
+    const t0 = Date.now();
+    ctl.abort();
+    const e = await call;
+    assert.ok(e instanceof AbortedError, String(e));
+    assert.ok(Date.now() - t0 < 100, `abort took ${Date.now() - t0} ms`);
+    await until(() => sim.stats.requests[0]?.clientClosed === true);
+    assert.equal(paced.openSockets(), 0);
+  });
+
+  it('keeps one pooled socket across sequential calls', async () => {
+    const c = client();
+    await c.chat({ messages: convo, maxTokens: 8 });
+    await c.chat({ messages: convo, maxTokens: 8, stream: false });
+    assert.equal(paced.openSockets(), 1);
+  });
+
+  it('error bodies keep their typed mapping: 400, 500, overflow, connection refused', async () => {
+    sim.injectFault({ status: 400, message: 'bad things' });
+    assert.ok((await failure(client().chat({ messages: convo }))) instanceof BadRequestError);
+    sim.injectFault({ status: 500 });
+    const e500 = await failure(client({ retry: { maxRetries: 0 } }).chat({ messages: convo }));
+    assert.ok(e500 instanceof ServerError, String(e500));
+    const over = await failure(client().chat({ messages: [{ role: 'user', content: 'word '.repeat(40_000) }] }));
+    assert.ok(over instanceof ContextOverflowError, String(over));
+    assert.equal(over.window, sim.maxModelLen);
+    const port = sim.port;
+    await sim.close();
+    const refused = await failure(new VllmClient({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'm', fetch: paced }).chat({ messages: convo }));
+    assert.ok(refused instanceof ConnectionError, String(refused));
+    assert.match(refused.message, /connection refused/);
+    sim = await startSimulator({ timeScale: 0 });
+  });
+});
+
+/** An SSE server that writes exactly the pieces given, with pauses between them. */
+async function sseServer(pieces: Array<string | number>): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res: ServerResponse) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    void (async () => {
+      for (const p of pieces) {
+        if (typeof p === 'number') await new Promise((r) => setTimeout(r, p));
+        else res.write(p);
+      }
+      res.end();
+    })();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, server };
+}
+
+const event = (content: string, finish: string | null = null) =>
+  `data: ${JSON.stringify({ model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\r\n\r\n`;
+
+describe('paced transport on the wire', function () {
+  this.timeout(20_000);
+  let server: Server | undefined;
+  let paced: PacedFetch;
+  beforeEach(() => (paced = createPacedFetch({ intervalMs: 100 })));
+  afterEach(async () => {
+    paced.close();
+    await new Promise((r) => (server ? server.close(r) : r(undefined)));
+    server = undefined;
+  });
+
+  it('an SSE event split across reads (mid-JSON, mid-CRLF) and keep-alive comments assemble exactly', async () => {
+    const a = event('Hello, ');
+    const b = event('wörld');
+    const whole = a + ': keep-alive\r\n\r\n' + b + event('!', 'stop') + 'data: [DONE]\r\n\r\n';
+    const cut1 = a.length + 20;
+    const cut2 = whole.indexOf('\r\n\r\n', a.length + 20) + 1; // between \r and \n
+    // Pauses longer than the interval, so each piece is its own read.
+    const s = await sseServer([whole.slice(0, 7), 150, whole.slice(7, cut1), 150, whole.slice(cut1, cut2), 150, whole.slice(cut2)]);
+    server = s.server;
+    const got: string[] = [];
+    const r = await new VllmClient({ baseURL: s.url, model: 'm', fetch: paced }).chat(
+      { messages: convo },
+      { onDelta: (d) => d.type === 'content' && got.push(d.text) },
+    );
+    assert.equal(r.message.content, 'Hello, wörld!');
+    assert.deepEqual(got, ['Hello, ', 'wörld', '!']);
+    assert.equal(r.finishReason, 'stop');
+  });
+
+  it('the token-idle clock still sees tokens, at most one batch late', async () => {
+    // A token every 60 ms for 1.2 s; idle limit 250 ms, over twice the batch interval.
+    const pieces: Array<string | number> = [];
+    for (let i = 0; i < 20; i++) pieces.push(event(`t${i} `), 60);
+    pieces.push(event('', 'stop'), 'data: [DONE]\n\n');
+    const s = await sseServer(pieces);
+    server = s.server;
+    const r = await new VllmClient({ baseURL: s.url, model: 'm', fetch: paced, idleTimeoutMs: 250 }).chat({ messages: convo });
+    assert.equal(r.message.content?.split(' ').filter(Boolean).length, 20);
+  });
+
+  it('a stream of keep-alive comments alone still hits the idle limit', async () => {
+    const pieces: Array<string | number> = [];
+    for (let i = 0; i < 40; i++) pieces.push(': ping\n\n', 50);
+    const s = await sseServer(pieces);
+    server = s.server;
+    const t0 = Date.now();
+    const e = await failure(new VllmClient({ baseURL: s.url, model: 'm', fetch: paced, idleTimeoutMs: 300, retry: { maxRetries: 0 } }).chat({ messages: convo }));
+    assert.ok(e instanceof TimeoutError, String(e));
+    assert.ok(Date.now() - t0 < 1000, `took ${Date.now() - t0} ms`);
+  });
+});
