@@ -9,7 +9,8 @@ void (async () => {
   const bodies: unknown[] = [];
   const r = await runCompaction('x', [sim], small, ledger, {});
   console.log(r.choice.chosen.label, r.predictedMs, r.simulatedMs);
-  for (const x of r.records) console.log(x.promptTokens, x.cachedTokens, x.completionTokens, x.arrival.toFixed(0), x.firstToken!.toFixed(0), x.finished!.toFixed(0));
+  for (const x of r.records)
+    console.log(x.promptTokens, x.cachedTokens, x.completionTokens, x.arrival.toFixed(0), x.firstToken!.toFixed(0), x.finished!.toFixed(0));
   void bodies;
   await sim.close();
 })();

@@ -108,7 +108,9 @@ const overview = new Overview(ctx, [timeline.el, gauges.el], (open) => {
 const welcome = h(
   'div',
   { class: 'welcome', hidden: true },
-  h('p', { text: 'Type a task below; the agent works in this workspace against your own server and asks before it edits or runs anything.' }),
+  h('p', {
+    text: 'Type a task below; the agent works in this workspace against your own server and asks before it edits or runs anything.',
+  }),
   h('p', {
     text: 'Later, type /compact "what must survive", drag the split point on the timeline, and review the summary before adopting it (Undo restores it).',
   }),
@@ -204,7 +206,8 @@ function onMessage(msg: HostToWebview): void {
     }
     // A drag placed on another version of the context (a compaction adopted or undone, the pinned block added) names other messages.
     const sameVersion = ui.dragVersion === null || ui.dragVersion === s.split.version;
-    const keep = ui.dragTail !== null && sameVersion && s.split.allowed[nearestAllowedByIndex(s.split.allowed, ui.dragTail)] === ui.dragTail;
+    const keep =
+      ui.dragTail !== null && sameVersion && s.split.allowed[nearestAllowedByIndex(s.split.allowed, ui.dragTail)] === ui.dragTail;
     const drag = ui.dragTail;
     const d = model.apply(msg);
     ui.dragTail = keep ? drag : null;

@@ -73,10 +73,21 @@ export function parseRuns(text: string): RunSpec[] {
   return text.split(',').map((item) => {
     const [mode, layout, cache, ...flags] = item.trim().split('/');
     const bad = flags.filter((f) => f !== 'longest-first' && f !== 'nostream');
-    if ((mode !== 'sequential' && mode !== 'parallel') || (layout !== 'cache-aligned' && layout !== 'target-block') || (cache !== 'cold' && cache !== 'warm') || bad.length > 0) {
+    if (
+      (mode !== 'sequential' && mode !== 'parallel') ||
+      (layout !== 'cache-aligned' && layout !== 'target-block') ||
+      (cache !== 'cold' && cache !== 'warm') ||
+      bad.length > 0
+    ) {
       throw new UsageError(`bad run "${item}": expected MODE/LAYOUT/CACHE[/longest-first][/nostream], e.g. parallel/cache-aligned/warm`);
     }
-    return { mode, layout, cache, dispatch: flags.includes('longest-first') ? 'longest-first' : 'all-at-once', stream: !flags.includes('nostream') };
+    return {
+      mode,
+      layout,
+      cache,
+      dispatch: flags.includes('longest-first') ? 'longest-first' : 'all-at-once',
+      stream: !flags.includes('nostream'),
+    };
   });
 }
 
@@ -134,7 +145,15 @@ export interface BenchResult {
   runs: RunResult[];
 }
 
-export async function runBench(o: { path: string; blockTokens: number; strategy: StrategyName; runs: RunSpec[]; endpoint: Endpoint; io: CliIO; quiet: boolean }): Promise<BenchResult> {
+export async function runBench(o: {
+  path: string;
+  blockTokens: number;
+  strategy: StrategyName;
+  runs: RunSpec[];
+  endpoint: Endpoint;
+  io: CliIO;
+  quiet: boolean;
+}): Promise<BenchResult> {
   const { store } = await openSession(o.path);
   const ledger = new TokenLedger(await loadTiktokenCounter());
   const { client, limiter, contextWindow, model } = o.endpoint;
@@ -149,7 +168,10 @@ export async function runBench(o: { path: string; blockTokens: number; strategy:
     client.tokenize(wire.slice(0, lastHead + 1), { tools: [...AGENT_TOOL_SPECS] }).catch(() => undefined),
     client.tokenize(wire.slice(0, frameLen), { tools: [...AGENT_TOOL_SPECS] }).catch(() => undefined),
   ]);
-  const headTokens = through && frame && through.source === 'server' ? through.count - frame.count : split.headIndices.reduce((s, i) => s + snapshot.tokens[i]!, 0);
+  const headTokens =
+    through && frame && through.source === 'server'
+      ? through.count - frame.count
+      : split.headIndices.reduce((s, i) => s + snapshot.tokens[i]!, 0);
   const results: RunResult[] = [];
   for (const spec of o.runs) {
     const name = `${spec.mode}/${spec.layout}/${spec.cache}${spec.dispatch === 'longest-first' ? '/longest-first' : ''}${spec.stream ? '' : '/nostream'}`;
@@ -158,10 +180,25 @@ export async function runBench(o: { path: string; blockTokens: number; strategy:
       // What the live agent would have sent last: its whole context and tools.
       await client.chat({ messages: wire, tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: 1, stream: false });
     }
-    const settings: CompactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, mode: spec.mode, layout: spec.layout, dispatch: spec.dispatch, streamWorkers: spec.stream, blockTokens: o.blockTokens, contextWindow, model };
+    const settings: CompactionSettings = {
+      ...DEFAULT_COMPACTION_SETTINGS,
+      mode: spec.mode,
+      layout: spec.layout,
+      dispatch: spec.dispatch,
+      streamWorkers: spec.stream,
+      blockTokens: o.blockTokens,
+      contextWindow,
+      model,
+    };
     const requests: ModelRequest[] = [];
     const recording: ModelPort = { chat: (req, opts) => (requests.push(req), client.chat(req, opts)) };
-    const pending = createCompaction(snapshot, settings, { model: recording, limiter, count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds });
+    const pending = createCompaction(snapshot, settings, {
+      model: recording,
+      limiter,
+      count: (m) => ledger.estimate(m),
+      clock: systemClock,
+      ids: randomIds,
+    });
     const before = await readPrefixCacheCounters(client.root);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -169,16 +206,27 @@ export async function runBench(o: { path: string; blockTokens: number; strategy:
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const after = await readPrefixCacheCounters(client.root);
-    if (!pending.isComplete()) throw new Error(`run ${name}: ${pending.blocks.filter((b) => b.status === 'failed').map((b) => `block ${b.index}: ${b.error}`).join('; ')}`);
+    if (!pending.isComplete())
+      throw new Error(
+        `run ${name}: ${pending.blocks
+          .filter((b) => b.status === 'failed')
+          .map((b) => `block ${b.index}: ${b.error}`)
+          .join('; ')}`,
+      );
     const workers: WorkerRow[] = [];
     for (const b of pending.blocks) {
       const st = b.stats!;
       let instructionTokens = st.instructionTokens;
       if (spec.layout === 'cache-aligned' && spec.cache === 'warm') {
         // Exact instruction size: the worker's prompt minus its prefix, both by the server's tokenizer.
-        const req = requests.find((r) => r.messages.length > 0 && /from message #(\d+)/.exec(r.messages.at(-1)!.content ?? '')?.[1] === String(b.firstMessage));
+        const req = requests.find(
+          (r) => r.messages.length > 0 && /from message #(\d+)/.exec(r.messages.at(-1)!.content ?? '')?.[1] === String(b.firstMessage),
+        );
         if (req) {
-          const [full, prefix] = await Promise.all([client.tokenize(req.messages, { tools: [...AGENT_TOOL_SPECS] }), client.tokenize(req.messages.slice(0, -1), { tools: [...AGENT_TOOL_SPECS] })]);
+          const [full, prefix] = await Promise.all([
+            client.tokenize(req.messages, { tools: [...AGENT_TOOL_SPECS] }),
+            client.tokenize(req.messages.slice(0, -1), { tools: [...AGENT_TOOL_SPECS] }),
+          ]);
           if (full.source === 'server') instructionTokens = full.count - prefix.count;
         }
       }

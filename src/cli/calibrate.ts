@@ -63,12 +63,22 @@ async function timedRequest(client: VllmClient, content: string, maxTokens: numb
   const server = serverTimes(before, after, u.completionTokens);
   const ttftMs = server?.ttftMs ?? (first ?? end) - sent;
   const tpotMs = server?.tpotMs ?? (first !== undefined && u.completionTokens > 1 ? (end - first) / (u.completionTokens - 1) : undefined);
-  const t: Timed = { promptTokens: u.promptTokens, cachedTokens: u.cachedTokens ?? 0, completionTokens: u.completionTokens, ttftMs, tpotMs };
+  const t: Timed = {
+    promptTokens: u.promptTokens,
+    cachedTokens: u.cachedTokens ?? 0,
+    completionTokens: u.completionTokens,
+    ttftMs,
+    tpotMs,
+  };
   return { t, server: server !== undefined };
 }
 
 /** The server's own TTFT and TPOT for the one request between two reads, when its histograms moved by exactly that request. */
-function serverTimes(a: VllmMetrics | undefined, b: VllmMetrics | undefined, tokens: number): { ttftMs: number; tpotMs: number | undefined } | undefined {
+function serverTimes(
+  a: VllmMetrics | undefined,
+  b: VllmMetrics | undefined,
+  tokens: number,
+): { ttftMs: number; tpotMs: number | undefined } | undefined {
   if (!a?.ttft || !b?.ttft || b.ttft.count - a.ttft.count !== 1) return undefined;
   const ttftMs = 1000 * (b.ttft.sum - a.ttft.sum);
   const n = a.tpot && b.tpot ? b.tpot.count - a.tpot.count : 0;
@@ -79,7 +89,8 @@ function serverTimes(a: VllmMetrics | undefined, b: VllmMetrics | undefined, tok
 export async function calibrate(o: CalibrateOptions): Promise<Calibration> {
   const log = o.log ?? (() => undefined);
   const sizes = (o.sizes ?? [512, 2048, 8192, 16384, 32768]).filter((n) => n <= o.contextWindow / 2);
-  if (sizes.length < 3) throw new Error(`the window (${o.contextWindow} tokens) is too small to calibrate: need three prefill sizes up to half of it`);
+  if (sizes.length < 3)
+    throw new Error(`the window (${o.contextWindow} tokens) is too small to calibrate: need three prefill sizes up to half of it`);
   let seed = 1;
   // The round trip of a request with almost no work: taken off client-clock times.
   const tiny = await timedRequest(o.client, freshText(8, seed++), 1);
@@ -91,7 +102,11 @@ export async function calibrate(o: CalibrateOptions): Promise<Calibration> {
     const text = freshText(n, seed++);
     const { t, server: s } = await timedRequest(o.client, text, 1);
     server &&= s;
-    prefill.push({ newTokens: t.promptTokens - t.cachedTokens, cachedTokens: t.cachedTokens, ttftMs: Math.max(0.01, t.ttftMs - (s ? 0 : overhead)) });
+    prefill.push({
+      newTokens: t.promptTokens - t.cachedTokens,
+      cachedTokens: t.cachedTokens,
+      ttftMs: Math.max(0.01, t.ttftMs - (s ? 0 : overhead)),
+    });
     log(`prefill ${t.promptTokens - t.cachedTokens} tokens: ${t.ttftMs.toFixed(1)} ms to first token`);
     longest = text;
   }
@@ -109,6 +124,11 @@ export async function calibrate(o: CalibrateOptions): Promise<Calibration> {
   const metrics = await readVllmMetrics(o.client.root);
   const base = metrics?.kvCapacityTokens ? { ...o.base, kvCapacityTokens: metrics.kvCapacityTokens } : o.base;
   const timing = server ? 'server metrics' : 'client clock';
-  const profile = learnProfile(base, { prefill, decode }, o.name, `calibrated ${when} against ${o.client.baseURL} (${timing}); limits from ${o.base.name}`);
+  const profile = learnProfile(
+    base,
+    { prefill, decode },
+    o.name,
+    `calibrated ${when} against ${o.client.baseURL} (${timing}); limits from ${o.base.name}`,
+  );
   return { profile, prefill, decode, timing };
 }

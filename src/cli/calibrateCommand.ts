@@ -30,7 +30,8 @@ export async function calibrateCommand(values: Record<string, string | boolean |
   const json = `${JSON.stringify(result.profile, null, 2)}\n`;
   if (typeof values.out === 'string') writeFileSync(values.out, json);
   saveLearnedProfile(endpoint.client.baseURL, result.profile);
-  if (values.json) io.out(JSON.stringify({ profile: result.profile, prefill: result.prefill, decode: result.decode, timing: result.timing }));
+  if (values.json)
+    io.out(JSON.stringify({ profile: result.profile, prefill: result.prefill, decode: result.decode, timing: result.timing }));
   else {
     io.out(json.trimEnd());
     const written = typeof values.out === 'string' ? ` and written to ${values.out}` : '';

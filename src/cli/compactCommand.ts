@@ -69,7 +69,6 @@ const OPTIONS = {
   json: { type: 'boolean', default: false },
 } as const;
 
-
 export async function compactCommand(argv: string[], io: CliIO): Promise<number> {
   const { values } = parseCommandArgs(argv, OPTIONS);
   const path = requireString(values.session, '--session');
@@ -91,13 +90,17 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
     contextWindow: endpoint.contextWindow,
     replyReserve: 4096,
   });
-  if (snapshot.split.headIndices.length === 0) throw new Error(`Nothing to compact: the ${snapshot.strategy} split keeps the whole session (${snapshot.split.note}).`);
-  const focus = typeof values.focus === 'string' && values.focus.trim() ? values.focus.trim() : store.snapshot.focus ?? undefined;
+  if (snapshot.split.headIndices.length === 0)
+    throw new Error(`Nothing to compact: the ${snapshot.strategy} split keeps the whole session (${snapshot.split.note}).`);
+  const focus = typeof values.focus === 'string' && values.focus.trim() ? values.focus.trim() : (store.snapshot.focus ?? undefined);
   const { profile, from } = resolveProfile(values.profile, endpoint.client.baseURL);
   const concurrency = values.concurrency === undefined ? 0 : endpoint.limiter.max;
   // The planner picks the concurrency unless --concurrency fixed it: let the endpoint's limiter allow it.
   if (values.concurrency === undefined) endpoint.limiter.setMax(64);
-  const replicas = (values.replica ?? []).map((url) => ({ model: new VllmClient({ baseURL: url, ...(endpoint.model ? { model: endpoint.model } : {}) }), limiter: limiterFor(url, 64) }));
+  const replicas = (values.replica ?? []).map((url) => ({
+    model: new VllmClient({ baseURL: url, ...(endpoint.model ? { model: endpoint.model } : {}) }),
+    limiter: limiterFor(url, 64),
+  }));
   const pending = createCompaction(
     snapshot,
     {
@@ -120,7 +123,9 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   );
   const choice = pending.plan.choice;
   if (values.plan) {
-    io.out(values.json ? JSON.stringify({ plan: choice, profileFrom: from, summaryTokens: pending.plan.summaryTokens }) : planText(choice, from));
+    io.out(
+      values.json ? JSON.stringify({ plan: choice, profileFrom: from, summaryTokens: pending.plan.summaryTokens }) : planText(choice, from),
+    );
     return 0;
   }
   if (!values.json && choice) io.err(planText(choice, from));
@@ -135,12 +140,18 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   if (pending.isCancelled) throw new Error('Cancelled; nothing was adopted.');
   if (!pending.isComplete()) {
     const failed = pending.blocks.filter((b) => b.status === 'failed');
-    throw new Error(`${failed.length} of ${pending.blocks.length} blocks failed (first: block ${failed[0]?.index}: ${failed[0]?.error}). Nothing was adopted.`);
+    throw new Error(
+      `${failed.length} of ${pending.blocks.length} blocks failed (first: block ${failed[0]?.index}: ${failed[0]?.error}). Nothing was adopted.`,
+    );
   }
   const tokensBefore = ledger.total(snapshot.context);
   const tokensAfter = pending.projectedContext().reduce((s, m) => s + ledger.estimate(m), 0);
   if (values.adopt) await pending.adopt(store);
-  io.out(values.json ? JSON.stringify(report(pending, tokensBefore, tokensAfter, values.adopt)) : summaryText(pending, tokensBefore, tokensAfter, values.adopt));
+  io.out(
+    values.json
+      ? JSON.stringify(report(pending, tokensBefore, tokensAfter, values.adopt))
+      : summaryText(pending, tokensBefore, tokensAfter, values.adopt),
+  );
   return 0;
 }
 
@@ -184,7 +195,9 @@ function summaryText(p: PendingCompaction, before: number, after: number, adopte
     outcomeText(p),
     c.missingPins.length > 0 ? `! pins missing from the result: ${c.missingPins.join(', ')}` : '',
     c.openLoopsDropped ? `! open loops: ${c.openLoopsBefore} in the head, ${c.openLoopsAfter} in the summary` : '',
-    adopted ? 'Adopted into the session log (undo with the extension, or by appending an undo event).' : 'Not adopted (pass --adopt to write it to a session log).',
+    adopted
+      ? 'Adopted into the session log (undo with the extension, or by appending an undo event).'
+      : 'Not adopted (pass --adopt to write it to a session log).',
   ]
     .filter((l) => l !== '')
     .join('\n');
@@ -209,17 +222,24 @@ export function planText(c: PlanChoice | undefined, from: string): string {
 function outcomeText(p: PendingCompaction): string {
   const o = p.outcome();
   if (!o) return '';
-  const written = o.predictedForWrittenMs !== undefined ? `; for the ${o.summaryTokens} tokens written the model predicts ${sec(o.predictedForWrittenMs)}` : '';
+  const written =
+    o.predictedForWrittenMs !== undefined
+      ? `; for the ${o.summaryTokens} tokens written the model predicts ${sec(o.predictedForWrittenMs)}`
+      : '';
   return `— plan ${o.label}: predicted ${sec(o.predictedMs)}, measured ${sec(o.measuredMs)} (${o.ratio}× the prediction)${written}`;
 }
 
 function progress(e: CompactionEvent, io: CliIO): void {
   switch (e.type) {
     case 'planned':
-      io.err(`compacting ${e.headTokens} tokens in ${e.blocks.length} block(s) (${e.mode}, ${e.layout})${e.focus ? `, focus: ${e.focus}` : ''}`);
+      io.err(
+        `compacting ${e.headTokens} tokens in ${e.blocks.length} block(s) (${e.mode}, ${e.layout})${e.focus ? `, focus: ${e.focus}` : ''}`,
+      );
       return;
     case 'block-done':
-      io.err(`  block ${e.block}: done, ${e.stats.inputTokens} in (${e.stats.cachedTokens ?? '?'} cached) → ${e.stats.outputTokens} out, ${e.stats.ms} ms`);
+      io.err(
+        `  block ${e.block}: done, ${e.stats.inputTokens} in (${e.stats.cachedTokens ?? '?'} cached) → ${e.stats.outputTokens} out, ${e.stats.ms} ms`,
+      );
       return;
     case 'block-failed':
       io.err(`  block ${e.block}: failed: ${e.error}`);

@@ -37,7 +37,9 @@ function readStore(path: string): Record<string, PerfProfile> {
   try {
     json = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
-    throw new Error(`the learned profiles file ${path} is not JSON (${(e as Error).message}); move it aside and Splitpoint will start a new one`);
+    throw new Error(
+      `the learned profiles file ${path} is not JSON (${(e as Error).message}); move it aside and Splitpoint will start a new one`,
+    );
   }
   const out: Record<string, PerfProfile> = {};
   for (const [k, v] of Object.entries((json ?? {}) as Record<string, unknown>)) {

@@ -114,10 +114,7 @@ const RULES: Rule[] = [
   },
   // 5. V1 input processor
   {
-    re: new RegExp(
-      `(?:decoder |encoder )?prompt \\(length ${NUM}\\) is longer than the maximum model length of ${NUM}`,
-      'i',
-    ),
+    re: new RegExp(`(?:decoder |encoder )?prompt \\(length ${NUM}\\) is longer than the maximum model length of ${NUM}`, 'i'),
     pick: (m) => ({ window: num(m[2])!, input: num(m[1])! }),
   },
   // 8. old scheduler warning

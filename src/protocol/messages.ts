@@ -9,7 +9,17 @@
  * visible again it sends a full `snapshot`; after that, deltas.
  */
 
-import type { BlockSpan, LayoutSetting, MessageKind, ModeSetting, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
+import type {
+  BlockSpan,
+  LayoutSetting,
+  MessageKind,
+  ModeSetting,
+  Origin,
+  PinKind,
+  Role,
+  StrategyName,
+  Verbosity,
+} from '../core/vocabulary';
 
 // The shared vocabulary is the core's (src/core/vocabulary.ts); the lists themselves are in ./vocabulary.
 export type { BlockStatus, Layout, MessageKind, Mode, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
@@ -119,7 +129,14 @@ export interface CompactionView {
   blocks: BlockView[];
   headTokens: number;
   /** Filled once every block has a summary. */
-  totals: { summaryTokens: number; compressionRatio: number; inputTokens: number; outputTokens: number; cachedTokens: number; wallMs: number } | null;
+  totals: {
+    summaryTokens: number;
+    compressionRatio: number;
+    inputTokens: number;
+    outputTokens: number;
+    cachedTokens: number;
+    wallMs: number;
+  } | null;
   checks: {
     missingPins: string[];
     openLoopsBefore: number;
@@ -241,7 +258,9 @@ export type WebviewToHost =
   | { type: 'open-review' };
 
 /** Parses `/compact`, `/compact focus text`, `/compact "focus text"` (quotes optional). */
-export function parseSlashCommand(input: string): { command: 'compact'; focus: string | null } | { command: 'unknown'; name: string } | undefined {
+export function parseSlashCommand(
+  input: string,
+): { command: 'compact'; focus: string | null } | { command: 'unknown'; name: string } | undefined {
   const t = input.trim();
   if (!t.startsWith('/')) return undefined;
   const m = /^\/(\S+)\s*([\s\S]*)$/.exec(t);
@@ -255,5 +274,9 @@ export function parseSlashCommand(input: string): { command: 'compact'; focus: s
 }
 
 export const SLASH_COMMANDS = [
-  { name: '/compact', hint: '/compact "what must survive"', description: 'Compact now; the focus steers what survives and becomes the standing focus.' },
+  {
+    name: '/compact',
+    hint: '/compact "what must survive"',
+    description: 'Compact now; the focus steers what survives and becomes the standing focus.',
+  },
 ] as const;

@@ -13,7 +13,7 @@ describe('calibration against the simulator', () => {
   let sim: SimHandle;
   afterEach(() => sim?.close());
 
-  it('recovers the h100-7b step coefficients from the server\'s own histograms', async () => {
+  it("recovers the h100-7b step coefficients from the server's own histograms", async () => {
     sim = await startSimulator({ profile: 'h100-7b', timeScale: 0, maxModelLen: 131_072 });
     // The scheduler limits come from the base (the client cannot measure them): the server's, here.
     const base = { ...UNIT_PROFILE, maxNumSeqs: 256, maxNumBatchedTokens: 8192 };
@@ -31,7 +31,7 @@ describe('calibration against the simulator', () => {
     assert.equal(r.profile.kvCapacityTokens, UNIT_PROFILE.kvCapacityTokens);
   });
 
-  it('stores the profile per endpoint and the planner\'s resolver finds it', () => {
+  it("stores the profile per endpoint and the planner's resolver finds it", () => {
     const path = join(mkdtempSync(join(tmpdir(), 'sp-prof-')), 'profiles.json');
     assert.equal(resolveProfile(undefined, 'http://gpu:8000/v1', path).from, 'default');
     saveLearnedProfile('http://gpu:8000/v1/', { ...UNIT_PROFILE, name: 'mine' }, path);

@@ -25,7 +25,14 @@ async function setup(wantsDeltas?: () => boolean) {
   const c = new SessionController({
     store,
     ledger: new TokenLedger(new CharEstimateCounter()),
-    env: { settings: { ...defaultSettings(), judge: { enabled: false, threshold: 7 } }, contextWindow: 32_768, agent, compactor: agent, compactorLimiter: unlimited, judge: agent },
+    env: {
+      settings: { ...defaultSettings(), judge: { enabled: false, threshold: 7 } },
+      contextWindow: 32_768,
+      agent,
+      compactor: agent,
+      compactorLimiter: unlimited,
+      judge: agent,
+    },
     workspaceTools: () => [],
     approvalPreview: async (call) => ({ kind: 'ask', detail: { summary: call.summary } }),
     clock: fixedClock(),
@@ -42,7 +49,8 @@ async function setup(wantsDeltas?: () => boolean) {
   return { c, posted, stateChanges: () => stateChanges };
 }
 
-const snapshotOf = (posted: HostToWebview[]) => (posted.filter((m) => m.type === 'snapshot').pop() as Extract<HostToWebview, { type: 'snapshot' }>).snapshot;
+const snapshotOf = (posted: HostToWebview[]) =>
+  (posted.filter((m) => m.type === 'snapshot').pop() as Extract<HostToWebview, { type: 'snapshot' }>).snapshot;
 
 describe('host: deltas only when someone listens, and only what changed', () => {
   it('sends the end of the allowed list per message, which rebuilds exactly the list a full snapshot has', async () => {
@@ -71,12 +79,18 @@ describe('host: deltas only when someone listens, and only what changed', () => 
     const { c, posted, stateChanges } = await setup(() => listening);
     try {
       await c.handle({ type: 'send', text: 'while hidden' });
-      assert.deepEqual(posted.filter((m) => m.type === 'message-added' || m.type === 'snapshot'), []);
+      assert.deepEqual(
+        posted.filter((m) => m.type === 'message-added' || m.type === 'snapshot'),
+        [],
+      );
       assert.ok(stateChanges() >= 2, 'the status bar still follows');
       listening = true;
       await c.handle({ type: 'visible' });
       const s = snapshotOf(posted);
-      assert.deepEqual(s.messages.map((m) => m.role), ['system', 'user', 'assistant']);
+      assert.deepEqual(
+        s.messages.map((m) => m.role),
+        ['system', 'user', 'assistant'],
+      );
       await c.handle({ type: 'send', text: 'now shown' });
       assert.equal(posted.filter((m) => m.type === 'message-added').length, 2);
     } finally {

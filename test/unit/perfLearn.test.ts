@@ -7,9 +7,25 @@ import { parseVllmMetrics } from '../../src/llm/vllmMetrics';
 
 describe('learned profile', () => {
   it('least squares solves an exact system', () => {
-    const b = leastSquares([[1, 1], [1, 2], [1, 3]], [5, 7, 9])!;
+    const b = leastSquares(
+      [
+        [1, 1],
+        [1, 2],
+        [1, 3],
+      ],
+      [5, 7, 9],
+    )!;
     assert.ok(Math.abs(b[0]! - 3) < 1e-9 && Math.abs(b[1]! - 2) < 1e-9);
-    assert.equal(leastSquares([[1, 1], [2, 2]], [1, 2]), undefined);
+    assert.equal(
+      leastSquares(
+        [
+          [1, 1],
+          [2, 2],
+        ],
+        [1, 2],
+      ),
+      undefined,
+    );
   });
 
   it('fits prefill and decode coefficients to timings made by the step formula', () => {
@@ -40,16 +56,30 @@ describe('learned profile', () => {
         t += 40; // prefill
         opts?.onDelta?.({ type: 'content', text: 'a' });
         t += 90; // 9 more tokens at 10 ms
-        return { message: { role: 'assistant', content: 'a'.repeat(10) }, usage: { promptTokens: 1000, completionTokens: 10, cachedTokens: 200 }, finishReason: 'stop' };
+        return {
+          message: { role: 'assistant', content: 'a'.repeat(10) },
+          usage: { promptTokens: 1000, completionTokens: 10, cachedTokens: 200 },
+          finishReason: 'stop',
+        };
       },
     };
     const pre: unknown[] = [];
     const dec: unknown[] = [];
-    const m = new TimedModel(inner, { addPrefill: (o) => pre.push(o), addDecode: (o) => dec.push(o) }, () => 0, () => t);
+    const m = new TimedModel(
+      inner,
+      { addPrefill: (o) => pre.push(o), addDecode: (o) => dec.push(o) },
+      () => 0,
+      () => t,
+    );
     await m.chat({ messages: [{ role: 'user', content: 'x' }] });
     assert.deepEqual(pre, [{ newTokens: 800, cachedTokens: 200, ttftMs: 40 }]);
     assert.deepEqual(dec, [{ kvTokens: 1005, tpotMs: 10 }]);
-    const busy = new TimedModel(inner, { addPrefill: (o) => pre.push(o), addDecode: (o) => dec.push(o) }, () => 3, () => t);
+    const busy = new TimedModel(
+      inner,
+      { addPrefill: (o) => pre.push(o), addDecode: (o) => dec.push(o) },
+      () => 3,
+      () => t,
+    );
     await busy.chat({ messages: [{ role: 'user', content: 'x' }] });
     assert.equal(pre.length, 1, 'not learned while other requests share the server');
   });
@@ -71,7 +101,7 @@ describe('learned profile', () => {
   });
 });
 
-describe('profiles kept in the host\'s globalState', () => {
+describe("profiles kept in the host's globalState", () => {
   it('stores per endpoint and falls back to the named setting, then h100-7b', async () => {
     const { profileFor, rememberProfile } = await import('../../src/core/perf/profileMemo');
     const { H100_7B } = await import('../../src/core/perf/profile');

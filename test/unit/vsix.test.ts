@@ -41,7 +41,16 @@ describe('the VSIX (npm run package)', function () {
 
   it('contains everything the extension needs to run', () => {
     // tokenizer-ranks.js is loaded lazily by extension.js on first use; without it token counting fails.
-    for (const f of ['extension/package.json', 'extension/dist/extension.js', 'extension/dist/webview.js', 'extension/dist/review.js', 'extension/dist/tokenizer-ranks.js', 'extension/dist/countWorker.js', 'extension/readme.md', 'extension/LICENSE.txt']) {
+    for (const f of [
+      'extension/package.json',
+      'extension/dist/extension.js',
+      'extension/dist/webview.js',
+      'extension/dist/review.js',
+      'extension/dist/tokenizer-ranks.js',
+      'extension/dist/countWorker.js',
+      'extension/readme.md',
+      'extension/LICENSE.txt',
+    ]) {
       assert.ok(entries.includes(f), `${f} is missing from the VSIX; it has ${entries.join(', ')}`);
     }
     for (const m of readdirSync(join(root, 'media'), { recursive: true, withFileTypes: true })) {

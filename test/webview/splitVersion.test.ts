@@ -65,7 +65,16 @@ describe('webview: one timeline paint per appended message', function () {
   /** As the host sends it: the split without `allowed`, plus the end of the list. */
   const added = (index: number, tailStartIndex = rest.tailStartIndex) => ({
     type: 'message-added' as const,
-    message: { id: `x${index}`, index, role: 'assistant' as const, kind: 'normal' as const, origin: 'tail' as const, tokens: 40, content: 'more', truncated: false },
+    message: {
+      id: `x${index}`,
+      index,
+      role: 'assistant' as const,
+      kind: 'normal' as const,
+      origin: 'tail' as const,
+      tokens: 40,
+      content: 'more',
+      truncated: false,
+    },
     gauge: { ...snap.gauge, used: snap.gauge.used + 40 },
     split: { ...rest, tailStartIndex, allowedAppend: [index, index + 1] },
   });

@@ -29,10 +29,22 @@ export class Chat {
   private restoring = false;
 
   constructor(private ctx: Ctx) {
-    this.streamEl.append(h('header', { class: 'msg-head' }, h('span', { class: 'role', text: 'assistant' }), h('span', { class: 'muted', text: 'typing…' })), this.streamBody);
+    this.streamEl.append(
+      h('header', { class: 'msg-head' }, h('span', { class: 'role', text: 'assistant' }), h('span', { class: 'muted', text: 'typing…' })),
+      this.streamBody,
+    );
     this.earlier.addEventListener('click', () => this.loadEarlier());
     this.later.addEventListener('click', () => this.loadLater());
-    this.el = h('section', { class: 'chat', 'aria-label': 'Chat' }, this.earlier, this.list, this.later, this.streamEl, this.approvals, this.pinSel);
+    this.el = h(
+      'section',
+      { class: 'chat', 'aria-label': 'Chat' },
+      this.earlier,
+      this.list,
+      this.later,
+      this.streamEl,
+      this.approvals,
+      this.pinSel,
+    );
     this.el.addEventListener('scroll', () => {
       if (this.restoring) return;
       const atBottom = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 24;
@@ -49,7 +61,9 @@ export class Chat {
       const sel = document.getSelection();
       const text = sel?.toString().trim();
       if (!text) return;
-      const article = (sel!.anchorNode instanceof Element ? sel!.anchorNode : sel!.anchorNode?.parentElement)?.closest<HTMLElement>('article[data-id]');
+      const article = (sel!.anchorNode instanceof Element ? sel!.anchorNode : sel!.anchorNode?.parentElement)?.closest<HTMLElement>(
+        'article[data-id]',
+      );
       this.ctx.pinText(text, article?.dataset.id ?? null);
       sel!.removeAllRanges();
       this.hidePinSel();

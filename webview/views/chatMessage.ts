@@ -24,7 +24,14 @@ export function renderMessage(m: ViewMessage, ctx: Ctx): HTMLElement {
     h('span', { class: 'muted tokens', text: `#${m.index} · ${formatTokens(m.tokens)} tok` }),
     h('span', { class: 'spacer' }),
   );
-  const pin = h('button', { class: 'link-btn act-pin', type: 'button', 'data-act': 'pin', title: 'Pin this message (or the selected passage in it)', 'aria-label': `Pin message ${m.index}`, text: 'Pin' });
+  const pin = h('button', {
+    class: 'link-btn act-pin',
+    type: 'button',
+    'data-act': 'pin',
+    title: 'Pin this message (or the selected passage in it)',
+    'aria-label': `Pin message ${m.index}`,
+    text: 'Pin',
+  });
   head.append(pin);
   el.append(head);
   if (m.kind === 'summary' && m.verdict) el.append(verdictView(m.verdict));
@@ -40,7 +47,12 @@ export function renderMessage(m: ViewMessage, ctx: Ctx): HTMLElement {
     // Scrollable, so reachable by keyboard.
     const pre = h('pre', { class: 'tool-out', tabindex: 0, 'aria-label': `Output of message ${m.index}` }, h('code', { text: m.content }));
     if (long) {
-      const d = h('details', { class: 'tool-result' }, h('summary', { text: `Tool output · ${m.content.split('\n').length} lines${m.truncated ? ' (cut)' : ''}` }), pre);
+      const d = h(
+        'details',
+        { class: 'tool-result' },
+        h('summary', { text: `Tool output · ${m.content.split('\n').length} lines${m.truncated ? ' (cut)' : ''}` }),
+        pre,
+      );
       el.append(d);
     } else {
       el.append(pre);
@@ -59,12 +71,30 @@ export function renderMessage(m: ViewMessage, ctx: Ctx): HTMLElement {
       } catch {
         /* keep raw */
       }
-      el.append(h('details', { class: 'tool-call' }, h('summary', null, h('span', { class: 'tool-name', text: c.name }), h('span', { class: 'muted', text: ` ${oneLine(c.arguments)}` })), h('pre', null, h('code', { text: args }))));
+      el.append(
+        h(
+          'details',
+          { class: 'tool-call' },
+          h(
+            'summary',
+            null,
+            h('span', { class: 'tool-name', text: c.name }),
+            h('span', { class: 'muted', text: ` ${oneLine(c.arguments)}` }),
+          ),
+          h('pre', null, h('code', { text: args })),
+        ),
+      );
     }
   }
   if (m.kind === 'summary' && (m.archivedCount ?? 0) > 0) {
     const expanded = ctx.ui.expanded.includes(m.id);
-    const btn = h('button', { class: 'link-btn act-expand', type: 'button', 'data-act': 'expand', 'aria-expanded': String(expanded), text: expanded ? `Hide ${m.archivedCount} archived originals` : `Show ${m.archivedCount} archived originals` });
+    const btn = h('button', {
+      class: 'link-btn act-expand',
+      type: 'button',
+      'data-act': 'expand',
+      'aria-expanded': String(expanded),
+      text: expanded ? `Hide ${m.archivedCount} archived originals` : `Show ${m.archivedCount} archived originals`,
+    });
     el.append(btn);
     if (expanded) {
       const arch = ctx.model.archived.get(m.id);
@@ -72,7 +102,12 @@ export function renderMessage(m: ViewMessage, ctx: Ctx): HTMLElement {
       if (!arch) box.append(h('div', { class: 'muted', text: 'Loading…' }));
       else
         for (const a of arch) {
-          const item = h('div', { class: `arch role-${a.role}`, role: 'listitem' }, h('span', { class: 'role', text: a.role }), h('span', { class: 'muted', text: ` · ${formatTokens(a.tokens)} tok` }));
+          const item = h(
+            'div',
+            { class: `arch role-${a.role}`, role: 'listitem' },
+            h('span', { class: 'role', text: a.role }),
+            h('span', { class: 'muted', text: ` · ${formatTokens(a.tokens)} tok` }),
+          );
           const body = h('div', { class: 'md' });
           if (a.role === 'tool') body.append(h('pre', null, h('code', { text: a.content })));
           else fillMarkdown(body, a.content || (a.toolCalls ?? []).map((c) => `\`${c.name}(${c.arguments})\``).join('\n'));
@@ -100,7 +135,12 @@ export function approvalCard(a: ApprovalView): HTMLElement {
   if (a.command) card.append(h('pre', { class: 'ap-command' }, h('code', { text: a.command })));
   if (a.path) card.append(h('div', { class: 'ap-path', text: a.path }));
   if (a.diff) card.append(diffView(a.diff));
-  const reason = h('input', { class: 'ap-reason', type: 'text', placeholder: 'Reason (optional, sent to the agent)', 'aria-label': 'Reason for rejecting' });
+  const reason = h('input', {
+    class: 'ap-reason',
+    type: 'text',
+    placeholder: 'Reason (optional, sent to the agent)',
+    'aria-label': 'Reason for rejecting',
+  });
   const ok = button('Approve', { cls: 'ap-approve' });
   const no = button('Reject', { secondary: true, cls: 'ap-reject' });
   ok.addEventListener('click', () => {
@@ -127,7 +167,16 @@ function diffView(diff: string): HTMLElement {
   const lines = diff.split('\n');
   const max = 800;
   for (const line of lines.slice(0, max)) {
-    const cls = line.startsWith('+++') || line.startsWith('---') ? 'd-file' : line.startsWith('@@') ? 'd-hunk' : line.startsWith('+') ? 'd-add' : line.startsWith('-') ? 'd-del' : 'd-ctx';
+    const cls =
+      line.startsWith('+++') || line.startsWith('---')
+        ? 'd-file'
+        : line.startsWith('@@')
+          ? 'd-hunk'
+          : line.startsWith('+')
+            ? 'd-add'
+            : line.startsWith('-')
+              ? 'd-del'
+              : 'd-ctx';
     pre.append(h('span', { class: cls, text: line }), '\n');
   }
   if (lines.length > max) pre.append(h('span', { class: 'muted', text: `… ${lines.length - max} more lines` }));

@@ -29,7 +29,11 @@ export function mergeSummaries(
       : p.block.isPriorSummary
         ? 'the earlier summary'
         : `messages #${idx[0]}–#${idx[idx.length - 1]}`;
-    lines.push('', parts.length > 1 ? `## Part ${p.block.index + 1} of ${parts.length} (${range})` : `## ${range}`, stripThinking(p.text).trim());
+    lines.push(
+      '',
+      parts.length > 1 ? `## Part ${p.block.index + 1} of ${parts.length} (${range})` : `## ${range}`,
+      stripThinking(p.text).trim(),
+    );
   }
   return lines.join('\n');
 }

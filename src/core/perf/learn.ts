@@ -71,12 +71,18 @@ export function learnProfile(base: PerfProfile, obs: Observations, name: string,
       const chunks = Math.ceil(o.newTokens / base.maxNumBatchedTokens);
       return [chunks, o.newTokens, o.newTokens * (o.cachedTokens + o.newTokens / 2)];
     });
-    const b = leastSquares(rows, pre.map((o) => o.ttftMs));
+    const b = leastSquares(
+      rows,
+      pre.map((o) => o.ttftMs),
+    );
     if (b) [step.prefillBaseMs, step.prefillMsPerToken, step.attentionMsPerPair] = b.map((v) => Math.max(0, v)) as [number, number, number];
   }
   const dec = obs.decode.filter((o) => o.tpotMs > 0);
   if (distinct(dec.map((o) => o.kvTokens / 1000)) >= 2) {
-    const b = leastSquares(dec.map((o) => [1, o.kvTokens / 1000]), dec.map((o) => o.tpotMs));
+    const b = leastSquares(
+      dec.map((o) => [1, o.kvTokens / 1000]),
+      dec.map((o) => o.tpotMs),
+    );
     if (b) [step.minStepMs, step.decodeKvMsPerKToken] = b.map((v) => Math.max(0, v)) as [number, number];
   }
   return perfProfileSchema.parse({ ...base, name, source, step });
