@@ -7,7 +7,15 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', '.test-output/**', 'test/vscode/.cache/**', 'test/webview/fixtures/**', 'test/fixtures/sample-workspace/**', '**/*.vsix'],
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.test-output/**',
+      'test/vscode/.cache/**',
+      'test/webview/fixtures/**',
+      'test/fixtures/sample-workspace/**',
+      '**/*.vsix',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -20,7 +28,10 @@ export default tseslint.config(
     linterOptions: { reportUnusedDisableDirectives: 'warn' },
     rules: {
       // Type-only imports are written `import type` throughout; keep it that way (esbuild drops them).
-      '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'separate-type-imports', disallowTypeAnnotations: false }],
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { prefer: 'type-imports', fixStyle: 'separate-type-imports', disallowTypeAnnotations: false },
+      ],
       // tsc already reports unused locals and parameters (noUnusedLocals/Parameters); `_x` marks an intentional one.
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       // `x!` after a bounds check is the code base's idiom for indexed access (noUncheckedIndexedAccess is off).

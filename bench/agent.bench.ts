@@ -30,7 +30,11 @@ function workspace(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sp-agent-bench-'));
   mkdirSync(join(dir, 'src'));
   for (let i = 0; i < STEPS; i++) {
-    const body = Array.from({ length: 14 }, (_, k) => `export function step${i}_${k}(input: string): number {\n  return input.length * ${k + 1} + ${i}; // ticket T-${1000 + i}\n}`).join('\n');
+    const body = Array.from(
+      { length: 14 },
+      (_, k) =>
+        `export function step${i}_${k}(input: string): number {\n  return input.length * ${k + 1} + ${i}; // ticket T-${1000 + i}\n}`,
+    ).join('\n');
     writeFileSync(join(dir, 'src', `step${i}.ts`), `// src/step${i}.ts\n${body}\n`);
   }
   return dir;
@@ -40,7 +44,10 @@ async function runOnce(asyncCompaction: boolean, judge: boolean, replyWords: num
   const sim = await startSimulator({ maxModelLen: WINDOW, timeScale: 1, summaryTokens: 400 });
   try {
     sim.setScript([
-      ...Array.from({ length: STEPS }, (_, i) => ({ content: `Step ${i}: reading src/step${i}.ts. ${thinking(replyWords, i)}`, tool_calls: [{ name: 'read_file', arguments: { path: `src/step${i}.ts` } }] })),
+      ...Array.from({ length: STEPS }, (_, i) => ({
+        content: `Step ${i}: reading src/step${i}.ts. ${thinking(replyWords, i)}`,
+        tool_calls: [{ name: 'read_file', arguments: { path: `src/step${i}.ts` } }],
+      })),
       { content: 'Finished all steps.' },
     ]);
     // A judge that accepts: this benchmark measures waiting, not judging quality.
@@ -84,7 +91,11 @@ async function runOnce(asyncCompaction: boolean, judge: boolean, replyWords: num
     const count = (t: AgentEvent['type']) => events.filter((e) => e.type === t).length;
     const bg = events.filter((e) => e.type === 'compaction-started' && e.background).length;
     const sync = events.filter((e) => e.type === 'compaction-started' && !e.background).length;
-    const maxUsed = Math.max(...events.filter((e): e is Extract<AgentEvent, { type: 'step-started' }> => e.type === 'step-started').map((e) => e.contextTokens / e.window));
+    const maxUsed = Math.max(
+      ...events
+        .filter((e): e is Extract<AgentEvent, { type: 'step-started' }> => e.type === 'step-started')
+        .map((e) => e.contextTokens / e.window),
+    );
     return [
       `${asyncCompaction ? (judge ? 'async + judge' : 'async, no judge') : 'synchronous  '}: ${outcome.reason} after ${outcome.steps} steps in ${(wall / 1000).toFixed(1)} s;`,
       `waited on compaction ${(loop.compactionWaitMs / 1000).toFixed(2)} s;`,
@@ -104,7 +115,9 @@ function thinking(words: number, i: number): string {
 
 async function main(): Promise<void> {
   console.log(`# agent benchmark — ${new Date().toISOString()} — node ${process.version}`);
-  console.log(`scripted ${STEPS}-step session (one read_file per step, ~600-token results), window ${WINDOW}, hi/lo/block 0.75/0.4/0.95, simulator profile h100-7b (vLLM-v1 step scheduler) at time scale 1\n`);
+  console.log(
+    `scripted ${STEPS}-step session (one read_file per step, ~600-token results), window ${WINDOW}, hi/lo/block 0.75/0.4/0.95, simulator profile h100-7b (vLLM-v1 step scheduler) at time scale 1\n`,
+  );
   for (const words of [120, 4]) {
     console.log(`## agent replies of about ${words} words per step`);
     console.log(await runOnce(true, true, words));

@@ -57,7 +57,12 @@ const LEGEND =
   'error²: the step model replayed with the tokens actually written vs simulated';
 
 function alternatives(r: RunResult, n: number): string[] {
-  return [`  planner's alternatives for "${r.name}" (predicted; fastest first):`, ...r.choice.alternatives.slice(0, n).map((a) => `    ${a.label.padEnd(44)} ${s(a.predictedMs).padStart(9)}${a.excluded ? `  (ruled out: ${a.excluded})` : ''}`)];
+  return [
+    `  planner's alternatives for "${r.name}" (predicted; fastest first):`,
+    ...r.choice.alternatives
+      .slice(0, n)
+      .map((a) => `    ${a.label.padEnd(44)} ${s(a.predictedMs).padStart(9)}${a.excluded ? `  (ruled out: ${a.excluded})` : ''}`),
+  ];
 }
 
 async function section(title: string, sims: SimHandle[], lines: string[], body: () => Promise<void>): Promise<void> {
@@ -72,7 +77,8 @@ async function section(title: string, sims: SimHandle[], lines: string[], body: 
 async function main(): Promise<void> {
   const ledger = new TokenLedger(await loadTiktokenCounter());
   const big = await sessionWithHead(ledger, 117_000, 30_000, 11);
-  const small = await sessionWithHead(ledger, 12_000, 4_000, 5);
+  // Heads end on turn boundaries: this seed and size give the head nearest 12K tokens (about 11.2K).
+  const small = await sessionWithHead(ledger, 11_000, 4_000, 5);
   const runs: RunResult[] = [];
   const out: string[] = [
     `compaction benchmark: profile h100-7b (simulated), cold prefix cache, time scale ${TIME_SCALE}; times are SIMULATED seconds`,
@@ -91,23 +97,41 @@ async function main(): Promise<void> {
   await section(`117K-token head`, sim, out, async () => {
     const seq2048 = await run('sequential, 2,048 tokens', sim, big, { mode: 'sequential', summaryTokens: 2048 });
     const planned = await run('default (planned)', sim, big, {});
-    const matchedSeq = await run('sequential, matched volume', sim, big, { mode: 'sequential', summaryTokens: planned.choice.chosen.summaryTokens });
-    const oldDefault = await run('cache-aligned 4096, 8 at once', sim, big, { mode: 'parallel', layout: 'cache-aligned', blockTokens: 4096, concurrency: 8, summaryTokens: planned.choice.chosen.summaryTokens });
+    const matchedSeq = await run('sequential, matched volume', sim, big, {
+      mode: 'sequential',
+      summaryTokens: planned.choice.chosen.summaryTokens,
+    });
+    const oldDefault = await run('cache-aligned 4096, 8 at once', sim, big, {
+      mode: 'parallel',
+      layout: 'cache-aligned',
+      blockTokens: 4096,
+      concurrency: 8,
+      summaryTokens: planned.choice.chosen.summaryTokens,
+    });
     out.push(HEADER, row(seq2048, seq2048), row(planned, seq2048), row(matchedSeq, seq2048), row(oldDefault, seq2048), '');
     out.push(...alternatives(planned, 8));
     const ratio = planned.simulatedMs / seq2048.simulatedMs;
-    checks.push(`117K default vs sequential-2048: ${ratio.toFixed(2)}× the time (target ≤ 0.5×) with ${planned.summaryTokens} summary tokens (target ≥ 8192) → ${verdict(ratio <= 0.5 && planned.summaryTokens >= 8192)}`);
+    checks.push(
+      `117K default vs sequential-2048: ${ratio.toFixed(2)}× the time (target ≤ 0.5×) with ${planned.summaryTokens} summary tokens (target ≥ 8192) → ${verdict(ratio <= 0.5 && planned.summaryTokens >= 8192)}`,
+    );
     const speedup = matchedSeq.simulatedMs / planned.simulatedMs;
-    checks.push(`117K matched volume (${planned.choice.chosen.summaryTokens} tokens asked; written: parallel ${planned.summaryTokens}, sequential ${matchedSeq.summaryTokens}): parallel ${speedup.toFixed(1)}× faster (target ≥ 8×) → ${verdict(speedup >= 8)}`);
+    checks.push(
+      `117K matched volume (${planned.choice.chosen.summaryTokens} tokens asked; written: parallel ${planned.summaryTokens}, sequential ${matchedSeq.summaryTokens}): parallel ${speedup.toFixed(1)}× faster (target ≥ 8×) → ${verdict(speedup >= 8)}`,
+    );
   });
 
   sim = await startReplicas(1, { profile: 'h100-7b', timeScale: TIME_SCALE, maxModelLen: WINDOW });
   await section(`12K-token head`, sim, out, async () => {
     const planned = await run('12K default (planned)', sim, small, {});
-    const matchedSeq = await run('12K sequential, matched volume', sim, small, { mode: 'sequential', summaryTokens: planned.choice.chosen.summaryTokens });
+    const matchedSeq = await run('12K sequential, matched volume', sim, small, {
+      mode: 'sequential',
+      summaryTokens: planned.choice.chosen.summaryTokens,
+    });
     out.push(HEADER, row(matchedSeq, matchedSeq), row(planned, matchedSeq), '', ...alternatives(planned, 6));
     const ok = planned.simulatedMs <= matchedSeq.simulatedMs;
-    checks.push(`12K head: planned ${s(planned.simulatedMs)} vs sequential at matched volume ${s(matchedSeq.simulatedMs)} → ${verdict(ok)} (never slower)`);
+    checks.push(
+      `12K head: planned ${s(planned.simulatedMs)} vs sequential at matched volume ${s(matchedSeq.simulatedMs)} → ${verdict(ok)} (never slower)`,
+    );
   });
 
   sim = await startReplicas(2, { profile: 'h100-7b', timeScale: TIME_SCALE, maxModelLen: WINDOW });
@@ -121,13 +145,20 @@ async function main(): Promise<void> {
   sim = await startReplicas(1, { profile: 'h100-7b', timeScale: AGENT_TIME_SCALE, maxModelLen: WINDOW });
   await section(`live agent on the same server (117K head, agent context cached, time scale ${AGENT_TIME_SCALE})`, sim, out, async () => {
     const measure = async (name: string, over: Partial<CompactionSettings>): Promise<AgentMeasure> => {
-      const m = await agentDuring(sim[0]!, big, () => runCompaction(name, sim, big, ledger, { cache: 'warm', ...over }, { keepStats: true }));
+      const m = await agentDuring(sim[0]!, big, () =>
+        runCompaction(name, sim, big, ledger, { cache: 'warm', ...over }, { keepStats: true }),
+      );
       runs.push(m.run);
       process.stderr.write(`bench: ${name}: ${s(m.run.simulatedMs)} simulated\n`);
       return m;
     };
     // Forced, unbounded: cache-aligned workers all at once, each holding its whole prefix while it decodes.
-    const free = await measure('agent running, cache-aligned forced', { background: { maxSlowdown: 100 }, layout: 'cache-aligned', blockTokens: 4096, concurrency: 256 });
+    const free = await measure('agent running, cache-aligned forced', {
+      background: { maxSlowdown: 100 },
+      layout: 'cache-aligned',
+      blockTokens: 4096,
+      concurrency: 256,
+    });
     const bounded = await measure('agent running, background ≤ 1.5×', { background: { maxSlowdown: 1.5 } });
     out.push(HEADER, row(free.run), row(bounded.run), '');
     for (const m of [free, bounded]) {
@@ -140,7 +171,9 @@ async function main(): Promise<void> {
   });
 
   const worst = runs.reduce((w, r) => (Math.abs(pct(r)) > Math.abs(pct(w)) ? r : w));
-  checks.push(`prediction: worst error ${signed(pct(worst))} (${worst.name}) over ${runs.length} runs (target within 20 %) → ${verdict(runs.every((r) => Math.abs(pct(r)) <= 20))}`);
+  checks.push(
+    `prediction: worst error ${signed(pct(worst))} (${worst.name}) over ${runs.length} runs (target within 20 %) → ${verdict(runs.every((r) => Math.abs(pct(r)) <= 20))}`,
+  );
   const worstW = runs.reduce((w, r) => (Math.abs(pctWritten(r)) > Math.abs(pctWritten(w)) ? r : w));
   checks.push(`  the step model with the tokens actually written: worst error ${signed(pctWritten(worstW))} (${worstW.name})`);
   out.push('', '== targets', ...checks);

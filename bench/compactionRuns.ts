@@ -23,7 +23,12 @@ import { generateSession } from '../test/fixtures/generateSession';
 export const WINDOW = 262_144;
 
 /** A generated session whose head (before a manual split) is about `headTokens`, with a tail of about `tailTokens`. */
-export async function sessionWithHead(ledger: TokenLedger, headTokens: number, tailTokens: number, seed: number): Promise<CompactionSnapshot> {
+export async function sessionWithHead(
+  ledger: TokenLedger,
+  headTokens: number,
+  tailTokens: number,
+  seed: number,
+): Promise<CompactionSnapshot> {
   let chars = (headTokens + tailTokens) * 3;
   for (let attempt = 0; attempt < 12; attempt++) {
     const msgs = generateSession({ seed, targetChars: chars });
@@ -33,7 +38,13 @@ export async function sessionWithHead(ledger: TokenLedger, headTokens: number, t
       const context = store.active().messages;
       let cum = 0;
       let split = frameEnd(context);
-      while (split < context.length && cum < headTokens) cum += ledger.estimate(context[split++]!);
+      // Stop at the message boundary nearest the wanted size.
+      while (split < context.length) {
+        const next = ledger.estimate(context[split]!);
+        if (cum + next / 2 > headTokens) break;
+        cum += next;
+        split++;
+      }
       return snapshotSession(store, ledger, { manualIndex: split }, AGENT_TOOL_SPECS, { contextWindow: WINDOW, replyReserve: 4096 });
     }
     chars = Math.ceil((chars * (headTokens + tailTokens)) / Math.max(1, total)) + 20_000;
@@ -78,11 +89,31 @@ export async function runCompaction(
   const clients = sims.map((s) => new VllmClient({ baseURL: s.url }));
   // A live agent keeps the server busy (and its prefix cached): then neither is reset.
   if (!opts.keepStats) for (const s of sims) (s.resetCache(), s.resetStats());
-  if (opts.warm && !opts.keepStats) await clients[0]!.chat({ messages: snap.context.map(toWire), tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: 1, stream: false });
+  if (opts.warm && !opts.keepStats)
+    await clients[0]!.chat({
+      messages: snap.context.map(toWire),
+      tools: [...AGENT_TOOL_SPECS],
+      toolChoice: 'auto',
+      maxTokens: 1,
+      stream: false,
+    });
   const before = new Set(compactionRecords(sims));
-  const settings: CompactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, contextWindow: WINDOW, cache: opts.warm ? 'warm' : 'cold', streamWorkers: false, ...over };
+  const settings: CompactionSettings = {
+    ...DEFAULT_COMPACTION_SETTINGS,
+    contextWindow: WINDOW,
+    cache: opts.warm ? 'warm' : 'cold',
+    streamWorkers: false,
+    ...over,
+  };
   const replicas: WorkerEndpoint[] = clients.slice(1).map((c) => ({ model: c, limiter: new Semaphore(256) }));
-  const pc = createCompaction(snap, settings, { model: clients[0]!, limiter: new Semaphore(256), count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds, replicas });
+  const pc = createCompaction(snap, settings, {
+    model: clients[0]!,
+    limiter: new Semaphore(256),
+    count: (m) => ledger.estimate(m),
+    clock: systemClock,
+    ids: randomIds,
+    replicas,
+  });
   const first = Math.min(pc.plan.workers.concurrency, pc.plan.blocks.length);
   for (const s of sims) s.pauseScheduler();
   const done = pc.start();
@@ -90,7 +121,13 @@ export async function runCompaction(
   for (let i = 0; i < 6000 && arrived() < first; i++) await new Promise((r) => setTimeout(r, 5));
   for (const s of sims) s.resumeScheduler();
   await done;
-  if (!pc.isComplete()) throw new Error(`${name}: ${pc.blocks.filter((b) => b.status === 'failed').map((b) => `block ${b.index}: ${b.error}`).join('; ')}`);
+  if (!pc.isComplete())
+    throw new Error(
+      `${name}: ${pc.blocks
+        .filter((b) => b.status === 'failed')
+        .map((b) => `block ${b.index}: ${b.error}`)
+        .join('; ')}`,
+    );
   const records = compactionRecords(sims).filter((r) => !before.has(r));
   // Each replica has its own clock; all were resumed at one instant, so the
   // run lasts as long as the longest replica's span on its own clock.
@@ -157,8 +194,9 @@ export async function agentDuring(sim: SimHandle, snap: CompactionSnapshot, comp
   const rec = agentRecords().at(-1)!;
   const start = Math.min(...run.records.map((r) => r.arrival));
   const end = Math.max(...run.records.map((r) => r.finished!));
-  if (rec.firstToken! > start || rec.finished! < end) throw new Error('the agent request did not span the compaction; raise its max_tokens');
-  const outside = (start - rec.firstToken!) + (rec.finished! - end);
+  if (rec.firstToken! > start || rec.finished! < end)
+    throw new Error('the agent request did not span the compaction; raise its max_tokens');
+  const outside = start - rec.firstToken! + (rec.finished! - end);
   const tokensDuring = rec.completionTokens - 1 - outside / aloneMs;
   return { aloneMs, duringMs: (end - start) / tokensDuring, tokensDuring: Math.round(tokensDuring), run };
 }

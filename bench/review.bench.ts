@@ -23,7 +23,9 @@ const f = (n: number) => n.toFixed(1);
 async function main(): Promise<void> {
   const js = join(root, 'dist', 'review.js');
   log(`# review editor benchmark — ${new Date().toISOString()} — Chromium /usr/bin/chromium headless, viewport 1400×900`);
-  log(`bundle dist/review.js: ${(statSync(js).size / 1024).toFixed(1)} KB minified (${(gzipSync(readFileSync(js)).length / 1024).toFixed(1)} KB gzip)`);
+  log(
+    `bundle dist/review.js: ${(statSync(js).size / 1024).toFixed(1)} KB minified (${(gzipSync(readFileSync(js)).length / 1024).toFixed(1)} KB gzip)`,
+  );
   const states = [0, 1, 2, 3, 4, 5].map((i) => makeReviewState({ headTokens: 120_000, blocks: 30, seed: 11 + i }));
   const s0 = states[0]!;
   const chars = s0.messages.reduce((a, m) => a + m.content.length, 0);
@@ -55,10 +57,16 @@ async function main(): Promise<void> {
   }
   const first = runs[0]!;
   const worst = Math.max(...runs.map((r) => r.layout));
-  log(`first render (cold page): ${f(first.script)} ms script, ${f(first.layout)} ms incl. style+layout, ${f(first.frame)} ms to next frame  [target ≤ 150 ms] ${first.layout <= 150 ? 'OK' : 'OVER'}`);
-  log(`  over ${runs.length} fresh pages: median ${f(median(runs.map((r) => r.layout)))} ms incl. layout (worst ${f(worst)} ms), median ${f(median(runs.map((r) => r.frame)))} ms to next frame`);
+  log(
+    `first render (cold page): ${f(first.script)} ms script, ${f(first.layout)} ms incl. style+layout, ${f(first.frame)} ms to next frame  [target ≤ 150 ms] ${first.layout <= 150 ? 'OK' : 'OVER'}`,
+  );
+  log(
+    `  over ${runs.length} fresh pages: median ${f(median(runs.map((r) => r.layout)))} ms incl. layout (worst ${f(worst)} ms), median ${f(median(runs.map((r) => r.frame)))} ms to next frame`,
+  );
 
-  log(`  rows whose originals were built by the first frame (the rest build as they come within a screen of the viewport): ${built[0]} of ${s0.messages.length} messages`);
+  log(
+    `  rows whose originals were built by the first frame (the rest build as they come within a screen of the viewport): ${built[0]} of ${s0.messages.length} messages`,
+  );
 
   // Scrolling through every block: each row's originals are built as it nears the viewport.
   {
@@ -76,7 +84,9 @@ async function main(): Promise<void> {
       }
       return { frames: out, msgs: w.document.querySelectorAll('.rv-msg').length };
     })) as { frames: number[]; msgs: number };
-    log(`scroll to each of 30 blocks (two frames each): median ${f(median(t.frames))} ms, worst ${f(Math.max(...t.frames))} ms; ${t.msgs} messages built at the end`);
+    log(
+      `scroll to each of 30 blocks (two frames each): median ${f(median(t.frames))} ms, worst ${f(Math.max(...t.frames))} ms; ${t.msgs} messages built at the end`,
+    );
     await view.close();
   }
 
@@ -91,7 +101,11 @@ async function main(): Promise<void> {
       for (let i = 0; i < 60; i++) {
         const b = c.blocks[i % c.blocks.length];
         const t0 = w.performance.now();
-        w.dispatchEvent(new w.MessageEvent('message', { data: { type: 'review-block', compactionId: c.id, block: { ...b, status: 'edited', summary: `${b.summary} #${i}` }, loss } }));
+        w.dispatchEvent(
+          new w.MessageEvent('message', {
+            data: { type: 'review-block', compactionId: c.id, block: { ...b, status: 'edited', summary: `${b.summary} #${i}` }, loss },
+          }),
+        );
         w.document.body.getBoundingClientRect();
         out.push(w.performance.now() - t0);
       }
@@ -99,7 +113,9 @@ async function main(): Promise<void> {
     },
     { c, loss: s0.loss },
   )) as number[];
-  log(`block delta (60 deltas, summary + loss report + strip, forced layout): median ${f(median(deltas))} ms, max ${f(Math.max(...deltas))} ms`);
+  log(
+    `block delta (60 deltas, summary + loss report + strip, forced layout): median ${f(median(deltas))} ms, max ${f(Math.max(...deltas))} ms`,
+  );
   log(`page errors: ${view.errors.length}; CSP violations: ${(await view.cspViolations()).length}`);
   await view.close();
   mkdirSync(join(root, 'bench', 'results'), { recursive: true });

@@ -25,7 +25,9 @@ async function main(): Promise<void> {
   const gz = gzipSync(readFileSync(join(root, 'dist', 'webview.js'))).length;
   const css = statSync(join(root, 'media', 'webview.css')).size;
   log(`# webview benchmark — ${new Date().toISOString()} — Chromium ${'/usr/bin/chromium'} headless, viewport 420×900`);
-  log(`bundle dist/webview.js: ${(bundle / 1024).toFixed(1)} KB minified (${(gz / 1024).toFixed(1)} KB gzip); media/webview.css ${(css / 1024).toFixed(1)} KB  [target ≤ 300 KB] ${bundle <= 300 * 1024 ? 'OK' : 'OVER'}`);
+  log(
+    `bundle dist/webview.js: ${(bundle / 1024).toFixed(1)} KB minified (${(gz / 1024).toFixed(1)} KB gzip); media/webview.css ${(css / 1024).toFixed(1)} KB  [target ≤ 300 KB] ${bundle <= 300 * 1024 ? 'OK' : 'OVER'}`,
+  );
 
   const view = await openView();
   const snaps = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => {
@@ -53,8 +55,12 @@ async function main(): Promise<void> {
   }
   const first = runs[0]!;
   const rest = runs.slice(1);
-  log(`first render, 5,000 messages (${total.toLocaleString('en-US')} tokens): cold ${f(first.script)} ms script, ${f(first.layout)} ms incl. style+layout, ${f(first.frame)} ms to next frame  [target ≤ 150 ms] ${first.layout <= 150 ? 'OK' : 'OVER'}`);
-  log(`  warm (10 more snapshots): median ${f(median(rest.map((r) => r.script)))} ms script, ${f(median(rest.map((r) => r.layout)))} ms incl. layout, ${f(median(rest.map((r) => r.frame)))} ms to next frame; worst incl. layout ${f(Math.max(...rest.map((r) => r.layout)))} ms`);
+  log(
+    `first render, 5,000 messages (${total.toLocaleString('en-US')} tokens): cold ${f(first.script)} ms script, ${f(first.layout)} ms incl. style+layout, ${f(first.frame)} ms to next frame  [target ≤ 150 ms] ${first.layout <= 150 ? 'OK' : 'OVER'}`,
+  );
+  log(
+    `  warm (10 more snapshots): median ${f(median(rest.map((r) => r.script)))} ms script, ${f(median(rest.map((r) => r.layout)))} ms incl. layout, ${f(median(rest.map((r) => r.frame)))} ms to next frame; worst incl. layout ${f(Math.max(...rest.map((r) => r.layout)))} ms`,
+  );
 
   // Keyboard drag steps: each step measured from keydown to gauges updated and laid out.
   const kb = (await view.page.evaluate(() => {
@@ -72,7 +78,9 @@ async function main(): Promise<void> {
     }
     return out;
   })) as number[];
-  log(`keyboard step (400 steps, handle + aria + 4 gauges, forced layout): median ${f(median(kb))} ms, p95 ${f(p95(kb))} ms, max ${f(Math.max(...kb))} ms  [target ≤ 16 ms] ${p95(kb) <= 16 ? 'OK' : 'OVER'}`);
+  log(
+    `keyboard step (400 steps, handle + aria + 4 gauges, forced layout): median ${f(median(kb))} ms, p95 ${f(p95(kb))} ms, max ${f(Math.max(...kb))} ms  [target ≤ 16 ms] ${p95(kb) <= 16 ? 'OK' : 'OVER'}`,
+  );
 
   // Mouse drag: real pointer events through Playwright; the handler's own time comes from performance.measure('splitpoint:drag-step').
   await view.page.evaluate(() => (globalThis as any).performance.clearMeasures('splitpoint:drag-step'));
@@ -94,8 +102,12 @@ async function main(): Promise<void> {
     await view.page.mouse.move(x, box.y + 5);
   }
   await view.page.mouse.up();
-  const steps = (await view.page.evaluate(() => (globalThis as any).performance.getEntriesByName('splitpoint:drag-step').map((e: any) => e.duration))) as number[];
-  log(`mouse drag step (${steps.length} snapped moves over 200 pointer moves): handler median ${f(median(steps))} ms, p95 ${f(p95(steps))} ms, max ${f(Math.max(...steps))} ms  [target ≤ 16 ms] ${p95(steps) <= 16 ? 'OK' : 'OVER'}`);
+  const steps = (await view.page.evaluate(() =>
+    (globalThis as any).performance.getEntriesByName('splitpoint:drag-step').map((e: any) => e.duration),
+  )) as number[];
+  log(
+    `mouse drag step (${steps.length} snapped moves over 200 pointer moves): handler median ${f(median(steps))} ms, p95 ${f(p95(steps))} ms, max ${f(Math.max(...steps))} ms  [target ≤ 16 ms] ${p95(steps) <= 16 ? 'OK' : 'OVER'}`,
+  );
 
   // Zoomed canvas redraw (virtualised strip) and a block delta during a compaction.
   const redraw = (await view.page.evaluate(() => {
@@ -104,7 +116,9 @@ async function main(): Promise<void> {
     const surf = w.document.querySelector('.tl-surface');
     for (let i = 0; i < 50; i++) {
       const t0 = w.performance.now();
-      surf.dispatchEvent(new w.WheelEvent('wheel', { deltaY: i < 25 ? -100 : 100, ctrlKey: true, clientX: 200, bubbles: true, cancelable: true }));
+      surf.dispatchEvent(
+        new w.WheelEvent('wheel', { deltaY: i < 25 ? -100 : 100, ctrlKey: true, clientX: 200, bubbles: true, cancelable: true }),
+      );
       out.push(w.performance.now() - t0);
     }
     return out;

@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const wanted = process.argv[2];
-const all = readdirSync(join(root, 'bench')).filter((f) => f.endsWith('.bench.ts')).sort();
+const all = readdirSync(join(root, 'bench'))
+  .filter((f) => f.endsWith('.bench.ts'))
+  .sort();
 const chosen = wanted ? all.filter((f) => f === `${wanted}.bench.ts`) : all;
 if (chosen.length === 0) {
   console.error(`no benchmark named ${wanted}; have: ${all.map((f) => f.replace('.bench.ts', '')).join(', ')}`);

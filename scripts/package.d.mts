@@ -3,4 +3,7 @@ export function vsixName(root?: string): string;
 export function shipsFromDist(name: string): boolean;
 export function stageExtension(root?: string): string;
 export function listZip(file: string): string[];
-export function packageVsix(opts?: { root?: string; out?: string; build?: boolean; production?: boolean; quiet?: boolean }): { vsix: string; bytes: number };
+export function packageVsix(opts?: { root?: string; out?: string; build?: boolean; production?: boolean; quiet?: boolean }): {
+  vsix: string;
+  bytes: number;
+};

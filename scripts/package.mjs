@@ -17,7 +17,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 export function vsixName(root = ROOT) {
-  const pkg = JSON.parse(spawnSync(process.execPath, ['-p', 'JSON.stringify(require("./package.json"))'], { cwd: root, encoding: 'utf8' }).stdout);
+  const pkg = JSON.parse(
+    spawnSync(process.execPath, ['-p', 'JSON.stringify(require("./package.json"))'], { cwd: root, encoding: 'utf8' }).stdout,
+  );
   return `${pkg.name}-${pkg.version}.vsix`;
 }
 
@@ -82,7 +84,10 @@ export function listZip(file) {
  */
 export function packageVsix({ root = ROOT, out, build = true, production = true, quiet = false } = {}) {
   if (build) {
-    const r = spawnSync(process.execPath, [join(root, 'esbuild.mjs'), ...(production ? ['--production'] : [])], { cwd: root, stdio: quiet ? 'pipe' : 'inherit' });
+    const r = spawnSync(process.execPath, [join(root, 'esbuild.mjs'), ...(production ? ['--production'] : [])], {
+      cwd: root,
+      stdio: quiet ? 'pipe' : 'inherit',
+    });
     if (r.status !== 0) throw new Error(`build failed${quiet ? `:\n${r.stderr}` : ''}`);
   }
   if (!existsSync(join(root, 'dist', 'extension.js'))) throw new Error('dist/extension.js is missing: build first');
@@ -93,7 +98,14 @@ export function packageVsix({ root = ROOT, out, build = true, production = true,
     // --no-dependencies: everything is bundled into dist/, so no node_modules and no npm call (works offline).
     // --no-rewrite-relative-links: the README's screenshots (docs/images, written by the e2e suite) stay relative;
     // with no repository URL vsce would otherwise refuse to package.
-    const r = vsce(root, stage, ['package', '--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links', '--out', target]);
+    const r = vsce(root, stage, [
+      'package',
+      '--no-dependencies',
+      '--allow-missing-repository',
+      '--no-rewrite-relative-links',
+      '--out',
+      target,
+    ]);
     if (r.status !== 0) throw new Error(`vsce package failed (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
     if (!quiet) process.stdout.write(r.stdout);
   } finally {
@@ -107,7 +119,11 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const outIdx = args.indexOf('--out');
   try {
     const started = Date.now();
-    const { vsix, bytes } = packageVsix({ out: outIdx >= 0 ? args[outIdx + 1] : undefined, build: !args.includes('--no-build'), production: !args.includes('--dev') });
+    const { vsix, bytes } = packageVsix({
+      out: outIdx >= 0 ? args[outIdx + 1] : undefined,
+      build: !args.includes('--no-build'),
+      production: !args.includes('--dev'),
+    });
     console.log(`[package] ${vsix} (${(bytes / 1024).toFixed(0)} KB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     console.log(`[package] install into VS Code: code --install-extension ${vsix}`);
   } catch (err) {

@@ -52,9 +52,13 @@ if (endpoint) {
   try {
     const r = await fetch(`${endpoint.replace(/\/+$/, '')}/models`, { signal: AbortSignal.timeout(5000) });
     const body = r.ok ? await r.json() : undefined;
-    console.log(`[start] using ${endpoint}: ${r.ok ? `models ${body?.data?.map((m) => `${m.id} (max_model_len ${m.max_model_len ?? '?'})`).join(', ')}` : `HTTP ${r.status}`}`);
+    console.log(
+      `[start] using ${endpoint}: ${r.ok ? `models ${body?.data?.map((m) => `${m.id} (max_model_len ${m.max_model_len ?? '?'})`).join(', ')}` : `HTTP ${r.status}`}`,
+    );
   } catch (err) {
-    console.warn(`[start] warning: ${endpoint} did not answer /models (${err instanceof Error ? err.message : String(err)}); starting anyway`);
+    console.warn(
+      `[start] warning: ${endpoint} did not answer /models (${err instanceof Error ? err.message : String(err)}); starting anyway`,
+    );
   }
 } else {
   const script = JSON.parse(readFileSync(join(root, 'test', 'vscode', 'fixtures', 'agent-script.json'), 'utf8'));
@@ -74,7 +78,9 @@ try {
 writeUserSettings(userDataDir, { ...previous, 'splitpoint.endpoint': endpoint });
 
 // The workspace: a copy of the sample, kept between runs so sessions persist.
-const workspace = process.env.SPLITPOINT_WORKSPACE ? resolve(process.env.SPLITPOINT_WORKSPACE) : join(tmpdir(), 'splitpoint-sample-workspace');
+const workspace = process.env.SPLITPOINT_WORKSPACE
+  ? resolve(process.env.SPLITPOINT_WORKSPACE)
+  : join(tmpdir(), 'splitpoint-sample-workspace');
 if (!existsSync(workspace)) cpSync(join(root, 'test', 'fixtures', 'sample-workspace'), workspace, { recursive: true });
 
 async function portFree(port) {
@@ -90,7 +96,13 @@ if (!(await portFree(port))) port = await freePort();
 // The first session: the example conversation, imported by the extension when its library is empty.
 const demoSetting = process.env.SPLITPOINT_DEMO_SESSION?.trim();
 const demo = demoSetting === 'none' ? undefined : resolve(demoSetting || join(root, 'test', 'fixtures', 'example-session.json'));
-const cs = await startCodeServer({ folder: workspace, userDataDir, extensionsDir, port, env: demo ? { SPLITPOINT_DEMO_SESSION: demo } : {} });
+const cs = await startCodeServer({
+  folder: workspace,
+  userDataDir,
+  extensionsDir,
+  port,
+  env: demo ? { SPLITPOINT_DEMO_SESSION: demo } : {},
+});
 const url = `${cs.url}/?folder=${encodeURIComponent(workspace)}`;
 
 let stopping = false;

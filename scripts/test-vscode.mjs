@@ -18,7 +18,15 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, write
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureVscode } from '../test/vscode/setup.mjs';
-import { launchBrowser, readJsonIfExists, startCodeServer, tempDir, waitForWorkbench, workbenchUrl, writeUserSettings } from '../test/vscode/harness.mjs';
+import {
+  launchBrowser,
+  readJsonIfExists,
+  startCodeServer,
+  tempDir,
+  waitForWorkbench,
+  workbenchUrl,
+  writeUserSettings,
+} from '../test/vscode/harness.mjs';
 import { packageVsix } from './package.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -48,7 +56,9 @@ function hookSignals() {
 export async function bundleSuite() {
   const esbuild = await import('esbuild');
   rmSync(SUITE_OUT, { recursive: true, force: true });
-  const tests = readdirSync(SUITE_SRC).filter((f) => f.endsWith('.test.ts')).sort();
+  const tests = readdirSync(SUITE_SRC)
+    .filter((f) => f.endsWith('.test.ts'))
+    .sort();
   await esbuild.build({
     entryPoints: [join(SUITE_SRC, 'index.ts'), ...tests.map((f) => join(SUITE_SRC, f))],
     outdir: SUITE_OUT,
@@ -67,7 +77,14 @@ export async function bundleSuite() {
 function printEvent(e, log) {
   const mark = e.state === 'passed' ? '  ✔' : e.state === 'failed' ? '  ✖' : '  -';
   log(`${mark} ${e.title}${e.ms > 500 ? ` (${e.ms} ms)` : ''}`);
-  if (e.state === 'failed' && e.error) log(e.error.split('\n').slice(0, 6).map((l) => `      ${l}`).join('\n'));
+  if (e.state === 'failed' && e.error)
+    log(
+      e.error
+        .split('\n')
+        .slice(0, 6)
+        .map((l) => `      ${l}`)
+        .join('\n'),
+    );
 }
 
 /** Loads the workbench with the test payload and waits for the suite's result file. */
@@ -90,7 +107,14 @@ async function runPhase({ page, url, cfg, cfgPath, log, timeoutMs, shot }) {
     result = readJsonIfExists(cfg.resultFile);
     if (result) break;
     if (Date.now() > deadline) {
-      result = { phase: cfg.phase, passed: 0, failed: 1, pending: 0, fatal: `no result within ${timeoutMs / 1000} s (the extension host did not run the suite?)`, tests: [] };
+      result = {
+        phase: cfg.phase,
+        passed: 0,
+        failed: 1,
+        pending: 0,
+        fatal: `no result within ${timeoutMs / 1000} s (the extension host did not run the suite?)`,
+        tests: [],
+      };
       break;
     }
     await sleep(250);
@@ -101,7 +125,9 @@ async function runPhase({ page, url, cfg, cfgPath, log, timeoutMs, shot }) {
   }
   if (result.fatal) log(`  ✖ suite crashed: ${result.fatal}`);
   await page.screenshot({ path: shot }).catch(() => {});
-  log(`[vscode] phase ${cfg.phase}: ${result.passed} passed, ${result.failed} failed${result.pending ? `, ${result.pending} pending` : ''} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  log(
+    `[vscode] phase ${cfg.phase}: ${result.passed} passed, ${result.failed} failed${result.pending ? `, ${result.pending} pending` : ''} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   return result;
 }
 
@@ -144,7 +170,15 @@ export async function runHostSuite({ log = console.log, grep, timeoutMs = 10 * 6
       { phase: 'after-reload', files: bundle.tests.filter((f) => f.endsWith('reload.test.js')) },
     ];
     for (const p of phases) {
-      const r = await runPhase({ page: browser.page, url, cfg: { ...base, ...p }, cfgPath, log, timeoutMs, shot: join(outDir, `host-${p.phase}.png`) });
+      const r = await runPhase({
+        page: browser.page,
+        url,
+        cfg: { ...base, ...p },
+        cfgPath,
+        log,
+        timeoutMs,
+        shot: join(outDir, `host-${p.phase}.png`),
+      });
       totals.passed += r.passed;
       totals.failed += r.failed;
       totals.pending += r.pending ?? 0;
@@ -193,7 +227,10 @@ export async function runE2eSuite({ log = console.log, grep } = {}) {
   const outDir = join(OUT, 'e2e');
   mkdirSync(outDir, { recursive: true });
   const files = existsSync(join(ROOT, 'test', 'e2e'))
-    ? readdirSync(join(ROOT, 'test', 'e2e')).filter((f) => f.endsWith('.e2e.ts')).sort().map((f) => join(ROOT, 'test', 'e2e', f))
+    ? readdirSync(join(ROOT, 'test', 'e2e'))
+        .filter((f) => f.endsWith('.e2e.ts'))
+        .sort()
+        .map((f) => join(ROOT, 'test', 'e2e', f))
     : [];
   if (files.length === 0) return { passed: 0, failed: 0, pending: 0 };
   const { vsix } = packageVsix({ root: ROOT, out: join(outDir, 'splitpoint.vsix'), build: false, quiet: true });
@@ -203,16 +240,28 @@ export async function runE2eSuite({ log = console.log, grep } = {}) {
   const args = [
     join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'),
     '--import=tsx',
-    '--reporter', join(ROOT, 'scripts', 'mocha-reporter.cjs'),
-    '--reporter-option', `statsFile=${statsFile}`,
-    '--timeout', '120000',
+    '--reporter',
+    join(ROOT, 'scripts', 'mocha-reporter.cjs'),
+    '--reporter-option',
+    `statsFile=${statsFile}`,
+    '--timeout',
+    '120000',
     ...(grep ? ['--grep', grep] : []),
     ...files,
   ];
   const status = await new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: 'inherit', env: { ...process.env, SPLITPOINT_VSIX: vsix, SPLITPOINT_E2E_OUTPUT: outDir } });
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      stdio: 'inherit',
+      env: { ...process.env, SPLITPOINT_VSIX: vsix, SPLITPOINT_E2E_OUTPUT: outDir },
+    });
     // mocha's own wrapper forwards the signal to the test process, which closes code-server and Chromium.
-    const stop = () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); setTimeout(r, 8000); });
+    const stop = () =>
+      new Promise((r) => {
+        child.once('exit', r);
+        child.kill('SIGTERM');
+        setTimeout(r, 8000);
+      });
     cleanups.add(stop);
     child.on('exit', (code) => {
       cleanups.delete(stop);

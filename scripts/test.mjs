@@ -35,8 +35,10 @@ function runMochaSuite(name, files, extraArgs = []) {
     [
       join(root, 'node_modules', 'mocha', 'bin', 'mocha.js'),
       '--import=tsx',
-      '--reporter', join(root, 'scripts', 'mocha-reporter.cjs'),
-      '--reporter-option', `statsFile=${statsFile}`,
+      '--reporter',
+      join(root, 'scripts', 'mocha-reporter.cjs'),
+      '--reporter-option',
+      `statsFile=${statsFile}`,
       ...extraArgs,
       ...files,
     ],
@@ -72,8 +74,10 @@ try {
   mkdirSync(join(root, '.test-output'), { recursive: true });
 
   console.log('[test] typecheck');
-  if (run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.']) === 0 &&
-      run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'webview']) === 0) {
+  if (
+    run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.']) === 0 &&
+    run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'webview']) === 0
+  ) {
     passed += 1;
   } else {
     console.log('[test] FAILED: typecheck');
@@ -85,8 +89,10 @@ try {
   const LINT_IN_TEST = process.env.SPLITPOINT_LINT === '1';
   if (LINT_IN_TEST) {
     console.log('[test] lint (eslint + prettier --check)');
-    if (run(process.execPath, [join(root, 'node_modules', 'eslint', 'bin', 'eslint.js'), '.']) === 0 &&
-        run(process.execPath, [join(root, 'node_modules', 'prettier', 'bin', 'prettier.cjs'), '--check', '.']) === 0) {
+    if (
+      run(process.execPath, [join(root, 'node_modules', 'eslint', 'bin', 'eslint.js'), '.']) === 0 &&
+      run(process.execPath, [join(root, 'node_modules', 'prettier', 'bin', 'prettier.cjs'), '--check', '.']) === 0
+    ) {
       passed += 1;
     } else {
       console.log('[test] FAILED: lint');

@@ -36,7 +36,10 @@ export function setText(el: Element, text: string): void {
 }
 
 /** A vscode-elements button. */
-export function button(label: string, opts: { secondary?: boolean; title?: string; cls?: string; disabled?: boolean; ariaLabel?: string } = {}): HTMLElement {
+export function button(
+  label: string,
+  opts: { secondary?: boolean; title?: string; cls?: string; disabled?: boolean; ariaLabel?: string } = {},
+): HTMLElement {
   const b = h('vscode-button', {
     secondary: opts.secondary ?? false,
     title: opts.title,

@@ -108,8 +108,12 @@ const overview = new Overview(ctx, [timeline.el, gauges.el], (open) => {
 const welcome = h(
   'div',
   { class: 'welcome', hidden: true },
-  h('p', { text: 'Type a task below; the agent works in this workspace against your own server and asks before it edits or runs anything.' }),
-  h('p', { text: 'Later, type /compact "what must survive", drag the split point on the timeline, and review the summary before adopting it (Undo restores it).' }),
+  h('p', {
+    text: 'Type a task below; the agent works in this workspace against your own server and asks before it edits or runs anything.',
+  }),
+  h('p', {
+    text: 'Later, type /compact "what must survive", drag the split point on the timeline, and review the summary before adopting it (Undo restores it).',
+  }),
 );
 const top = h('div', { class: 'top' }, header.el, overview.el, compaction.el, pins.el);
 const app = h('main', { class: 'app', hidden: true }, top, welcome, chat.el, composer.el);
@@ -153,12 +157,13 @@ function route(d: Dirty): void {
     ui.dragVersion = null;
     saveUi(ui);
   }
+  // One timeline paint per message: a split change re-renders it below, which paints too.
   if (d.messages === 'reset') {
     chat.render();
-    timeline.render();
+    if (!d.split) timeline.render();
   } else if (d.messages === 'append') {
     chat.append();
-    timeline.drawNow();
+    if (!d.split) timeline.drawNow();
   }
   if (d.split) {
     timeline.render();
@@ -201,7 +206,8 @@ function onMessage(msg: HostToWebview): void {
     }
     // A drag placed on another version of the context (a compaction adopted or undone, the pinned block added) names other messages.
     const sameVersion = ui.dragVersion === null || ui.dragVersion === s.split.version;
-    const keep = ui.dragTail !== null && sameVersion && s.split.allowed[nearestAllowedByIndex(s.split.allowed, ui.dragTail)] === ui.dragTail;
+    const keep =
+      ui.dragTail !== null && sameVersion && s.split.allowed[nearestAllowedByIndex(s.split.allowed, ui.dragTail)] === ui.dragTail;
     const drag = ui.dragTail;
     const d = model.apply(msg);
     ui.dragTail = keep ? drag : null;

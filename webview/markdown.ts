@@ -18,7 +18,27 @@ const marked = new Marked({
 
 const PURIFY = {
   USE_PROFILES: { html: true },
-  FORBID_TAGS: ['style', 'img', 'video', 'audio', 'source', 'picture', 'iframe', 'object', 'embed', 'form', 'input', 'button', 'textarea', 'select', 'link', 'meta', 'base', 'svg', 'math'],
+  FORBID_TAGS: [
+    'style',
+    'img',
+    'video',
+    'audio',
+    'source',
+    'picture',
+    'iframe',
+    'object',
+    'embed',
+    'form',
+    'input',
+    'button',
+    'textarea',
+    'select',
+    'link',
+    'meta',
+    'base',
+    'svg',
+    'math',
+  ],
   FORBID_ATTR: ['style', 'srcset', 'src', 'action', 'formaction', 'ping'],
   ALLOW_DATA_ATTR: false,
 };

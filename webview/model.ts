@@ -4,6 +4,7 @@
  * parts of the view need repainting.
  */
 import type { HostToWebview, ViewMessage, ViewSnapshot } from '../src/protocol/messages';
+import { applySplitChange } from '../src/protocol/messages';
 import { buildPrefix, type Prefix } from './projection';
 
 export interface Dirty {
@@ -44,10 +45,12 @@ export class Model {
     switch (msg.type) {
       case 'message-added': {
         const m = msg.message;
-        const splitChanged = !sameSplit(s.split, msg.split);
+        const split = applySplitChange(s.split, msg.split);
+        const splitChanged = !sameSplit(s.split, split);
         s.gauge = msg.gauge;
-        s.split = msg.split;
-        const d: Dirty = { gauge: true, split: true, splitReset: splitChanged };
+        s.split = split;
+        // The handle's limits and the allowed ticks follow the gauge update; a full split render only when the split itself moved.
+        const d: Dirty = { gauge: true, split: splitChanged, splitReset: splitChanged };
         if (m.index === s.messages.length) {
           s.messages.push(m);
           if (splitChanged) this.prefix = buildPrefix(s.messages, s.split);
@@ -118,6 +121,7 @@ function sameSplit(a: ViewSnapshot['split'], b: ViewSnapshot['split']): boolean 
   return (
     a.strategy === b.strategy &&
     a.tailStartIndex === b.tailStartIndex &&
+    a.frameEnd === b.frameEnd &&
     a.keptIndices.length === b.keptIndices.length &&
     a.keptIndices.every((v, i) => v === b.keptIndices[i])
   );
@@ -131,7 +135,8 @@ function appendPrefix(p: Prefix, m: ViewMessage, split: ViewSnapshot['split']): 
   head.set(p.head);
   const t = m.tokens > 0 ? m.tokens : 0;
   all[n] = all[n - 1]! + t;
-  const compactable = m.role !== 'system' && m.kind !== 'pinned' && m.origin !== 'system' && m.origin !== 'pinned' && !split.keptIndices.includes(n - 1);
+  // Same rule as buildPrefix: the host's frame end and kept list decide.
+  const compactable = n - 1 >= split.frameEnd && !split.keptIndices.includes(n - 1);
   head[n] = head[n - 1]! + (compactable ? t : 0);
   return { all, head, total: all[n]! };
 }

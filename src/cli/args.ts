@@ -25,7 +25,8 @@ export function requireString(value: string | boolean | undefined, flag: string)
 export function intOption(value: string | boolean | undefined, flag: string, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (typeof value !== 'string' || !Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer ≥ ${min}, got ${String(value)}`);
+  if (typeof value !== 'string' || !Number.isInteger(n) || n < min)
+    throw new UsageError(`${flag} must be an integer ≥ ${min}, got ${String(value)}`);
   return n;
 }
 

@@ -16,6 +16,7 @@ import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
 import type { Endpoint } from './endpoint';
 import type { CliIO } from './io';
 import { readPrefixCacheCounters, resetPrefixCache } from './serverProbe';
+import { CALIBRATE_HELP, calibrateCommand } from './calibrateCommand';
 
 export const BENCH_HELP = `splitpoint bench --session FILE --endpoint URL [options]
 
@@ -31,7 +32,9 @@ ${ENDPOINT_HELP}
                         MODE/LAYOUT/CACHE[/longest-first][/nostream] with MODE
                         sequential|parallel, LAYOUT cache-aligned|target-block,
                         CACHE cold|warm
-  --json                print one JSON object`;
+  --json                print one JSON object
+
+${CALIBRATE_HELP}`;
 
 const OPTIONS = {
   ...ENDPOINT_OPTIONS,
@@ -40,6 +43,9 @@ const OPTIONS = {
   strategy: { type: 'string' },
   runs: { type: 'string' },
   json: { type: 'boolean', default: false },
+  calibrate: { type: 'boolean', default: false },
+  out: { type: 'string' },
+  base: { type: 'string' },
 } as const;
 
 export interface RunSpec {
@@ -67,10 +73,21 @@ export function parseRuns(text: string): RunSpec[] {
   return text.split(',').map((item) => {
     const [mode, layout, cache, ...flags] = item.trim().split('/');
     const bad = flags.filter((f) => f !== 'longest-first' && f !== 'nostream');
-    if ((mode !== 'sequential' && mode !== 'parallel') || (layout !== 'cache-aligned' && layout !== 'target-block') || (cache !== 'cold' && cache !== 'warm') || bad.length > 0) {
+    if (
+      (mode !== 'sequential' && mode !== 'parallel') ||
+      (layout !== 'cache-aligned' && layout !== 'target-block') ||
+      (cache !== 'cold' && cache !== 'warm') ||
+      bad.length > 0
+    ) {
       throw new UsageError(`bad run "${item}": expected MODE/LAYOUT/CACHE[/longest-first][/nostream], e.g. parallel/cache-aligned/warm`);
     }
-    return { mode, layout, cache, dispatch: flags.includes('longest-first') ? 'longest-first' : 'all-at-once', stream: !flags.includes('nostream') };
+    return {
+      mode,
+      layout,
+      cache,
+      dispatch: flags.includes('longest-first') ? 'longest-first' : 'all-at-once',
+      stream: !flags.includes('nostream'),
+    };
   });
 }
 
@@ -107,8 +124,9 @@ export interface RunResult extends RunSpec {
 
 export async function benchCommand(argv: string[], io: CliIO): Promise<number> {
   const { values } = parseCommandArgs(argv, OPTIONS);
+  if (values.calibrate) return calibrateCommand(values, io);
   const path = requireString(values.session, '--session');
-  const blockTokens = intOption(values['block-tokens'], '--block-tokens', DEFAULT_COMPACTION_SETTINGS.blockTokens, 64);
+  const blockTokens = intOption(values['block-tokens'], '--block-tokens', 4096, 64);
   const strategy = oneOf<StrategyName>(values.strategy, STRATEGY_NAMES, '--strategy', 'token-fraction');
   const runs = typeof values.runs === 'string' ? parseRuns(values.runs) : DEFAULT_RUNS;
   const endpoint = await connect(values, io);
@@ -127,7 +145,15 @@ export interface BenchResult {
   runs: RunResult[];
 }
 
-export async function runBench(o: { path: string; blockTokens: number; strategy: StrategyName; runs: RunSpec[]; endpoint: Endpoint; io: CliIO; quiet: boolean }): Promise<BenchResult> {
+export async function runBench(o: {
+  path: string;
+  blockTokens: number;
+  strategy: StrategyName;
+  runs: RunSpec[];
+  endpoint: Endpoint;
+  io: CliIO;
+  quiet: boolean;
+}): Promise<BenchResult> {
   const { store } = await openSession(o.path);
   const ledger = new TokenLedger(await loadTiktokenCounter());
   const { client, limiter, contextWindow, model } = o.endpoint;
@@ -142,7 +168,10 @@ export async function runBench(o: { path: string; blockTokens: number; strategy:
     client.tokenize(wire.slice(0, lastHead + 1), { tools: [...AGENT_TOOL_SPECS] }).catch(() => undefined),
     client.tokenize(wire.slice(0, frameLen), { tools: [...AGENT_TOOL_SPECS] }).catch(() => undefined),
   ]);
-  const headTokens = through && frame && through.source === 'server' ? through.count - frame.count : split.headIndices.reduce((s, i) => s + snapshot.tokens[i]!, 0);
+  const headTokens =
+    through && frame && through.source === 'server'
+      ? through.count - frame.count
+      : split.headIndices.reduce((s, i) => s + snapshot.tokens[i]!, 0);
   const results: RunResult[] = [];
   for (const spec of o.runs) {
     const name = `${spec.mode}/${spec.layout}/${spec.cache}${spec.dispatch === 'longest-first' ? '/longest-first' : ''}${spec.stream ? '' : '/nostream'}`;
@@ -151,10 +180,25 @@ export async function runBench(o: { path: string; blockTokens: number; strategy:
       // What the live agent would have sent last: its whole context and tools.
       await client.chat({ messages: wire, tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: 1, stream: false });
     }
-    const settings: CompactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, mode: spec.mode, layout: spec.layout, dispatch: spec.dispatch, streamWorkers: spec.stream, blockTokens: o.blockTokens, contextWindow, model };
+    const settings: CompactionSettings = {
+      ...DEFAULT_COMPACTION_SETTINGS,
+      mode: spec.mode,
+      layout: spec.layout,
+      dispatch: spec.dispatch,
+      streamWorkers: spec.stream,
+      blockTokens: o.blockTokens,
+      contextWindow,
+      model,
+    };
     const requests: ModelRequest[] = [];
     const recording: ModelPort = { chat: (req, opts) => (requests.push(req), client.chat(req, opts)) };
-    const pending = createCompaction(snapshot, settings, { model: recording, limiter, count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds });
+    const pending = createCompaction(snapshot, settings, {
+      model: recording,
+      limiter,
+      count: (m) => ledger.estimate(m),
+      clock: systemClock,
+      ids: randomIds,
+    });
     const before = await readPrefixCacheCounters(client.root);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -162,16 +206,27 @@ export async function runBench(o: { path: string; blockTokens: number; strategy:
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const after = await readPrefixCacheCounters(client.root);
-    if (!pending.isComplete()) throw new Error(`run ${name}: ${pending.blocks.filter((b) => b.status === 'failed').map((b) => `block ${b.index}: ${b.error}`).join('; ')}`);
+    if (!pending.isComplete())
+      throw new Error(
+        `run ${name}: ${pending.blocks
+          .filter((b) => b.status === 'failed')
+          .map((b) => `block ${b.index}: ${b.error}`)
+          .join('; ')}`,
+      );
     const workers: WorkerRow[] = [];
     for (const b of pending.blocks) {
       const st = b.stats!;
       let instructionTokens = st.instructionTokens;
       if (spec.layout === 'cache-aligned' && spec.cache === 'warm') {
         // Exact instruction size: the worker's prompt minus its prefix, both by the server's tokenizer.
-        const req = requests.find((r) => r.messages.length > 0 && /from message #(\d+)/.exec(r.messages.at(-1)!.content ?? '')?.[1] === String(b.firstMessage));
+        const req = requests.find(
+          (r) => r.messages.length > 0 && /from message #(\d+)/.exec(r.messages.at(-1)!.content ?? '')?.[1] === String(b.firstMessage),
+        );
         if (req) {
-          const [full, prefix] = await Promise.all([client.tokenize(req.messages, { tools: [...AGENT_TOOL_SPECS] }), client.tokenize(req.messages.slice(0, -1), { tools: [...AGENT_TOOL_SPECS] })]);
+          const [full, prefix] = await Promise.all([
+            client.tokenize(req.messages, { tools: [...AGENT_TOOL_SPECS] }),
+            client.tokenize(req.messages.slice(0, -1), { tools: [...AGENT_TOOL_SPECS] }),
+          ]);
           if (full.source === 'server') instructionTokens = full.count - prefix.count;
         }
       }
@@ -224,13 +279,17 @@ export async function runBench(o: { path: string; blockTokens: number; strategy:
 
 export function formatBench(r: BenchResult): string {
   const lines = [
-    `session ${r.session}: head ${r.headMessages} messages, ${r.headTokens} tokens (server count); B = ${r.blockTokens}; window ${r.contextWindow}; endpoint ${r.endpoint}`,
+    `session ${r.session}: head ${r.headMessages} messages, ${r.headTokens} tokens (server count); ` +
+      `B = ${r.blockTokens}; window ${r.contextWindow}; endpoint ${r.endpoint}`,
     '',
     'run                                       blocks  wall ms  reqs  max in flight  prompt tok  cached tok  uncached  prefill ratio  client CPU',
   ];
   for (const x of r.runs) {
     lines.push(
-      `${x.name.padEnd(42)}${String(x.blocks).padStart(6)}${String(x.wallMs).padStart(9)}${String(x.requests).padStart(6)}${String(x.maxInFlight).padStart(15)}${String(x.promptTokens).padStart(12)}${String(x.cachedTokens).padStart(12)}${String(x.uncachedTokens).padStart(10)}${x.prefillRatio.toFixed(3).padStart(15)}  ${x.clientCpuMs} ms (${(100 * x.clientCpuShare).toFixed(2)}%)` +
+      `${x.name.padEnd(42)}${String(x.blocks).padStart(6)}${String(x.wallMs).padStart(9)}${String(x.requests).padStart(6)}` +
+        `${String(x.maxInFlight).padStart(15)}${String(x.promptTokens).padStart(12)}${String(x.cachedTokens).padStart(12)}` +
+        `${String(x.uncachedTokens).padStart(10)}${x.prefillRatio.toFixed(3).padStart(15)}  ` +
+        `${x.clientCpuMs} ms (${(100 * x.clientCpuShare).toFixed(2)}%)` +
         (x.cacheResetWorked ? '' : '  [cache not reset]'),
     );
   }

@@ -1,4 +1,6 @@
-import type { CompactionEvent } from '../core/compaction/events';
+import type { CompactionEvent, PlanChoice, PlanOption } from '../core/compaction/events';
+import { VllmClient, limiterFor } from '../llm';
+import { resolveProfile } from './profileStore';
 import { createCompaction, snapshotSession } from '../core/compaction/fromSession';
 import type { PendingCompaction } from '../core/compaction/pendingCompaction';
 import { DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
@@ -24,11 +26,23 @@ export const COMPACT_HELP = `splitpoint compact --session FILE --endpoint URL [o
   (.json) is first imported into a new log next to it (FILE.jsonl).
 
 ${ENDPOINT_HELP}
-  --mode parallel|sequential     block-parallel (default) or one worker over the whole head
-  --block-tokens N               tokens per block (default 4096)
+  By default the planner predicts each way to compact (the sequential call,
+  cache-aligned and target-block workers at several block sizes and
+  concurrencies) on the server's performance profile and runs the fastest;
+  the flags below fix parts of the plan.
+
+  --plan                         print the plan and the alternatives with predicted times, and stop
+  --mode auto|parallel|sequential  (default auto)
+  --block-tokens N               tokens per block (default: the planner's)
+  --concurrency N                workers in flight at once (default: the planner's, up to 64)
+  --profile NAME|FILE            performance profile: h100-7b, unit, or a JSON file from
+                                 bench --calibrate (default: learned for this endpoint, else h100-7b)
+  --cache cold|warm              whether the agent's prefix is in the server's cache (default cold)
+  --replica URL                  another endpoint serving the same model (repeatable)
+  --volume N                     total summary tokens (default: from the verbosity and the window)
   --strategy S                   ${STRATEGY_NAMES.join(' | ')} (default token-fraction)
   --split N                      split at message N instead (snapped so no tool result is orphaned)
-  --layout L                     ${LAYOUTS.join(' | ')} (default cache-aligned)
+  --layout L                     auto | ${LAYOUTS.join(' | ')} (default auto)
   --verbosity V                  concise | detailed | "very detailed" (default detailed)
   --focus TEXT                   what must survive, given to every worker
   --no-stream                    workers do not stream (less client CPU, no token progress)
@@ -40,6 +54,11 @@ const OPTIONS = {
   session: { type: 'string' },
   mode: { type: 'string' },
   'block-tokens': { type: 'string' },
+  plan: { type: 'boolean', default: false },
+  profile: { type: 'string' },
+  cache: { type: 'string' },
+  replica: { type: 'string', multiple: true },
+  volume: { type: 'string' },
   strategy: { type: 'string' },
   split: { type: 'string' },
   layout: { type: 'string' },
@@ -50,15 +69,16 @@ const OPTIONS = {
   json: { type: 'boolean', default: false },
 } as const;
 
-
 export async function compactCommand(argv: string[], io: CliIO): Promise<number> {
   const { values } = parseCommandArgs(argv, OPTIONS);
   const path = requireString(values.session, '--session');
-  const mode = oneOf<CompactionMode>(values.mode, ['parallel', 'sequential'], '--mode', 'parallel');
-  const layout = oneOf<Layout>(values.layout, LAYOUTS, '--layout', 'cache-aligned');
+  const mode = oneOf<CompactionMode | 'auto'>(values.mode, ['auto', 'parallel', 'sequential'], '--mode', 'auto');
+  const layout = oneOf<Layout | 'auto'>(values.layout, ['auto', ...LAYOUTS], '--layout', 'auto');
+  const cache = oneOf<'cold' | 'warm'>(values.cache, ['cold', 'warm'], '--cache', 'cold');
+  const volume = values.volume === undefined ? undefined : intOption(values.volume, '--volume', 0, 64);
   const verbosity = oneOf<Verbosity>(values.verbosity, VERBOSITIES, '--verbosity', 'detailed');
   const strategy = oneOf<StrategyName>(values.strategy, STRATEGY_NAMES, '--strategy', 'token-fraction');
-  const blockTokens = intOption(values['block-tokens'], '--block-tokens', DEFAULT_COMPACTION_SETTINGS.blockTokens, 64);
+  const blockTokens = intOption(values['block-tokens'], '--block-tokens', 0, 64);
   const manual = values.split === undefined ? undefined : intOption(values.split, '--split', 0, 0);
   const opened = await openSession(path);
   const endpoint = await connect(values, io);
@@ -70,13 +90,45 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
     contextWindow: endpoint.contextWindow,
     replyReserve: 4096,
   });
-  if (snapshot.split.headIndices.length === 0) throw new Error(`Nothing to compact: the ${snapshot.strategy} split keeps the whole session (${snapshot.split.note}).`);
-  const focus = typeof values.focus === 'string' && values.focus.trim() ? values.focus.trim() : store.snapshot.focus ?? undefined;
+  if (snapshot.split.headIndices.length === 0)
+    throw new Error(`Nothing to compact: the ${snapshot.strategy} split keeps the whole session (${snapshot.split.note}).`);
+  const focus = typeof values.focus === 'string' && values.focus.trim() ? values.focus.trim() : (store.snapshot.focus ?? undefined);
+  const { profile, from } = resolveProfile(values.profile, endpoint.client.baseURL);
+  const concurrency = values.concurrency === undefined ? 0 : endpoint.limiter.max;
+  // The planner picks the concurrency unless --concurrency fixed it: let the endpoint's limiter allow it.
+  if (values.concurrency === undefined) endpoint.limiter.setMax(64);
+  const replicas = (values.replica ?? []).map((url) => ({
+    model: new VllmClient({ baseURL: url, ...(endpoint.model ? { model: endpoint.model } : {}) }),
+    limiter: limiterFor(url, 64),
+  }));
   const pending = createCompaction(
     snapshot,
-    { ...DEFAULT_COMPACTION_SETTINGS, mode, layout, verbosity, blockTokens, focus, streamWorkers: !values['no-stream'], contextWindow: endpoint.contextWindow, model: endpoint.model },
-    { model: endpoint.client, limiter: endpoint.limiter, count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds },
+    {
+      ...DEFAULT_COMPACTION_SETTINGS,
+      mode,
+      layout,
+      verbosity,
+      blockTokens,
+      concurrency,
+      maxConcurrency: endpoint.limiter.max,
+      profile,
+      cache,
+      ...(volume ? { summaryTokens: volume } : {}),
+      focus,
+      streamWorkers: !values['no-stream'],
+      contextWindow: endpoint.contextWindow,
+      model: endpoint.model,
+    },
+    { model: endpoint.client, limiter: endpoint.limiter, count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds, replicas },
   );
+  const choice = pending.plan.choice;
+  if (values.plan) {
+    io.out(
+      values.json ? JSON.stringify({ plan: choice, profileFrom: from, summaryTokens: pending.plan.summaryTokens }) : planText(choice, from),
+    );
+    return 0;
+  }
+  if (!values.json && choice) io.err(planText(choice, from));
   if (!values.json) pending.on((e) => progress(e, io));
   const abort = () => pending.cancel();
   process.once('SIGINT', abort);
@@ -88,12 +140,18 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   if (pending.isCancelled) throw new Error('Cancelled; nothing was adopted.');
   if (!pending.isComplete()) {
     const failed = pending.blocks.filter((b) => b.status === 'failed');
-    throw new Error(`${failed.length} of ${pending.blocks.length} blocks failed (first: block ${failed[0]?.index}: ${failed[0]?.error}). Nothing was adopted.`);
+    throw new Error(
+      `${failed.length} of ${pending.blocks.length} blocks failed (first: block ${failed[0]?.index}: ${failed[0]?.error}). Nothing was adopted.`,
+    );
   }
   const tokensBefore = ledger.total(snapshot.context);
   const tokensAfter = pending.projectedContext().reduce((s, m) => s + ledger.estimate(m), 0);
   if (values.adopt) await pending.adopt(store);
-  io.out(values.json ? JSON.stringify(report(pending, tokensBefore, tokensAfter, values.adopt)) : summaryText(pending, tokensBefore, tokensAfter, values.adopt));
+  io.out(
+    values.json
+      ? JSON.stringify(report(pending, tokensBefore, tokensAfter, values.adopt))
+      : summaryText(pending, tokensBefore, tokensAfter, values.adopt),
+  );
   return 0;
 }
 
@@ -122,6 +180,8 @@ function report(p: PendingCompaction, tokensBefore: number, tokensAfter: number,
     wallMs: t.wallMs,
     checks: p.checks(),
     adopted,
+    plan: p.plan.choice ?? null,
+    outcome: p.outcome() ?? null,
   };
 }
 
@@ -131,22 +191,58 @@ function summaryText(p: PendingCompaction, before: number, after: number, adopte
   return [
     p.summaryText(),
     '',
-    `— ${p.blocks.length} block(s), ${t.wallMs} ms; ${before} → ${after} tokens (head ${t.headTokens} → summary ${t.summaryTokens}, ${t.compressionRatio.toFixed(1)}×); cached prompt tokens ${t.cachedTokens} of ${t.inputTokens}`,
+    `— ${p.blocks.length} block(s), ${t.wallMs} ms; ${before} → ${after} tokens ` +
+      `(head ${t.headTokens} → summary ${t.summaryTokens}, ${t.compressionRatio.toFixed(1)}×); ` +
+      `cached prompt tokens ${t.cachedTokens} of ${t.inputTokens}`,
+    outcomeText(p),
     c.missingPins.length > 0 ? `! pins missing from the result: ${c.missingPins.join(', ')}` : '',
     c.openLoopsDropped ? `! open loops: ${c.openLoopsBefore} in the head, ${c.openLoopsAfter} in the summary` : '',
-    adopted ? 'Adopted into the session log (undo with the extension, or by appending an undo event).' : 'Not adopted (pass --adopt to write it to a session log).',
+    adopted
+      ? 'Adopted into the session log (undo with the extension, or by appending an undo event).'
+      : 'Not adopted (pass --adopt to write it to a session log).',
   ]
     .filter((l) => l !== '')
     .join('\n');
 }
 
+const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+/** The chosen plan and the alternatives the planner weighed, fastest first. */
+export function planText(c: PlanChoice | undefined, from: string): string {
+  if (!c) return 'nothing to plan: the head is empty';
+  const line = (o: PlanOption) =>
+    `  ${o.label.padEnd(44)} ${sec(o.predictedMs).padStart(9)}  ${String(o.summaryTokens).padStart(6)} tokens` +
+    (o.agentSlowdown !== undefined ? `  agent ×${o.agentSlowdown}` : '') +
+    (o.excluded ? `  (ruled out: ${o.excluded})` : '');
+  return [
+    `plan (profile ${c.profile.name}, ${from}; ${c.cache} cache; ${c.replicas} endpoint${c.replicas > 1 ? 's' : ''}` +
+      `${c.forced.length ? `; fixed: ${c.forced.join(', ')}` : ''}):`,
+    line(c.chosen).replace(/^ /, '>'),
+    ...c.alternatives.map(line),
+  ].join('\n');
+}
+
+function outcomeText(p: PendingCompaction): string {
+  const o = p.outcome();
+  if (!o) return '';
+  const written =
+    o.predictedForWrittenMs !== undefined
+      ? `; for the ${o.summaryTokens} tokens written the model predicts ${sec(o.predictedForWrittenMs)}`
+      : '';
+  return `— plan ${o.label}: predicted ${sec(o.predictedMs)}, measured ${sec(o.measuredMs)} (${o.ratio}× the prediction)${written}`;
+}
+
 function progress(e: CompactionEvent, io: CliIO): void {
   switch (e.type) {
     case 'planned':
-      io.err(`compacting ${e.headTokens} tokens in ${e.blocks.length} block(s) (${e.mode}, ${e.layout})${e.focus ? `, focus: ${e.focus}` : ''}`);
+      io.err(
+        `compacting ${e.headTokens} tokens in ${e.blocks.length} block(s) (${e.mode}, ${e.layout})${e.focus ? `, focus: ${e.focus}` : ''}`,
+      );
       return;
     case 'block-done':
-      io.err(`  block ${e.block}: done, ${e.stats.inputTokens} in (${e.stats.cachedTokens ?? '?'} cached) → ${e.stats.outputTokens} out, ${e.stats.ms} ms`);
+      io.err(
+        `  block ${e.block}: done, ${e.stats.inputTokens} in (${e.stats.cachedTokens ?? '?'} cached) → ${e.stats.outputTokens} out, ${e.stats.ms} ms`,
+      );
       return;
     case 'block-failed':
       io.err(`  block ${e.block}: failed: ${e.error}`);

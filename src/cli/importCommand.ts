@@ -40,14 +40,16 @@ export async function importToLog(source: string, out: string = defaultLogPath(s
   } catch (err) {
     throw new Error(`${source} is not valid JSON (${(err as Error).message}); expected an OpenAI messages array.`, { cause: err });
   }
-  if (await storage.exists(out)) throw new Error(`${out} already exists; pass --out NEW.jsonl, or use the existing log with --session ${out}.`);
+  if (await storage.exists(out))
+    throw new Error(`${out} already exists; pass --out NEW.jsonl, or use the existing log with --session ${out}.`);
   const name = title ?? source.replace(/^.*[\\/]/, '').replace(/\.[^.]+$/, '');
   return SessionStore.importArray({ storage }, out, raw, name);
 }
 
 export async function importCommand(argv: string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, OPTIONS, true);
-  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'name the messages file to import' : 'import takes one file');
+  if (positionals.length !== 1)
+    throw new UsageError(positionals.length === 0 ? 'name the messages file to import' : 'import takes one file');
   const source = positionals[0]!;
   const out = typeof values.out === 'string' ? values.out : defaultLogPath(source);
   const store = await importToLog(source, out, typeof values.title === 'string' ? values.title : undefined);

@@ -81,7 +81,11 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const stat = await fs.stat(workspace).catch(() => undefined);
   if (!stat?.isDirectory()) throw new UsageError(`--workspace ${workspace} is not a folder`);
   const strategy = oneOf<StrategyName>(values.strategy, STRATEGY_NAMES, '--strategy', 'token-fraction');
-  const thresholds = { hi: fraction(values.hi, '--hi', DEFAULT_THRESHOLDS.hi), lo: fraction(values.lo, '--lo', DEFAULT_THRESHOLDS.lo), block: fraction(values.block, '--block', DEFAULT_THRESHOLDS.block) };
+  const thresholds = {
+    hi: fraction(values.hi, '--hi', DEFAULT_THRESHOLDS.hi),
+    lo: fraction(values.lo, '--lo', DEFAULT_THRESHOLDS.lo),
+    block: fraction(values.block, '--block', DEFAULT_THRESHOLDS.block),
+  };
   const problems = validateThresholds(thresholds);
   if (problems.length > 0) throw new UsageError(problems.join('; '));
   const maxSteps = intOption(values['max-steps'], '--max-steps', 40);
@@ -90,7 +94,9 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const storage = new NodeFileStorage();
   const sessionPath = values.session ? resolve(values.session) : join(tmpdir(), `splitpoint-run-${Date.now()}.jsonl`);
   const deps = { storage };
-  const store = (await storage.exists(sessionPath)) ? await SessionStore.open(deps, sessionPath) : await SessionStore.create(deps, sessionPath, task.slice(0, 80));
+  const store = (await storage.exists(sessionPath))
+    ? await SessionStore.open(deps, sessionPath)
+    : await SessionStore.create(deps, sessionPath, task.slice(0, 80));
   if (store.snapshot.messages.length === 0) await store.append({ role: 'system', content: agentSystemPrompt(basename(workspace)) });
 
   const ledger = new TokenLedger(await loadTiktokenCounter());
@@ -144,7 +150,8 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
 
 function approvals(yes: boolean): ApprovalPort {
   if (yes) return { request: async () => ({ approved: true }) };
-  if (!process.stdin.isTTY) return { request: async () => ({ approved: false, reason: 'no terminal to ask on (pass --yes to approve writes and commands)' }) };
+  if (!process.stdin.isTTY)
+    return { request: async () => ({ approved: false, reason: 'no terminal to ask on (pass --yes to approve writes and commands)' }) };
   return {
     async request(call) {
       const rl = createInterface({ input: process.stdin, output: process.stderr });
@@ -167,7 +174,8 @@ const DESCRIBE: AgentEventTable<CliIO> = {
   'tool-result': (e, io) => {
     if (e.isError) io.err(`  ! ${(e.message.content ?? '').split('\n')[0]}`);
   },
-  'trigger-fired': (e, io) => io.err(`[compaction trigger: ${e.trigger} at ${(100 * e.usedFraction).toFixed(0)}% of the window${e.detail ? `, ${e.detail}` : ''}]`),
+  'trigger-fired': (e, io) =>
+    io.err(`[compaction trigger: ${e.trigger} at ${(100 * e.usedFraction).toFixed(0)}% of the window${e.detail ? `, ${e.detail}` : ''}]`),
   'compaction-started': (e, io) =>
     io.err(`[compaction ${e.compactionId} started${e.background ? ' in the background' : ''}${e.focus ? `, focus: ${e.focus}` : ''}]`),
   'judge-verdict': (e, io) =>

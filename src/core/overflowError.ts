@@ -59,7 +59,8 @@ const RULES: Rule[] = [
   // 1. current vLLM
   {
     re: new RegExp(
-      `maximum context length is ${NUM} tokens\\.?\\s*However, you requested ${NUM} output tokens and your prompt contains at least ${NUM} input tokens(?:, for a total of at least ${NUM} tokens)?`,
+      `maximum context length is ${NUM} tokens\\.?\\s*However, you requested ${NUM} output tokens ` +
+        `and your prompt contains at least ${NUM} input tokens(?:, for a total of at least ${NUM} tokens)?`,
       'i',
     ),
     pick: (m) => {
@@ -114,10 +115,7 @@ const RULES: Rule[] = [
   },
   // 5. V1 input processor
   {
-    re: new RegExp(
-      `(?:decoder |encoder )?prompt \\(length ${NUM}\\) is longer than the maximum model length of ${NUM}`,
-      'i',
-    ),
+    re: new RegExp(`(?:decoder |encoder )?prompt \\(length ${NUM}\\) is longer than the maximum model length of ${NUM}`, 'i'),
     pick: (m) => ({ window: num(m[2])!, input: num(m[1])! }),
   },
   // 8. old scheduler warning

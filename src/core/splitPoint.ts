@@ -155,14 +155,26 @@ export function splitTokenFraction(input: SplitInput, opts: TokenFractionOptions
   }
   for (let i = cross; i < messages.length; i++) {
     if (messages[i]!.role === 'user') {
-      return contiguous('token-fraction', messages, i, `recent ${Math.round(opts.fraction * 100)}% starts at message ${cross}; snapped to user message ${i}`);
+      return contiguous(
+        'token-fraction',
+        messages,
+        i,
+        `recent ${Math.round(opts.fraction * 100)}% starts at message ${cross}; snapped to user message ${i}`,
+      );
     }
   }
   const safe = safeBoundaryAtOrBefore(messages, cross);
-  return contiguous('token-fraction', messages, safe, `no user message in the recent ${Math.round(opts.fraction * 100)}%; tail starts at message ${safe}`);
+  return contiguous(
+    'token-fraction',
+    messages,
+    safe,
+    `no user message in the recent ${Math.round(opts.fraction * 100)}%; tail starts at message ${safe}`,
+  );
 }
 
-export function turnBudget(opts: Pick<RecentTurnsOptions, 'usableContextTokens' | 'turnBudgetShare' | 'turnBudgetMin' | 'turnBudgetMax'>): number {
+export function turnBudget(
+  opts: Pick<RecentTurnsOptions, 'usableContextTokens' | 'turnBudgetShare' | 'turnBudgetMin' | 'turnBudgetMax'>,
+): number {
   const raw = Math.floor(opts.usableContextTokens * opts.turnBudgetShare);
   return Math.min(opts.turnBudgetMax, Math.max(opts.turnBudgetMin, raw));
 }
@@ -198,7 +210,8 @@ export function splitRecentTurns(input: SplitInput, opts: RecentTurnsOptions): R
     })
     .map((t) => t.start);
   const tailStart = kept[0]!.start;
-  const note = `keeps the last ${kept.length} of ${turns.length} turns from message ${tailStart}; per-turn budget ${budget}` +
+  const note =
+    `keeps the last ${kept.length} of ${turns.length} turns from message ${tailStart}; per-turn budget ${budget}` +
     (over.length > 0 ? `; ${over.length} over budget` : '');
   return { ...contiguous('recent-turns', messages, tailStart, note), turnBudget: budget, overBudgetTurnStarts: over };
 }

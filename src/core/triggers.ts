@@ -22,7 +22,8 @@ export function validateThresholds(t: BudgetThresholds): string[] {
   }
   if (errors.length === 0) {
     if (!(t.lo < t.hi)) errors.push(`lo (${t.lo}) must be below hi (${t.hi}), or compaction would thrash`);
-    if (!(t.hi < t.block)) errors.push(`hi (${t.hi}) must be below block (${t.block}), or the agent would stall before background compaction starts`);
+    if (!(t.hi < t.block))
+      errors.push(`hi (${t.hi}) must be below block (${t.block}), or the agent would stall before background compaction starts`);
   }
   return errors;
 }
@@ -70,14 +71,10 @@ export function evaluateBudget(
 
 /** Structural events: things that happened, no measurement. */
 export type StructuralEvent =
-  | { kind: 'user-compact'; focus?: string }
-  | { kind: 'tool-output'; messageId: string; tokens: number }
-  | { kind: 'compaction-finished' };
+  { kind: 'user-compact'; focus?: string } | { kind: 'tool-output'; messageId: string; tokens: number } | { kind: 'compaction-finished' };
 
 export type StructuralDecision =
-  | { kind: 'none' }
-  | { kind: 'compact-now'; focus?: string }
-  | { kind: 'distill-tool-output'; messageId: string };
+  { kind: 'none' } | { kind: 'compact-now'; focus?: string } | { kind: 'distill-tool-output'; messageId: string };
 
 /** A single tool output this large is distilled eagerly so pressure builds slower. */
 export function evaluateStructural(e: StructuralEvent, opts: { distillToolOutputTokens: number }): StructuralDecision {
@@ -111,13 +108,9 @@ export function evaluateIdle(x: IdleInput, opts: { idleMs: number; minFraction: 
 
 /** Reactive: the server refused the prompt as too long. Compact synchronously, retry once. */
 export type ReactiveDecision =
-  | { kind: 'compact-and-retry'; window: number; input: number | undefined }
-  | { kind: 'give-up'; reason: string };
+  { kind: 'compact-and-retry'; window: number; input: number | undefined } | { kind: 'give-up'; reason: string };
 
-export function evaluateOverflow(
-  overflow: { window: number; input: number | undefined },
-  alreadyRetried: boolean,
-): ReactiveDecision {
+export function evaluateOverflow(overflow: { window: number; input: number | undefined }, alreadyRetried: boolean): ReactiveDecision {
   if (alreadyRetried) {
     return {
       kind: 'give-up',

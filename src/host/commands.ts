@@ -5,7 +5,7 @@ import { SessionCorruptError } from '../core/session/errors';
 import type { CommandId } from './commandTable';
 import { updateSetting } from './config';
 import type { SplitpointHost } from './host';
-import { API_KEY_SECRET } from './host';
+import { apiKeySecret, separateRoles, type KeyRole } from './apiKeys';
 import { checkConnectionCommand } from './onboarding/checkCommand';
 import { VIEW_ID } from './sessionViewProvider';
 
@@ -46,9 +46,10 @@ export function commandHandlers(host: SplitpointHost, review: { open(): void }):
     },
     'splitpoint.checkConnection': () => checkConnectionCommand(host),
     // Each of these takes its answer as an argument too (scripts, keybindings, tests) instead of asking.
-    'splitpoint.setApiKey': (key?: unknown) => setApiKey(host, typeof key === 'string' ? key : undefined),
+    'splitpoint.setApiKey': (key?: unknown, role?: unknown) => setApiKey(host, typeof key === 'string' ? key : undefined, isRole(role) ? role : undefined),
     'splitpoint.selectModel': (id?: unknown) => selectModel(host, typeof id === 'string' ? id : undefined),
-    'splitpoint.exportSession': (uri?: unknown, format?: unknown) => exportSession(host, uri instanceof vscode.Uri ? uri : undefined, isFormat(format) ? format : undefined),
+    'splitpoint.exportSession': (uri?: unknown, format?: unknown) =>
+      exportSession(host, uri instanceof vscode.Uri ? uri : undefined, isFormat(format) ? format : undefined),
     'splitpoint.importSession': (uri?: unknown) => importSession(host, uri instanceof vscode.Uri ? uri : undefined),
     'splitpoint.showLog': () => host.log.show(),
   };
@@ -59,22 +60,42 @@ function isFormat(x: unknown): x is ExportFormat {
   return x === 'log' || x === 'active' || x === 'originals';
 }
 
-async function setApiKey(host: SplitpointHost, given: string | undefined): Promise<void> {
+function isRole(x: unknown): x is KeyRole {
+  return x === 'agent' || x === 'compactor' || x === 'judge';
+}
+
+const ROLE_LABEL: Record<KeyRole, string> = { agent: 'Agent', compactor: 'Compactor', judge: 'Judge' };
+
+/** With the compactor or the judge on a server of its own, asks whose key this is. */
+async function setApiKey(host: SplitpointHost, given: string | undefined, givenRole: KeyRole | undefined): Promise<void> {
+  const s = host.currentSettings().settings;
+  const roles = separateRoles(s);
+  let role: KeyRole = givenRole ?? 'agent';
+  if (!givenRole && given === undefined && roles.length > 1) {
+    const url = (r: KeyRole) => (r === 'agent' ? s.endpoint : r === 'compactor' ? s.compactor.endpoint : s.judgeEndpoint.endpoint) ?? '';
+    const pick = await vscode.window.showQuickPick(
+      roles.map((r) => ({ label: ROLE_LABEL[r], description: url(r), role: r })),
+      { title: 'Splitpoint: API Key for…', placeHolder: 'The compactor and the judge use the agent\'s key unless they have their own' },
+    );
+    if (!pick) return;
+    role = pick.role;
+  }
   const key = given ?? await vscode.window.showInputBox({
-    title: 'Splitpoint: API Key',
+    title: `Splitpoint: API Key (${ROLE_LABEL[role]})`,
     prompt: 'The key your server expects (vLLM --api-key). Stored in VS Code\'s secret storage, never in settings. Leave empty to remove it.',
     password: true,
     ignoreFocusOut: true,
   });
   if (key === undefined) return;
   const secrets = host.secrets;
+  const secret = apiKeySecret(role);
   if (key.trim() === '') {
-    await secrets.delete(API_KEY_SECRET);
-    host.log.info('API key removed');
+    await secrets.delete(secret);
+    host.log.info(`API key removed (${role})`);
     void vscode.window.showInformationMessage('Splitpoint: API key removed.');
   } else {
-    await secrets.store(API_KEY_SECRET, key.trim());
-    host.log.info('API key updated');
+    await secrets.store(secret, key.trim());
+    host.log.info(`API key updated (${role})`);
     void vscode.window.showInformationMessage('Splitpoint: API key saved in secret storage.');
   }
 }
@@ -89,7 +110,8 @@ async function selectModel(host: SplitpointHost, given: string | undefined): Pro
   if (!e) return;
   let models;
   try {
-    models = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Splitpoint: asking ${e.client.baseURL} for its models…` }, () => e.client.listModels());
+    const progress = { location: vscode.ProgressLocation.Notification, title: `Splitpoint: asking ${e.client.baseURL} for its models…` };
+    models = await vscode.window.withProgress(progress, () => e.client.listModels());
   } catch (err) {
     void vscode.window.showErrorMessage(`Splitpoint: ${(err as Error).message}`, 'Open Settings').then((open) => {
       if (open) void vscode.commands.executeCommand('workbench.action.openSettings', 'splitpoint.endpoint');
@@ -118,7 +140,11 @@ async function exportSession(host: SplitpointHost, givenUri: vscode.Uri | undefi
   const format = inferred ? { id: inferred } : await vscode.window.showQuickPick(
     [
       { label: 'Splitpoint session log (.jsonl)', detail: 'Everything: originals, compactions, undos, pins. Import it back to continue.', id: 'log' as const },
-      { label: 'OpenAI messages, active context (.json)', detail: 'What the agent sends now: system, pinned block, summary, recent messages.', id: 'active' as const },
+      {
+        label: 'OpenAI messages, active context (.json)',
+        detail: 'What the agent sends now: system, pinned block, summary, recent messages.',
+        id: 'active' as const,
+      },
       { label: 'OpenAI messages, all originals (.json)', detail: 'The full uncompacted conversation.', id: 'originals' as const },
     ],
     { title: 'Splitpoint: Export Session' },
@@ -166,7 +192,8 @@ async function importSession(host: SplitpointHost, givenUri: vscode.Uri | undefi
     await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
     void vscode.window.showInformationMessage(`Splitpoint: imported ${store.snapshot.messages.length} messages as a new session.`);
   } catch (err) {
-    const message = err instanceof SessionCorruptError ? err.message.replace(/ The file has not been changed.*$/, ' Nothing was imported.') : (err as Error).message;
+    const message =
+      err instanceof SessionCorruptError ? err.message.replace(/ The file has not been changed.*$/, ' Nothing was imported.') : (err as Error).message;
     host.log.warn(`import failed: ${message}`);
     void vscode.window.showErrorMessage(`Splitpoint: ${message}`);
   }

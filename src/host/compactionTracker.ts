@@ -51,7 +51,8 @@ export class CompactionTracker {
   start(compactionId: string, background: boolean, focus: string | undefined, preview: boolean): HostToWebview[] {
     this.ids = new Set([compactionId]);
     this.preview = preview;
-    this.view = { id: compactionId, background, focus: focus ?? null, state: 'running', blocks: [], headTokens: 0, totals: null, checks: null, verdict: null, note: null };
+    const empty = { blocks: [], headTokens: 0, totals: null, checks: null, verdict: null, note: null };
+    this.view = { id: compactionId, background, focus: focus ?? null, state: 'running', ...empty };
     return [this.snapshotMsg()];
   }
 

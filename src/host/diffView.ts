@@ -45,7 +45,8 @@ export class DiffView implements vscode.TextDocumentContentProvider, vscode.Disp
     if (!this.proposed.delete(callId)) return;
     const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => {
       const input = t.input;
-      return input instanceof vscode.TabInputTextDiff && input.modified.scheme === PROPOSED_SCHEME && new URLSearchParams(input.modified.query).get('call') === callId;
+      if (!(input instanceof vscode.TabInputTextDiff) || input.modified.scheme !== PROPOSED_SCHEME) return false;
+      return new URLSearchParams(input.modified.query).get('call') === callId;
     });
     if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true);
   }

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { loadRoleKeys } from './apiKeys';
 import { agentSystemPrompt } from '../core/agent/systemPrompt';
 import type { SettingsReport } from '../core/config/settings';
 import { SessionCorruptError } from '../core/session/errors';
@@ -73,7 +74,7 @@ export class SplitpointHost implements vscode.Disposable {
     const t0 = Date.now();
     this.wireOnce();
     this.server.loadSettings();
-    this.server.apiKey = await this.context.secrets.get(API_KEY_SECRET);
+    this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
     this.server.rebuildEndpoints();
     // The counting worker starts with it, so the session opened below finds it ready.
     (this.counting ??= new BackgroundCounter()).warm();
@@ -132,8 +133,8 @@ export class SplitpointHost implements vscode.Disposable {
         this.pushSnapshot();
       }),
       this.context.secrets.onDidChange(async (e) => {
-        if (e.key !== API_KEY_SECRET) return;
-        this.server.apiKey = await this.context.secrets.get(API_KEY_SECRET);
+        if (!e.key.startsWith(API_KEY_SECRET)) return;
+        this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
         this.rebuildEnvironment();
       }),
     );
@@ -156,6 +157,7 @@ export class SplitpointHost implements vscode.Disposable {
   private toolEnv(): ToolEnv {
     return {
       root: () => vscode.workspace.workspaceFolders?.[0]?.uri,
+      folders: () => (vscode.workspace.workspaceFolders ?? []).map((f) => ({ name: f.name, uri: f.uri })),
       trusted: () => vscode.workspace.isTrusted,
       // Restricted Mode ignores the allowlist: nothing runs without the user there.
       allowlist: () => (vscode.workspace.isTrusted ? (this.server.settings?.commandAllowlist ?? []) : []),
@@ -233,6 +235,8 @@ export class SplitpointHost implements vscode.Disposable {
       },
       onApprovalResolved: (callId) => void this.diff?.close(callId),
       onStateChange: () => this.updateStatus(),
+      // A hidden view is not retained and gets a snapshot when shown; the test API listens to everything.
+      wantsDeltas: () => this.view.visible || this.postListeners.size > 0,
     });
     this.controller = controller;
     this.pushSnapshot(); // also updates the status bar

@@ -2,6 +2,7 @@ import type { SplitpointSettings } from '../core/config/settings';
 import type { ModelPort, ModelRequest, ModelResult } from '../core/ports';
 import { VllmClient, limiterFor } from '../llm';
 import type { Semaphore } from '../llm';
+import { keysFor, type RoleKeys } from './apiKeys';
 import type { HostLog } from './log';
 import { redactSecrets } from './log';
 
@@ -25,7 +26,8 @@ export class LoggedModel implements ModelPort {
   async chat(req: ModelRequest, opts?: Parameters<ModelPort['chat']>[1]): Promise<ModelResult> {
     const id = `${this.role}#${++this.seq.n}`;
     const started = Date.now();
-    this.log.debug(`→ ${id} model=${req.model ?? '(default)'} messages=${req.messages.length} tools=${req.tools?.length ?? 0} max_tokens=${req.maxTokens ?? '-'}`);
+    const sizes = `messages=${req.messages.length} tools=${req.tools?.length ?? 0} max_tokens=${req.maxTokens ?? '-'}`;
+    this.log.debug(`→ ${id} model=${req.model ?? '(default)'} ${sizes}`);
     try {
       const r = await this.inner.chat(req, opts);
       const u = r.usage;
@@ -54,10 +56,12 @@ export interface Endpoints {
   compactorLimiter: Semaphore;
 }
 
-export function buildEndpoints(s: SplitpointSettings, apiKey: string | undefined, log: HostLog, onToolFallback: (reason: string) => void): Endpoints {
+/** `keys`: the agent's key alone (a string), or a key per role (compactor and judge on servers of their own). */
+export function buildEndpoints(s: SplitpointSettings, keys: string | undefined | RoleKeys, log: HostLog, onToolFallback: (reason: string) => void): Endpoints {
   const seq = { n: 0 };
-  const secrets = apiKey ? [apiKey] : [];
-  const make = (baseURL: string, model: string | undefined) =>
+  const byRole = keysFor(s, typeof keys === 'object' ? keys : keys ? { agent: keys } : {});
+  const secrets = [...new Set(Object.values(byRole).filter((k): k is string => !!k))];
+  const make = (baseURL: string, model: string | undefined, apiKey: string | undefined) =>
     new VllmClient({
       baseURL,
       ...(apiKey ? { apiKey } : {}),
@@ -66,10 +70,10 @@ export function buildEndpoints(s: SplitpointSettings, apiKey: string | undefined
       onRetry: (info) => log.warn(`retrying ${baseURL}: ${redactSecrets(JSON.stringify(info).slice(0, 300), secrets)}`),
       onToolProtocolFallback: ({ reason }) => onToolFallback(reason),
     });
-  const client = make(s.endpoint, s.model);
+  const client = make(s.endpoint, s.model, byRole.agent);
   const compactorURL = s.compactor.endpoint ?? s.endpoint;
-  const compactorClient = s.compactor.endpoint ? make(s.compactor.endpoint, s.compactor.model) : client;
-  const judgeClient = s.judgeEndpoint.endpoint ? make(s.judgeEndpoint.endpoint, s.judgeEndpoint.model) : compactorClient;
+  const compactorClient = s.compactor.endpoint ? make(s.compactor.endpoint, s.compactor.model, byRole.compactor) : client;
+  const judgeClient = s.judgeEndpoint.endpoint ? make(s.judgeEndpoint.endpoint, s.judgeEndpoint.model, byRole.judge) : compactorClient;
   return {
     client,
     agent: new LoggedModel(client, 'agent', log, seq, secrets),

@@ -17,7 +17,9 @@ export class PinActions {
   async pin(text: string, kind: PinView['kind'], messageId: string | null): Promise<void> {
     const t = text.trim();
     if (!t) return this.notice('warning', 'Nothing to pin: the text is empty.');
-    if (t.length > MAX_PIN_CHARS) return this.notice('warning', `Pins are limited to ${MAX_PIN_CHARS} characters: the pinned block is sent with every request.`);
+    if (t.length > MAX_PIN_CHARS) {
+      return this.notice('warning', `Pins are limited to ${MAX_PIN_CHARS} characters: the pinned block is sent with every request.`);
+    }
     const pin = await addPin(this.store, { text: t, kind, source: 'user', ...(messageId ? { messageId } : {}) }, this.ids, this.clock);
     if (!pin) this.notice('info', 'Already pinned.');
   }

@@ -3,6 +3,7 @@ import type { SplitpointSettings } from '../core/config/settings';
 import type { ViewSnapshot } from '../protocol/messages';
 import { readVscodeSettings } from './config';
 import type { Endpoints } from './modelPorts';
+import type { RoleKeys } from './apiKeys';
 import { buildEndpoints } from './modelPorts';
 import type { ControllerEnvironment } from './sessionController';
 import { describeFailure } from './userFacing';
@@ -27,7 +28,8 @@ export interface ServerConnectionHooks {
 export class ServerConnection {
   settings: SplitpointSettings | undefined;
   endpoints: Endpoints | undefined;
-  apiKey: string | undefined;
+  /** Per role; the compactor and the judge fall back to the agent's (see apiKeys.ts). */
+  apiKeys: RoleKeys = {};
   connection: ViewSnapshot['connection'] = { state: 'unknown', message: null };
   /** From the server's /v1/models, once known. */
   private serverWindow: number | undefined;
@@ -52,7 +54,7 @@ export class ServerConnection {
   }
 
   rebuildEndpoints(): void {
-    this.endpoints = buildEndpoints(this.settings!, this.apiKey, this.hooks.log, (reason) => {
+    this.endpoints = buildEndpoints(this.settings!, this.apiKeys, this.hooks.log, (reason) => {
       this.hooks.log.warn(`the server has no tool-call parser; using the text tool protocol (${reason.slice(0, 200)})`);
       this.hooks.warn(
         'The server was started without a tool-call parser, so Splitpoint describes tools in the prompt instead. ' +
@@ -67,7 +69,8 @@ export class ServerConnection {
 
   environment(): ControllerEnvironment {
     const e = this.endpoints!;
-    return { settings: this.settings!, contextWindow: this.contextWindow(), agent: e.agent, compactor: e.compactor, compactorLimiter: e.compactorLimiter, judge: e.judge };
+    const { agent, compactor, compactorLimiter, judge } = e;
+    return { settings: this.settings!, contextWindow: this.contextWindow(), agent, compactor, compactorLimiter, judge };
   }
 
   /** Settings changed: a new endpoint or model forgets what the old server said. True when it must be probed again. */
@@ -98,7 +101,8 @@ export class ServerConnection {
       if (want && !chosen) {
         this.connection = { state: 'error', message: `The server lists no model "${want}" (it has: ${models.map((m) => m.id).join(', ') || 'none'}).` };
       } else {
-        this.connection = { state: 'ok', message: chosen ? `${chosen.id}${chosen.maxModelLen ? `, ${chosen.maxModelLen} tokens` : ''}` : null, model: chosen?.id ?? null };
+        const message = chosen ? `${chosen.id}${chosen.maxModelLen ? `, ${chosen.maxModelLen} tokens` : ''}` : null;
+        this.connection = { state: 'ok', message, model: chosen?.id ?? null };
         this.serverWindow = chosen?.maxModelLen;
       }
       log.info(`probe ${e.client.baseURL}: ${models.length} model(s) in ${Date.now() - t0} ms; window ${this.serverWindow ?? 'not reported'}`);

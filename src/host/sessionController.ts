@@ -70,6 +70,12 @@ export interface ControllerDeps {
   onApprovalResolved?: (callId: string) => void;
   /** Gauge, depth or running state changed (status bar, context keys). */
   onStateChange?: () => void;
+  /**
+   * False while nobody would receive session deltas (the view is hidden and
+   * nothing else listens): the controller then builds none, and the view gets
+   * a full snapshot when it is shown again. Default: always true.
+   */
+  wantsDeltas?: () => boolean;
 }
 
 export class SessionController {
@@ -229,12 +235,18 @@ export class SessionController {
   // ------------------------------------------------------------ events
 
   private onStoreEvent(e: SessionEvent): void {
+    if (this.deps.wantsDeltas && !this.deps.wantsDeltas()) {
+      this.deps.onStateChange?.();
+      return;
+    }
     const active = this.store.active();
     const i = active.messages.length - 1;
     if (e.type === 'message' && active.messages[i]?.id === e.message.id) {
       const message = toViewMessage(active.messages[i]!, i, active.origins[i]!, this.deps.ledger);
       const gauge = sessionGauge(this.loop.contextTokens(), this.env);
-      this.post({ type: 'message-added', message, gauge, split: sessionSplit(this.store, this.deps.ledger, this.env) });
+      // Only the end of `allowed` changes when a message is appended: send that, not the whole list again.
+      const { allowed, ...split } = sessionSplit(this.store, this.deps.ledger, this.env);
+      this.post({ type: 'message-added', message, gauge, split: { ...split, allowedAppend: allowed.filter((a) => a >= i) } });
     } else {
       // Compaction, undo, pins and focus reshape the whole context (the pinned block sits at the top).
       this.post({ type: 'snapshot', snapshot: this.snapshot() });

@@ -88,7 +88,9 @@ export class SessionLibrary {
 
   /** The file of a session. Ids come from the webview too, so anything but a plain file name is refused. */
   pathFor(id: string): string {
-    if (!SAFE_ID.test(id) || id.includes('..')) throw new Error(`Invalid session id ${JSON.stringify(id.slice(0, 80))}: ids are file names without path separators or "..".`);
+    if (!SAFE_ID.test(id) || id.includes('..')) {
+      throw new Error(`Invalid session id ${JSON.stringify(id.slice(0, 80))}: ids are file names without path separators or "..".`);
+    }
     return this.storage.join(this.dir, `${id}${EXT}`);
   }
 

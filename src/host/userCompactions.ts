@@ -102,9 +102,11 @@ export class UserCompactions {
       this.d.post(this.d.tracker.onCompactionEvent(e));
       if (e.type !== 'ready') return;
       const t = e.totals;
-      log.info(`[${store.id}] preview ${e.compactionId} ready: ${t.headTokens} → ${t.summaryTokens} tokens in ${t.wallMs} ms (${t.requests} requests, ${t.cachedTokens} cached)`);
+      const stats = `${t.wallMs} ms (${t.requests} requests, ${t.cachedTokens} cached)`;
+      log.info(`[${store.id}] preview ${e.compactionId} ready: ${t.headTokens} → ${t.summaryTokens} tokens in ${stats}`);
     });
-    log.info(`[${store.id}] preview ${pending.id}: ${pending.plan.blocks.length} blocks, ${pending.plan.headTokens} head tokens, split at ${snapshot.split.tailStartIndex}`);
+    const plan = pending.plan;
+    log.info(`[${store.id}] preview ${pending.id}: ${plan.blocks.length} blocks, ${plan.headTokens} head tokens, split at ${snapshot.split.tailStartIndex}`);
     await pending.start();
     if (!pending.isCancelled && !pending.isComplete()) {
       const failed = pending.blocks.filter((b) => b.status === 'failed');

@@ -32,12 +32,18 @@ export function describeFailure(err: unknown, text: string, endpoint: string): A
     case 'auth':
       return { message: `The server at ${url} rejected the API key. Set the right one with "Splitpoint: Set API Key".`, actions: ['Set API Key', 'Show Log'] };
     case 'not-found':
-      return { message: `${text} Check the model (splitpoint.model) and the endpoint.`, actions: ['Select Model', 'Open Settings'], settingsQuery: 'splitpoint.model' };
+      return {
+        message: `${text} Check the model (splitpoint.model) and the endpoint.`,
+        actions: ['Select Model', 'Open Settings'],
+        settingsQuery: 'splitpoint.model',
+      };
     case 'timeout':
       return { message: `The model server at ${url} did not answer in time. It may be overloaded or still loading the model.`, actions: ['Show Log'] };
     case 'context-overflow':
       return {
-        message: `The request is longer than the model's context window even after Splitpoint compacted and retried. Move the split point later, lower splitpoint.compaction.block, or start a new session.`,
+        message:
+          "The request is longer than the model's context window even after Splitpoint compacted and retried. " +
+          'Move the split point later, lower splitpoint.compaction.block, or start a new session.',
         actions: ['Open Settings'],
         settingsQuery: 'splitpoint.compaction',
       };

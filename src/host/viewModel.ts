@@ -106,7 +106,9 @@ export function blockView(b: CoreBlockView): BlockView {
     streamedTokens: b.streamedTokens,
     summary: b.summary ?? null,
     error: b.error ?? null,
-    stats: b.stats ? { inputTokens: b.stats.inputTokens, outputTokens: b.stats.outputTokens, cachedTokens: b.stats.cachedTokens ?? null, ms: b.stats.ms } : null,
+    stats: b.stats
+      ? { inputTokens: b.stats.inputTokens, outputTokens: b.stats.outputTokens, cachedTokens: b.stats.cachedTokens ?? null, ms: b.stats.ms }
+      : null,
   };
 }
 

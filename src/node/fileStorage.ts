@@ -46,14 +46,27 @@ export class NodeFileStorage implements SessionStorage {
     await fs.rename(tmp, path);
   }
 
+  /**
+   * Creates the file with its first contents in one step: written and synced
+   * under a temporary name, then hard-linked into place (which fails if the
+   * path exists). A crash never leaves an empty or partial new file behind,
+   * which would make the next open refuse the session (the crash suite found
+   * one killed between open('wx') and the write).
+   */
   async create(path: string, text: string): Promise<void> {
     await fs.mkdir(dirname(path), { recursive: true });
-    const fh = await fs.open(path, 'wx');
+    const tmp = `${path}.${process.pid}.${Date.now()}.creating`;
+    const fh = await fs.open(tmp, 'wx');
     try {
       await fh.write(text);
       await fh.sync();
     } finally {
       await fh.close();
+    }
+    try {
+      await fs.link(tmp, path);
+    } finally {
+      await fs.unlink(tmp).catch(() => undefined);
     }
   }
 

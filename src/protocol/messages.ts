@@ -9,7 +9,17 @@
  * visible again it sends a full `snapshot`; after that, deltas.
  */
 
-import type { BlockSpan, LayoutSetting, MessageKind, ModeSetting, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
+import type {
+  BlockSpan,
+  LayoutSetting,
+  MessageKind,
+  ModeSetting,
+  Origin,
+  PinKind,
+  Role,
+  StrategyName,
+  Verbosity,
+} from '../core/vocabulary';
 
 // The shared vocabulary is the core's (src/core/vocabulary.ts); the lists themselves are in ./vocabulary.
 export type { BlockStatus, Layout, MessageKind, Mode, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
@@ -79,6 +89,22 @@ export interface SplitView {
   blockTokens: number;
 }
 
+/**
+ * The split after one appended message. `allowed` is sent as a change, not
+ * resent whole with every message: the previous list loses its last entry
+ * (the old "compact everything" end) and gains `allowedAppend`.
+ */
+export interface SplitChange extends Omit<SplitView, 'allowed'> {
+  allowedAppend: number[];
+}
+
+/** The split the view should hold after `next` (a whole SplitView, or a change against `prev`). */
+export function applySplitChange(prev: SplitView, next: SplitView | SplitChange): SplitView {
+  if (!('allowedAppend' in next)) return next;
+  const { allowedAppend, ...rest } = next;
+  return { ...rest, allowed: [...prev.allowed.slice(0, -1), ...allowedAppend] };
+}
+
 export interface BlockStatsView {
   inputTokens: number;
   outputTokens: number;
@@ -103,7 +129,14 @@ export interface CompactionView {
   blocks: BlockView[];
   headTokens: number;
   /** Filled once every block has a summary. */
-  totals: { summaryTokens: number; compressionRatio: number; inputTokens: number; outputTokens: number; cachedTokens: number; wallMs: number } | null;
+  totals: {
+    summaryTokens: number;
+    compressionRatio: number;
+    inputTokens: number;
+    outputTokens: number;
+    cachedTokens: number;
+    wallMs: number;
+  } | null;
   checks: {
     missingPins: string[];
     openLoopsBefore: number;
@@ -185,7 +218,7 @@ export interface ViewSnapshot {
 /** Host → webview. */
 export type HostToWebview =
   | { type: 'snapshot'; snapshot: ViewSnapshot }
-  | { type: 'message-added'; message: ViewMessage; gauge: GaugeView; split: SplitView }
+  | { type: 'message-added'; message: ViewMessage; gauge: GaugeView; split: SplitView | SplitChange }
   | { type: 'assistant-delta'; text: string }
   | { type: 'agent-state'; running: boolean }
   | { type: 'compaction'; compaction: CompactionView | null }
@@ -225,7 +258,9 @@ export type WebviewToHost =
   | { type: 'open-review' };
 
 /** Parses `/compact`, `/compact focus text`, `/compact "focus text"` (quotes optional). */
-export function parseSlashCommand(input: string): { command: 'compact'; focus: string | null } | { command: 'unknown'; name: string } | undefined {
+export function parseSlashCommand(
+  input: string,
+): { command: 'compact'; focus: string | null } | { command: 'unknown'; name: string } | undefined {
   const t = input.trim();
   if (!t.startsWith('/')) return undefined;
   const m = /^\/(\S+)\s*([\s\S]*)$/.exec(t);
@@ -238,4 +273,10 @@ export function parseSlashCommand(input: string): { command: 'compact'; focus: s
   return { command: 'compact', focus: focus.length > 0 ? focus : null };
 }
 
-export const SLASH_COMMANDS = [{ name: '/compact', hint: '/compact "what must survive"', description: 'Compact now; the focus steers what survives and becomes the standing focus.' }] as const;
+export const SLASH_COMMANDS = [
+  {
+    name: '/compact',
+    hint: '/compact "what must survive"',
+    description: 'Compact now; the focus steers what survives and becomes the standing focus.',
+  },
+] as const;

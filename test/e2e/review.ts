@@ -43,7 +43,12 @@ export async function axeSerious(frame: Frame): Promise<{ id: string; help: stri
   const v = (await frame.evaluate(async () => {
     const w = globalThis as any;
     const r = await w.axe.run(w.document, { resultTypes: ['violations'] });
-    return r.violations.map((x: any) => ({ id: x.id, impact: x.impact, help: x.help, nodes: x.nodes.slice(0, 4).map((n: any) => n.target.join(' ')) }));
+    return r.violations.map((x: any) => ({
+      id: x.id,
+      impact: x.impact,
+      help: x.help,
+      nodes: x.nodes.slice(0, 4).map((n: any) => n.target.join(' ')),
+    }));
   })) as { id: string; impact: string; help: string; nodes: string[] }[];
   return v.filter((x) => x.impact === 'serious' || x.impact === 'critical').map(({ id, help, nodes }) => ({ id, help, nodes }));
 }
@@ -58,7 +63,8 @@ export async function sideways(frame: Frame, selector: string): Promise<string[]
       const s = (globalThis as any).getComputedStyle(el);
       // Hidden parts and deliberate scrollers (the zoomed timeline) are not cut-off text.
       if (el.closest('[hidden]') || s.display === 'none' || s.overflowX === 'auto' || s.overflowX === 'scroll') continue;
-      if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) out.push(el.getAttribute('aria-label') ?? `${el.tagName.toLowerCase()}.${el.className}`);
+      if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1)
+        out.push(el.getAttribute('aria-label') ?? `${el.tagName.toLowerCase()}.${el.className}`);
     }
     return out;
   }, selector)) as string[];

@@ -49,13 +49,16 @@ describe('Splitpoint in VS Code (e2e)', function () {
     await input().fill(text);
     await input().press('Enter');
     // A completion list may take the first Enter; the Send button always sends.
-    const left = await until('the input to clear', async () => ((await input().inputValue()) === '' ? 'empty' : undefined), 1500).catch(() => undefined);
+    const left = await until('the input to clear', async () => ((await input().inputValue()) === '' ? 'empty' : undefined), 1500).catch(
+      () => undefined,
+    );
     if (!left) await view.getByRole('button', { name: NAMES.send, exact: true }).click();
     await until('the input to clear', async () => (await input().inputValue()) === '');
   };
   const seeInChat = (re: RegExp, timeoutMs = 30_000) => conversation().getByText(re).first().waitFor({ timeout: timeoutMs });
   /** Long tool output may be collapsed: present in the conversation, not necessarily visible. */
-  const inChat = (re: RegExp, timeoutMs = 30_000) => conversation().getByText(re).first().waitFor({ state: 'attached', timeout: timeoutMs });
+  const inChat = (re: RegExp, timeoutMs = 30_000) =>
+    conversation().getByText(re).first().waitFor({ state: 'attached', timeout: timeoutMs });
 
   // The steps build on each other: after one fails, the rest fail at once
   // (naming the step that broke) instead of each waiting for its timeouts.
@@ -83,9 +86,10 @@ describe('Splitpoint in VS Code (e2e)', function () {
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     mkdirSync(OUT, { recursive: true });
-    const vsix = process.env.SPLITPOINT_VSIX && existsSync(process.env.SPLITPOINT_VSIX)
-      ? process.env.SPLITPOINT_VSIX
-      : packageVsix({ root: ROOT, out: join(OUT, 'splitpoint.vsix'), build: false, quiet: true }).vsix;
+    const vsix =
+      process.env.SPLITPOINT_VSIX && existsSync(process.env.SPLITPOINT_VSIX)
+        ? process.env.SPLITPOINT_VSIX
+        : packageVsix({ root: ROOT, out: join(OUT, 'splitpoint.vsix'), build: false, quiet: true }).vsix;
     // Slow enough to watch blocks stream, fast enough for CI.
     sim = await startSim({ script: agentScript, timeScale: 0.6, summaryTokens: 24 });
     target = await launchTarget({
@@ -168,7 +172,10 @@ describe('Splitpoint in VS Code (e2e)', function () {
   step('previews a block, edits its summary, and adopts', async () => {
     const blocks = view.getByRole('listbox', { name: NAMES.blocks });
     await blocks.getByRole('option', { name: NAMES.block(1) }).click();
-    await view.getByText(/DECISIONS:/).first().waitFor();
+    await view
+      .getByText(/DECISIONS:/)
+      .first()
+      .waitFor();
     await snap('block-preview');
     await view.getByRole('button', { name: NAMES.edit, exact: true }).click();
     const editor = view.getByRole('textbox', { name: NAMES.editSummary(1) });
@@ -234,7 +241,10 @@ describe('Splitpoint in VS Code (e2e)', function () {
   step('undoes the compaction: the originals are back', async () => {
     const usedNow = await numberAttr(view.getByRole('meter', { name: NAMES.contextMeter }));
     await view.getByRole('button', { name: NAMES.undo, exact: true }).click();
-    await until('the context gauge to grow back', async () => (await numberAttr(view.getByRole('meter', { name: NAMES.contextMeter }))) > usedNow);
+    await until(
+      'the context gauge to grow back',
+      async () => (await numberAttr(view.getByRole('meter', { name: NAMES.contextMeter }))) > usedNow,
+    );
     await inChat(/parser ok: 12 rules/);
     await snap('undone');
   });
@@ -291,7 +301,14 @@ describe('Splitpoint in VS Code (e2e)', function () {
     await target.page.keyboard.press('F1');
     await target.page.keyboard.type('View: Close All Editors');
     await target.page.keyboard.press('Enter');
-    await until('the review editor to close', async () => !(await reviewFrame(target.page, 1500).then(() => true, () => false)));
+    await until(
+      'the review editor to close',
+      async () =>
+        !(await reviewFrame(target.page, 1500).then(
+          () => true,
+          () => false,
+        )),
+    );
     await target.page.keyboard.press('F1');
     await target.page.keyboard.type(REVIEW.paletteCommand);
     await target.page.keyboard.press('Enter');
@@ -305,7 +322,11 @@ describe('Splitpoint in VS Code (e2e)', function () {
     for (let n = 1; n <= blockCount; n++) {
       const orig = review.getByRole('region', { name: REVIEW.original(n) });
       await orig.scrollIntoViewIfNeeded();
-      await review.getByRole('region', { name: REVIEW.original(n) }).locator('article').first().waitFor();
+      await review
+        .getByRole('region', { name: REVIEW.original(n) })
+        .locator('article')
+        .first()
+        .waitFor();
       const o = (await orig.boundingBox())!;
       const sm = (await review.getByRole('region', { name: REVIEW.summary(n) }).boundingBox())!;
       assert.ok(o.x + o.width <= sm.x + 1 && Math.abs(o.y - sm.y) < 4, `block ${n}: originals beside the summary`);

@@ -13,7 +13,16 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { installVsix, launchBrowser, startCodeServer, tempDir, waitForWorkbench, workbenchUrl, writeUserSettings, ROOT } from '../vscode/harness.mjs';
+import {
+  installVsix,
+  launchBrowser,
+  startCodeServer,
+  tempDir,
+  waitForWorkbench,
+  workbenchUrl,
+  writeUserSettings,
+  ROOT,
+} from '../vscode/harness.mjs';
 import { ensureVscode, VSCODE_VERSION } from '../vscode/setup.mjs';
 
 export interface Target {
@@ -67,7 +76,13 @@ export async function launchTarget(opts: TargetOptions): Promise<Target> {
   };
 }
 
-async function launchElectron(opts: TargetOptions, work: string, workspace: string, userDataDir: string, extensionsDir: string): Promise<Target> {
+async function launchElectron(
+  opts: TargetOptions,
+  work: string,
+  workspace: string,
+  userDataDir: string,
+  extensionsDir: string,
+): Promise<Target> {
   // Not a dependency here (it downloads VS Code, which this machine cannot):
   // `npm i -D @vscode/test-electron` where it can.
   const modName = '@vscode/test-electron';
@@ -77,10 +92,25 @@ async function launchElectron(opts: TargetOptions, work: string, workspace: stri
   };
   const exe = await te.downloadAndUnzipVSCode(VSCODE_VERSION);
   const [cli, ...cliArgs] = te.resolveCliArgsFromVSCodeExecutablePath(exe);
-  const inst = spawnSync(cli!, [...cliArgs, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', opts.vsix, '--force'], { encoding: 'utf8' });
+  const inst = spawnSync(
+    cli!,
+    [...cliArgs, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', opts.vsix, '--force'],
+    { encoding: 'utf8' },
+  );
   if (inst.status !== 0) throw new Error(`installing the VSIX failed:\n${inst.stdout}\n${inst.stderr}`);
   const { _electron } = await import('playwright-core');
-  const args = [workspace, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes', '--disable-gpu', '--no-sandbox'];
+  const args = [
+    workspace,
+    '--user-data-dir',
+    userDataDir,
+    '--extensions-dir',
+    extensionsDir,
+    '--disable-workspace-trust',
+    '--skip-welcome',
+    '--skip-release-notes',
+    '--disable-gpu',
+    '--no-sandbox',
+  ];
   let app = await _electron.launch({ executablePath: exe, args });
   let page = await app.firstWindow();
   await waitForWorkbench(page);

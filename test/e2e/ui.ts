@@ -29,7 +29,10 @@ export const NAMES = {
 
 /** The chat input (a textarea with role combobox, for the slash-command list). */
 export function messageInput(f: Frame): Locator {
-  return f.getByRole('combobox', { name: NAMES.input }).or(f.getByRole('textbox', { name: NAMES.input })).first();
+  return f
+    .getByRole('combobox', { name: NAMES.input })
+    .or(f.getByRole('textbox', { name: NAMES.input }))
+    .first();
 }
 
 /** The Splitpoint webview's frame (webviews are nested iframes of the workbench). */
@@ -75,7 +78,11 @@ export async function numberAttr(l: Locator, name = 'aria-valuenow'): Promise<nu
 }
 
 /** Polls until fn() is truthy. */
-export async function until<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { PIN_KINDS, STRATEGY_NAMES } from '../../src/core/vocabulary';
+import type { WebviewToHost } from '../../src/protocol/messages';
 import { isWebviewToHost, WEBVIEW_TO_HOST_TYPES } from '../../src/protocol/validate';
 
 /**
@@ -13,8 +14,8 @@ const text = fc.string({ maxLength: 40 });
 const int = fc.integer({ min: -5, max: 1000 });
 const strOrNull = fc.option(text, { nil: null });
 
-/** One generator per message type: a valid message of that type. */
-const VALID: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
+/** One generator per message type: a valid message of that type (keyed by the union, so a new type without one does not compile). */
+const VALID: { [K in WebviewToHost['type']]: fc.Arbitrary<Record<string, unknown>> } = {
   ready: fc.constant({}),
   visible: fc.constant({}),
   stop: fc.constant({}),
@@ -35,6 +36,7 @@ const VALID: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
   'edit-pin': fc.record({ pinId: text, text }),
   'expand-summary': fc.record({ summaryId: text }),
   'switch-session': fc.record({ sessionId: text }),
+  'open-review': fc.constant({}),
 };
 
 const validMessage = fc.constantFrom(...WEBVIEW_TO_HOST_TYPES).chain((type) => VALID[type]!.map((fields) => ({ type, ...fields })));

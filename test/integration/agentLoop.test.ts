@@ -27,7 +27,10 @@ function workspace(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sp-agent-'));
   mkdirSync(join(dir, 'src'));
   for (let i = 0; i < 12; i++) {
-    const body = Array.from({ length: 20 }, (_, k) => `export function handler${i}_${k}(input: string): number {\n  return input.length + ${i * 100 + k}; // port ${8000 + i}\n}`).join('\n');
+    const body = Array.from(
+      { length: 20 },
+      (_, k) => `export function handler${i}_${k}(input: string): number {\n  return input.length + ${i * 100 + k}; // port ${8000 + i}\n}`,
+    ).join('\n');
     writeFileSync(join(dir, 'src', `mod${i}.ts`), `// src/mod${i}.ts: request handlers for service ${i}\n${body}\n`);
   }
   return dir;
@@ -36,7 +39,8 @@ function workspace(): string {
 /** n steps that each read a module, then a final answer. */
 function readingScript(n: number, final = 'All modules reviewed; nothing to change.'): ScriptReply[] {
   const replies: ScriptReply[] = [];
-  for (let i = 0; i < n; i++) replies.push({ content: `Reading module ${i % 12}.`, tool_calls: [{ name: 'read_file', arguments: { path: `src/mod${i % 12}.ts` } }] });
+  for (let i = 0; i < n; i++)
+    replies.push({ content: `Reading module ${i % 12}.`, tool_calls: [{ name: 'read_file', arguments: { path: `src/mod${i % 12}.ts` } }] });
   replies.push({ content: final });
   return replies;
 }
@@ -66,7 +70,11 @@ describe('agent loop with compaction, against the scripted simulator', function 
     const store = await SessionStore.create({ storage: new NodeFileStorage() }, join(dir, '.session.jsonl'));
     await store.append({ role: 'system', content: agentSystemPrompt('demo') });
     const client = new VllmClient({ baseURL: sim.url });
-    const tools = new ToolRegistry([...nodeWorkspaceTools(dir), recallTool(() => store.archived()), pinTool(store, randomIds, systemClock)]);
+    const tools = new ToolRegistry([
+      ...nodeWorkspaceTools(dir),
+      recallTool(() => store.archived()),
+      pinTool(store, randomIds, systemClock),
+    ]);
     const settings: AgentSettings = {
       contextWindow: WINDOW,
       replyReserve: 256,
@@ -80,7 +88,18 @@ describe('agent loop with compaction, against the scripted simulator', function 
       ...over,
     };
     const loop = new AgentLoop(
-      { store, ledger, model: client, compactor: client, compactorLimiter: new Semaphore(8), judge: client, tools, approvals: autoApprove, clock: systemClock, ids: randomIds },
+      {
+        store,
+        ledger,
+        model: client,
+        compactor: client,
+        compactorLimiter: new Semaphore(8),
+        judge: client,
+        tools,
+        approvals: autoApprove,
+        clock: systemClock,
+        ids: randomIds,
+      },
       settings,
     );
     const events: AgentEvent[] = [];
@@ -103,12 +122,18 @@ describe('agent loop with compaction, against the scripted simulator', function 
     h.loop.on((e) => {
       if (e.type === 'compaction-adopted' && !atAdoption) {
         const rec = h.store.snapshot.compactions.at(-1)!;
-        atAdoption = { active: h.store.active().messages.map((m) => m.id), all: h.store.snapshot.messages.map((m) => m.id), tailStartId: rec.tailStartId, lastSnapshotId: rec.lastSnapshotId };
+        atAdoption = {
+          active: h.store.active().messages.map((m) => m.id),
+          all: h.store.snapshot.messages.map((m) => m.id),
+          tailStartId: rec.tailStartId,
+          lastSnapshotId: rec.lastSnapshotId,
+        };
       }
     });
     const outcome = await h.loop.send('Review every module under src/ for off-by-one errors.', new AbortController().signal);
     await h.loop.settle();
-    if (process.env.DEBUG_EVENTS) for (const e of h.events) if (!['assistant-delta', 'compaction'].includes(e.type)) console.log(JSON.stringify(e).slice(0, 300));
+    if (process.env.DEBUG_EVENTS)
+      for (const e of h.events) if (!['assistant-delta', 'compaction'].includes(e.type)) console.log(JSON.stringify(e).slice(0, 300));
     assert.equal(outcome.reason, 'answer');
     assert.ok(h.of('trigger-fired').some((e) => e.trigger === 'budget'));
     const started = h.of('compaction-started')[0]!;
@@ -144,7 +169,10 @@ describe('agent loop with compaction, against the scripted simulator', function 
     const first = h.of('compaction-started')[0]!.compactionId;
     const verdicts = h.of('judge-verdict');
     assert.equal(verdicts[0]!.compactionId, first);
-    assert.deepEqual(verdicts.slice(0, 2).map((v) => v.attempt), [1, 2]);
+    assert.deepEqual(
+      verdicts.slice(0, 2).map((v) => v.attempt),
+      [1, 2],
+    );
     assert.equal(verdicts[1]!.verdict.kind === 'scored' && verdicts[1]!.verdict.accepted, true);
     assert.equal(h.of('compaction-amending')[0]!.diagnosis, 'The summary lacks handler5_7 from src/mod5.ts.');
     const amendRequest = sim.stats.requests.filter((r) => r.kind === 'compaction');
@@ -195,15 +223,24 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.ok(adoptIdx > waitIdx && nextStep > adoptIdx, 'the next step started only after adoption');
   });
 
-  it('on the server\'s context-length 400 compacts synchronously and retries the same request once', async () => {
+  it("on the server's context-length 400 compacts synchronously and retries the same request once", async () => {
     // The agent believes the window is much larger than the server's, so only the server can stop it.
-    const h = await harness({ contextWindow: 100_000, compaction: { ...DEFAULT_COMPACTION_SETTINGS, contextWindow: 100_000, blockTokens: 2048 } }, { summaryTokens: 200 });
+    const h = await harness(
+      { contextWindow: 100_000, compaction: { ...DEFAULT_COMPACTION_SETTINGS, contextWindow: 100_000, blockTokens: 2048 } },
+      { summaryTokens: 200 },
+    );
     sim.setScript(readingScript(20));
     const outcome = await h.loop.send('Review every module under src/.', new AbortController().signal);
     assert.equal(outcome.reason, 'answer');
     const reactive = h.of('trigger-fired').filter((e) => e.trigger === 'reactive');
     assert.ok(reactive.length >= 1);
-    assert.match(h.of('notice').map((n) => n.text).join('\n'), /context window is 12000 tokens/);
+    assert.match(
+      h
+        .of('notice')
+        .map((n) => n.text)
+        .join('\n'),
+      /context window is 12000 tokens/,
+    );
     const overflows = sim.stats.requests.filter((r) => r.httpStatus === 400);
     assert.equal(overflows.length, reactive.length, 'each overflow was followed by a successful retry, not another 400');
     assert.ok(h.of('compaction-adopted').length >= 1);
@@ -240,12 +277,15 @@ describe('agent loop with compaction, against the scripted simulator', function 
     const msgs = h.store.snapshot.messages;
     const calls = msgs.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : []));
     const answered = new Set(msgs.filter((m) => m.role === 'tool').map((m) => (m as { tool_call_id: string }).tool_call_id));
-    assert.ok(calls.every((c) => answered.has(c)), 'no dangling tool call in the log');
+    assert.ok(
+      calls.every((c) => answered.has(c)),
+      'no dangling tool call in the log',
+    );
     const reopened = await SessionStore.open({ storage: new NodeFileStorage() }, h.store.path);
     assert.equal(reopened.snapshot.messages.length, msgs.length, 'the log on disk matches');
   });
 
-  it('an idle compaction is held, then judged against the user\'s next message and adopted before the agent answers it', async () => {
+  it("an idle compaction is held, then judged against the user's next message and adopted before the agent answers it", async () => {
     const h = await harness({ idle: { idleMs: 0, minFraction: 0.3 } }, { summaryTokens: 300 });
     sim.setScript([...readingScript(7, 'Reviewed seven modules.'), { content: 'Module 9 uses port 8009.' }]);
     await h.loop.send('Review the first modules.', new AbortController().signal);
@@ -258,7 +298,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
     sim.queueJudgeVerdicts([{ alignment: 8, non_contradiction: 8, diagnosis: 'ok' }]);
     await h.loop.send('Which port does module 9 use?', new AbortController().signal);
     const verdict = h.of('judge-verdict')[0]!;
-    assert.equal(verdict.nextSteps, 1, 'judged against the user\'s message');
+    assert.equal(verdict.nextSteps, 1, "judged against the user's message");
     const adoptIdx = h.events.findIndex((e) => e.type === 'compaction-adopted');
     const answerIdx = h.events.findIndex((e) => e.type === 'assistant-message' && e.message.content === 'Module 9 uses port 8009.');
     assert.ok(adoptIdx >= 0 && adoptIdx < answerIdx, 'adopted before the agent answered the new message');
@@ -285,7 +325,10 @@ describe('agent loop with compaction, against the scripted simulator', function 
   it('recall returns exact excerpts of compacted-away messages, and pins survive compaction', async () => {
     const h = await harness({}, { summaryTokens: 300 });
     sim.setScript([
-      { content: 'Pinning the rule.', tool_calls: [{ name: 'pin', arguments: { text: 'Never change the public handler names', kind: 'constraint' } }] },
+      {
+        content: 'Pinning the rule.',
+        tool_calls: [{ name: 'pin', arguments: { text: 'Never change the public handler names', kind: 'constraint' } }],
+      },
       ...readingScript(24),
     ]);
     sim.queueJudgeVerdicts([{ alignment: 9, non_contradiction: 9, diagnosis: 'ok' }]);

@@ -30,7 +30,8 @@ describe('the newcomer path (built CLI)', function () {
   it('--help shows every command with its whole summary, wrapped to 80 columns when not on a terminal', async () => {
     const r = await cli('--help');
     assert.equal(r.status, 0, r.stderr);
-    for (const name of ['inspect', 'import', 'compact', 'bench', 'run', 'sim']) assert.match(r.stdout, new RegExp(`^  ${name} `, 'm'), name);
+    for (const name of ['inspect', 'import', 'compact', 'bench', 'run', 'sim'])
+      assert.match(r.stdout, new RegExp(`^  ${name} `, 'm'), name);
     // The compact summary's second sentence used to be cut off after "With".
     assert.match(r.stdout.replace(/\s+/g, ' '), /With --adopt the compaction is written to the session log;/);
     for (const line of r.stdout.split('\n')) assert.ok(line.length <= 80, `too wide: ${line}`);
@@ -82,7 +83,10 @@ describe('the newcomer path (built CLI)', function () {
     assert.equal(r.status, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).adopted, true);
     assert.match(r.stderr, /imported .*example\.json into .*example\.jsonl/);
-    const events = readFileSync(join(dir, 'example.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string });
+    const events = readFileSync(join(dir, 'example.jsonl'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string });
     assert.equal(events.filter((e) => e.type === 'compaction').length, 1);
     assert.equal(readFileSync(src, 'utf8'), readFileSync(example, 'utf8'));
   });

@@ -25,7 +25,10 @@ describe('splitpoint run (built CLI) against the scripted simulator', function (
     sim = await startSimulator({ maxModelLen: 32_768, timeScale: 0 });
     sim.setScript([
       { content: 'Let me look.', tool_calls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }] },
-      { content: 'Writing the answer.', tool_calls: [{ name: 'write_file', arguments: { path: 'out/answer.txt', content: 'port 8123\n' } }] },
+      {
+        content: 'Writing the answer.',
+        tool_calls: [{ name: 'write_file', arguments: { path: 'out/answer.txt', content: 'port 8123\n' } }],
+      },
       { content: 'Done: out/answer.txt says port 8123.' },
     ]);
   });
@@ -35,14 +38,32 @@ describe('splitpoint run (built CLI) against the scripted simulator', function (
     const ws = mkdtempSync(join(tmpdir(), 'sp-run-'));
     writeFileSync(join(ws, 'notes.txt'), 'The service listens on port 8123.\n');
     const session = join(ws, '..', `${ws.split('/').pop()}.jsonl`);
-    const r = await runCli(['run', '--endpoint', sim.url, '--workspace', ws, '--task', 'Which port? Write it to out/answer.txt.', '--session', session, '--yes', '--json']);
+    const r = await runCli([
+      'run',
+      '--endpoint',
+      sim.url,
+      '--workspace',
+      ws,
+      '--task',
+      'Which port? Write it to out/answer.txt.',
+      '--session',
+      session,
+      '--yes',
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
-    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
     const types = events.map((e) => e.type);
     assert.ok(types.includes('tool-call') && types.includes('tool-result') && types.includes('assistant-message'));
     assert.deepEqual(events.at(-1), { type: 'done', reason: 'answer', steps: 3 });
     assert.equal(readFileSync(join(ws, 'out', 'answer.txt'), 'utf8'), 'port 8123\n');
-    const log = readFileSync(session, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+    const log = readFileSync(session, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string });
     assert.equal(log[0]!.type, 'session');
     assert.equal(log.filter((e) => e.type === 'message').length, 7, 'system, user, 3 assistant replies, 2 tool results');
   });
@@ -53,7 +74,11 @@ describe('splitpoint run (built CLI) against the scripted simulator', function (
     const r = await runCli(['run', '--endpoint', sim.url, '--workspace', ws, '--task', 'Write it down.', '--json']);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(existsSync(join(ws, 'out', 'answer.txt')), false);
-    const rejected = r.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((e: { type: string; approved?: boolean }) => e.type === 'tool-approval' && e.approved === false);
+    const rejected = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .find((e: { type: string; approved?: boolean }) => e.type === 'tool-approval' && e.approved === false);
     assert.match(rejected.reason, /pass --yes/);
   });
 

@@ -66,14 +66,21 @@ describe('block compaction against the simulator', function () {
   async function pending(over: Partial<CompactionSettings>, limit = 64) {
     const store = await SessionStore.importArray({ storage: new MemoryStorage() }, '/m.jsonl', JSON.parse(readFileSync(fixture, 'utf8')));
     const client = new VllmClient({ baseURL: sim.url });
-    const snap = snapshotSession(store, ledger, { strategy: 'token-fraction' }, AGENT_TOOL_SPECS, { contextWindow: 200_000, replyReserve: 4096 });
-    const pc = createCompaction(snap, { ...DEFAULT_COMPACTION_SETTINGS, contextWindow: 200_000, ...over }, {
-      model: client,
-      limiter: new Semaphore(limit),
-      count: (m) => ledger.estimate(m),
-      clock: systemClock,
-      ids: randomIds,
+    const snap = snapshotSession(store, ledger, { strategy: 'token-fraction' }, AGENT_TOOL_SPECS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
     });
+    const pc = createCompaction(
+      snap,
+      { ...DEFAULT_COMPACTION_SETTINGS, contextWindow: 200_000, ...over },
+      {
+        model: client,
+        limiter: new Semaphore(limit),
+        count: (m) => ledger.estimate(m),
+        clock: systemClock,
+        ids: randomIds,
+      },
+    );
     return { pc, store, snap, client };
   }
 
@@ -99,12 +106,21 @@ describe('block compaction against the simulator', function () {
 
   it('with the agent prefix warm, each worker prefills only about its instruction', async () => {
     const { pc, snap, client } = await pending({ blockTokens: 8192, layout: 'cache-aligned' });
-    await client.chat({ messages: snap.context.map(toWire), tools: [...AGENT_TOOL_SPECS], toolChoice: 'auto', maxTokens: 1, stream: false });
+    await client.chat({
+      messages: snap.context.map(toWire),
+      tools: [...AGENT_TOOL_SPECS],
+      toolChoice: 'auto',
+      maxTokens: 1,
+      stream: false,
+    });
     await pc.start();
     for (const b of pc.blocks) {
       const st = b.stats!;
       const uncached = st.inputTokens - st.cachedTokens!;
-      assert.ok(uncached <= st.instructionTokens * 1.3 + 32, `block ${b.index}: ${uncached} uncached, instruction ≈${st.instructionTokens}`);
+      assert.ok(
+        uncached <= st.instructionTokens * 1.3 + 32,
+        `block ${b.index}: ${uncached} uncached, instruction ≈${st.instructionTokens}`,
+      );
     }
   });
 
@@ -121,7 +137,7 @@ describe('block compaction against the simulator', function () {
     assert.equal(store.active().messages.filter((m) => m.kind === 'summary').length, 1);
   });
 
-  it('target-block layout sends the paper\'s transcript and the simulator summarises only the target', async () => {
+  it("target-block layout sends the paper's transcript and the simulator summarises only the target", async () => {
     const { pc } = await pending({ blockTokens: 16384, layout: 'target-block' });
     await pc.start();
     assert.ok(pc.isComplete());
@@ -132,7 +148,10 @@ describe('block compaction against the simulator', function () {
 
   it('a server error fails one block; retrying it alone completes the compaction', async () => {
     const { pc } = await pending({ blockTokens: 16384 }, 1);
-    sim.injectFault({ status: 400, body: { object: 'error', message: 'simulated bad request', type: 'BadRequestError', param: null, code: 400 } } as never);
+    sim.injectFault({
+      status: 400,
+      body: { object: 'error', message: 'simulated bad request', type: 'BadRequestError', param: null, code: 400 },
+    } as never);
     await pc.start();
     const failed = pc.blocks.filter((b) => b.status === 'failed');
     assert.equal(failed.length, 1);
@@ -169,6 +188,32 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
   });
   after(() => sim.close());
 
+  it('--plan prints the chosen plan and the alternatives with predicted times, and runs nothing', async () => {
+    sim.resetStats();
+    const r = await cli('compact', '--session', fixture, '--endpoint', sim.url, '--plan', '--json', '--profile', 'h100-7b');
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.plan.profile.name, 'h100-7b');
+    assert.ok(out.plan.chosen.predictedMs > 0);
+    assert.ok(out.plan.alternatives.length >= 3);
+    for (const a of out.plan.alternatives.filter((x: { excluded?: string }) => !x.excluded))
+      assert.ok(a.predictedMs >= out.plan.chosen.predictedMs);
+    assert.equal(sim.stats.requests.filter((q) => q.kind === 'compaction').length, 0, 'no worker was sent');
+    const text = await cli(
+      'compact',
+      '--session',
+      fixture,
+      '--endpoint',
+      sim.url,
+      '--plan',
+      '--layout',
+      'cache-aligned',
+      '--profile',
+      'h100-7b',
+    );
+    assert.match(text.stdout, /^plan \(profile h100-7b, named; cold cache; 1 endpoint; fixed: layout=cache-aligned\):\n> cache-aligned/);
+  });
+
   it('prints the documented JSON and, with --adopt, writes one compaction event to the log', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sp-compact-'));
     const raw = JSON.parse(readFileSync(fixture, 'utf8')) as { role: string; content: string }[];
@@ -176,13 +221,28 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
     const lines = raw.map((m, i) => JSON.stringify({ type: 'message', message: { ...m, id: `m${i}`, timestamp: i, kind: 'normal' } }));
     const log = join(dir, 's.jsonl');
     writeFileSync(log, [header, ...lines].join('\n') + '\n');
-    const r = await cli('compact', '--session', log, '--endpoint', sim.url, '--block-tokens', '8192', '--focus', 'keep the parser decisions', '--adopt', '--json');
+    const r = await cli(
+      'compact',
+      '--session',
+      log,
+      '--endpoint',
+      sim.url,
+      '--block-tokens',
+      '8192',
+      '--focus',
+      'keep the parser decisions',
+      '--adopt',
+      '--json',
+    );
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     assert.ok(Number.isInteger(out.tailStartIndex));
     assert.equal(raw[out.tailStartIndex]!.role, 'user');
     assert.ok(out.blocks.length > 1);
-    for (const b of out.blocks) for (const k of ['index', 'firstMessage', 'lastMessage', 'inputTokens', 'outputTokens', 'ms', 'cachedTokens']) assert.ok(k in b, k);
+    for (const b of out.blocks)
+      for (const k of ['index', 'firstMessage', 'lastMessage', 'inputTokens', 'outputTokens', 'ms', 'cachedTokens']) assert.ok(k in b, k);
+    assert.equal(out.outcome.predictedMs, out.plan.chosen.predictedMs, 'after the run: predicted against measured');
+    assert.equal(out.outcome.measuredMs, out.wallMs);
     assert.ok(out.tokensAfter < out.tokensBefore);
     assert.match(out.summary, /Focus kept: keep the parser decisions/);
     const after = readFileSync(log, 'utf8').trimEnd().split('\n');

@@ -9,10 +9,22 @@ describe('retry policy', () => {
   const policy: RetryPolicy = { maxRetries: 5, baseDelayMs: 100, maxDelayMs: 1000, jitter: 0.5, maxRetryAfterMs: 5000 };
 
   it('backoff doubles, is capped, and jitter spans [d(1-j), d]', () => {
-    assert.deepEqual([1, 2, 3, 4, 5].map((n) => backoffDelay(n, policy, () => 1)), [100, 200, 400, 800, 1000]);
-    assert.deepEqual([1, 2, 3].map((n) => backoffDelay(n, policy, () => 0)), [50, 100, 200]);
-    assert.equal(backoffDelay(3, { ...policy, jitter: 1 }, () => 0), 0);
-    assert.equal(backoffDelay(3, { ...policy, jitter: 0 }, () => 0.3), 400);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5].map((n) => backoffDelay(n, policy, () => 1)),
+      [100, 200, 400, 800, 1000],
+    );
+    assert.deepEqual(
+      [1, 2, 3].map((n) => backoffDelay(n, policy, () => 0)),
+      [50, 100, 200],
+    );
+    assert.equal(
+      backoffDelay(3, { ...policy, jitter: 1 }, () => 0),
+      0,
+    );
+    assert.equal(
+      backoffDelay(3, { ...policy, jitter: 0 }, () => 0.3),
+      400,
+    );
   });
 
   it('retries only retryable errors, honours Retry-After, and stops at maxRetries', async () => {
@@ -33,18 +45,24 @@ describe('retry policy', () => {
 
     calls = 0;
     await assert.rejects(
-      withRetry(async () => {
-        calls++;
-        throw new BadRequestError('no');
-      }, { policy, sleep }),
+      withRetry(
+        async () => {
+          calls++;
+          throw new BadRequestError('no');
+        },
+        { policy, sleep },
+      ),
       (e: BadRequestError) => e.attempts === 1,
     );
     assert.equal(calls, 1);
 
     await assert.rejects(
-      withRetry(async () => {
-        throw new ServerError('down', undefined);
-      }, { policy: { ...policy, maxRetries: 2 }, sleep }),
+      withRetry(
+        async () => {
+          throw new ServerError('down', undefined);
+        },
+        { policy: { ...policy, maxRetries: 2 }, sleep },
+      ),
       (e: ServerError) => e.attempts === 3,
     );
   });
@@ -117,7 +135,9 @@ describe('concurrency limiter', () => {
       const limiter = new Semaphore(3);
       const clients = [0, 1].map(() => new VllmClient({ baseURL: sim.url, model: sim.model, limiter }));
       await Promise.all(
-        Array.from({ length: 9 }, (_, i) => clients[i % 2].chat({ messages: [{ role: 'user', content: `block ${i}: summarise the retry loop in detail please` }] })),
+        Array.from({ length: 9 }, (_, i) =>
+          clients[i % 2].chat({ messages: [{ role: 'user', content: `block ${i}: summarise the retry loop in detail please` }] }),
+        ),
       );
       assert.equal(limiter.maxInFlight, 3);
       assert.equal(sim.stats.maxRunning, 3, 'observed on the server too');

@@ -38,7 +38,11 @@ function collect() {
   return {
     deltas,
     onDelta: (d: ChatDelta) => deltas.push(d),
-    text: () => deltas.filter((d) => d.type === 'content').map((d) => (d as { text: string }).text).join(''),
+    text: () =>
+      deltas
+        .filter((d) => d.type === 'content')
+        .map((d) => (d as { text: string }).text)
+        .join(''),
   };
 }
 
@@ -70,7 +74,11 @@ describe('VllmClient against the simulator', () => {
     assert.equal(r1.finishReason, 'stop');
     assert.equal(r1.attempts, 1);
     assert.equal(r1.model, sim.model);
-    assert.deepEqual(r1.usage, { promptTokens: sim.stats.requests[0].promptTokens, completionTokens: sim.stats.requests[0].completionTokens, cachedTokens: 0 });
+    assert.deepEqual(r1.usage, {
+      promptTokens: sim.stats.requests[0].promptTokens,
+      completionTokens: sim.stats.requests[0].completionTokens,
+      cachedTokens: 0,
+    });
 
     const r2 = await c.chat({ messages: convo, stream: false });
     assert.equal(r2.message.content, r1.message.content);
@@ -103,7 +111,13 @@ describe('VllmClient against the simulator', () => {
       const r = await c.chat({ messages: convo }, { onDelta: s.onDelta });
       assert.equal(r.reasoning, 'Think about src/a.ts first.');
       assert.equal(r.message.reasoning, r.reasoning);
-      assert.equal(s.deltas.filter((d) => d.type === 'reasoning').map((d) => (d as { text: string }).text).join(''), r.reasoning);
+      assert.equal(
+        s.deltas
+          .filter((d) => d.type === 'reasoning')
+          .map((d) => (d as { text: string }).text)
+          .join(''),
+        r.reasoning,
+      );
       assert.equal(r.message.content, 'Answer: 42');
       const n = await c.chat({ messages: convo, stream: false });
       assert.equal(n.reasoning, 'Think about src/a.ts first.');
@@ -131,7 +145,10 @@ describe('VllmClient against the simulator', () => {
       // the deltas rebuild the same calls
       const byIndex = new Map<number, string>();
       for (const d of s.deltas) if (d.type === 'tool_call') byIndex.set(d.index, (byIndex.get(d.index) ?? '') + d.argumentsDelta);
-      assert.deepEqual([...byIndex.values()], calls.map((c) => c.function.arguments));
+      assert.deepEqual(
+        [...byIndex.values()],
+        calls.map((c) => c.function.arguments),
+      );
       if (fault === 'no-tool-index') {
         // prove the server really omitted the index
         const raw = await fetch(`${sim.url}/chat/completions`, {
@@ -148,7 +165,10 @@ describe('VllmClient against the simulator', () => {
   it('returns tool calls from a non-streaming reply', async () => {
     await start({ script: [TWO_CALLS] });
     const r = await client().chat({ messages: convo, tools: TOOLS, stream: false });
-    assert.deepEqual(r.message.tool_calls?.map((c) => c.id), ['call_a1', 'call_b2']);
+    assert.deepEqual(
+      r.message.tool_calls?.map((c) => c.id),
+      ['call_a1', 'call_b2'],
+    );
     assert.equal(r.finishReason, 'tool_calls');
   });
 
@@ -258,12 +278,18 @@ describe('VllmClient against the simulator', () => {
     const c = client();
     const r1 = await c.chat({ messages: convo, tools: TOOLS });
     assert.equal(r1.message.tool_calls?.[0].id, 'c1');
-    const r2 = await c.chat({ messages: [...convo, r1.message, { role: 'tool', tool_call_id: 'c1', content: 'export const a = 1;' }], tools: TOOLS });
+    const r2 = await c.chat({
+      messages: [...convo, r1.message, { role: 'tool', tool_call_id: 'c1', content: 'export const a = 1;' }],
+      tools: TOOLS,
+    });
     assert.equal(r2.message.tool_calls?.[0].function.arguments, '{"cmd":"npm test"}');
     const r3 = await c.chat({ messages: [...convo, { role: 'tool', tool_call_id: 'c2', content: '12 tests pass' }], tools: TOOLS });
     assert.equal(r3.message.content, 'Done.');
     assert.equal(r3.message.tool_calls, undefined);
-    assert.deepEqual(sim.stats.requests.map((x) => x.kind), ['script', 'script', 'script']);
+    assert.deepEqual(
+      sim.stats.requests.map((x) => x.kind),
+      ['script', 'script', 'script'],
+    );
   });
 
   it('honours tool_choice "required" and a named tool with a default call', async () => {
@@ -277,7 +303,10 @@ describe('VllmClient against the simulator', () => {
 
   it('stops at max_tokens with finish_reason "length"', async () => {
     await start();
-    const r = await client().chat({ messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve' }], maxTokens: 3 });
+    const r = await client().chat({
+      messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve' }],
+      maxTokens: 3,
+    });
     assert.equal(r.finishReason, 'length');
     assert.ok((r.usage?.completionTokens ?? 99) <= 3);
   });

@@ -168,7 +168,10 @@ describe('VllmClient failures against the simulator', () => {
     assert.deepEqual(sleeps, []);
     await rejectsWith(c.listModels(), ConnectionError);
     // a port fetch refuses outright still gets a message that says what to do
-    const blocked = await rejectsWith(new VllmClient({ baseURL: 'http://127.0.0.1:9/v1', model: 'm' }).chat({ messages: convo }), ConnectionError);
+    const blocked = await rejectsWith(
+      new VllmClient({ baseURL: 'http://127.0.0.1:9/v1', model: 'm' }).chat({ messages: convo }),
+      ConnectionError,
+    );
     assert.match(blocked.message, /127\.0\.0\.1:9\/v1/);
     assert.match(blocked.message, /vllm serve/);
   });
@@ -251,7 +254,11 @@ describe('VllmClient failures against the simulator', () => {
     assert.equal(r.attempts, 2);
     const reset = deltas.findIndex((d) => d.type === 'reset');
     assert.ok(reset > 0, 'a reset delta separates the attempts');
-    const after = deltas.slice(reset + 1).filter((d) => d.type === 'content').map((d) => (d as { text: string }).text).join('');
+    const after = deltas
+      .slice(reset + 1)
+      .filter((d) => d.type === 'content')
+      .map((d) => (d as { text: string }).text)
+      .join('');
     assert.equal(after, r.message.content);
     assert.equal(sim.stats.requests[0].status, 'error');
     assert.equal(sim.stats.requests[1].status, 'done');

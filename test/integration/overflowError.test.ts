@@ -12,16 +12,18 @@ describe('parseContextOverflow', () => {
   });
 
   it('derives the total when the current wording has no "for a total" clause', () => {
-    const msg = "This model's maximum context length is 262144 tokens. However, you requested 32000 output tokens and your prompt contains at least 230145 input tokens.";
+    const msg =
+      "This model's maximum context length is 262144 tokens. However, you requested 32000 output tokens and your prompt contains at least 230145 input tokens.";
     assert.deepEqual(parseContextOverflow(msg), { window: 262144, input: 230145, requested: 262145 });
   });
 
   it('reads the v0.6–0.10 "your request has M input tokens" wording', () => {
-    const msg = "This model's maximum context length is 32768 tokens. However, your request has 40000 input tokens. Please reduce the length of the input messages.";
+    const msg =
+      "This model's maximum context length is 32768 tokens. However, your request has 40000 input tokens. Please reduce the length of the input messages.";
     assert.deepEqual(parseContextOverflow(msg), { window: 32768, input: 40000 });
   });
 
-  it("reads the v0.10 \"'max_tokens' ... is too large\" wording", () => {
+  it('reads the v0.10 "\'max_tokens\' ... is too large" wording', () => {
     const msg =
       "'max_tokens' or 'max_completion_tokens' is too large: 8000. This model's maximum context length is 4096 tokens and your request has 2778 input tokens (8000 > 4096 - 2778).";
     assert.deepEqual(parseContextOverflow(msg), { window: 4096, input: 2778, requested: 10778 });
@@ -34,23 +36,38 @@ describe('parseContextOverflow', () => {
   });
 
   it('reads the V1 input-processor "decoder prompt (length M)" wording', () => {
-    const msg = 'The decoder prompt (length 12324) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens.';
+    const msg =
+      'The decoder prompt (length 12324) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens.';
     assert.deepEqual(parseContextOverflow(msg), { window: 8192, input: 12324 });
-    assert.deepEqual(parseContextOverflow('The prompt (length 9000) is longer than the maximum model length of 8192.'), { window: 8192, input: 9000 });
+    assert.deepEqual(parseContextOverflow('The prompt (length 9000) is longer than the maximum model length of 8192.'), {
+      window: 8192,
+      input: 9000,
+    });
   });
 
   it('reads OpenAI, prompt-length, scheduler and OpenRouter variants', () => {
-    assert.deepEqual(parseContextOverflow("This model's maximum context length is 8192 tokens. However, your messages resulted in 9100 tokens."), {
-      window: 8192,
-      input: 9100,
-    });
-    assert.deepEqual(parseContextOverflow("This model's maximum prompt length is 4000 tokens. However, your request has 4100 prompt tokens."), {
-      window: 4000,
-      input: 4100,
-    });
-    assert.deepEqual(parseContextOverflow('Input prompt (35247 tokens) is too long and exceeds limit of 32768'), { window: 32768, input: 35247 });
     assert.deepEqual(
-      parseContextOverflow("This endpoint's maximum context length is 8192 tokens. However, you requested about 12000 tokens (10000 of text input, 2000 in the output)."),
+      parseContextOverflow("This model's maximum context length is 8192 tokens. However, your messages resulted in 9100 tokens."),
+      {
+        window: 8192,
+        input: 9100,
+      },
+    );
+    assert.deepEqual(
+      parseContextOverflow("This model's maximum prompt length is 4000 tokens. However, your request has 4100 prompt tokens."),
+      {
+        window: 4000,
+        input: 4100,
+      },
+    );
+    assert.deepEqual(parseContextOverflow('Input prompt (35247 tokens) is too long and exceeds limit of 32768'), {
+      window: 32768,
+      input: 35247,
+    });
+    assert.deepEqual(
+      parseContextOverflow(
+        "This endpoint's maximum context length is 8192 tokens. However, you requested about 12000 tokens (10000 of text input, 2000 in the output).",
+      ),
       { window: 8192, input: 10000, requested: 12000 },
     );
   });
@@ -62,17 +79,21 @@ describe('parseContextOverflow', () => {
   it('finds the message inside SDK strings and JSON bodies', () => {
     const body = JSON.stringify({
       error: {
-        message: "This model's maximum context length is 2048 tokens. However, your request has 3000 input tokens. Please reduce the length of the input messages.",
+        message:
+          "This model's maximum context length is 2048 tokens. However, your request has 3000 input tokens. Please reduce the length of the input messages.",
         type: 'BadRequestError',
         param: null,
         code: 400,
       },
     });
     assert.deepEqual(parseContextOverflow(`400 ${body}`), { window: 2048, input: 3000 });
-    assert.deepEqual(parseContextOverflow("400 This model\\'s maximum context length is 2048 tokens. However, your request has 2049 input tokens."), {
-      window: 2048,
-      input: 2049,
-    });
+    assert.deepEqual(
+      parseContextOverflow("400 This model\\'s maximum context length is 2048 tokens. However, your request has 2049 input tokens."),
+      {
+        window: 2048,
+        input: 2049,
+      },
+    );
   });
 
   it('round-trips every wording the simulator can produce', () => {

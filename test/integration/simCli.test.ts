@@ -14,10 +14,13 @@ describe('simulator CLI and the cache-aligned layout', () => {
     const script = join(dir, 'script.json');
     writeFileSync(script, JSON.stringify({ replies: [{ content: 'scripted hello' }] }));
     const out: string[] = [];
-    const sim = await runSimCli(['--port', '0', '--model', 'cli-model', '--max-model-len=4096', '--time-scale', '0', '--script', script, '--quiet'], {
-      out: (l) => out.push(l),
-      err: () => undefined,
-    });
+    const sim = await runSimCli(
+      ['--port', '0', '--model', 'cli-model', '--max-model-len=4096', '--time-scale', '0', '--script', script, '--quiet'],
+      {
+        out: (l) => out.push(l),
+        err: () => undefined,
+      },
+    );
     assert.ok(sim);
     try {
       assert.match(out[0], new RegExp(`listening on ${sim.url.replace(/[/.]/g, '\\$&')}`));
@@ -31,7 +34,10 @@ describe('simulator CLI and the cache-aligned layout', () => {
 
   it('--replicas N starts N servers on consecutive ports and prints each; close() stops them all', async () => {
     const out: string[] = [];
-    const h = await runSimCli(['--port', '0', '--replicas', '2', '--profile', 'unit', '--time-scale', '0', '--quiet'], { out: (l) => out.push(l), err: () => undefined });
+    const h = await runSimCli(['--port', '0', '--replicas', '2', '--profile', 'unit', '--time-scale', '0', '--quiet'], {
+      out: (l) => out.push(l),
+      err: () => undefined,
+    });
     assert.ok(h);
     const [a, b] = h.replicas;
     assert.equal(b.port, a.port + 1);
@@ -43,8 +49,17 @@ describe('simulator CLI and the cache-aligned layout', () => {
   });
 
   it('parses flags and rejects unknown ones', () => {
-    const o = parseSimArgs(['--pessimistic', '--no-tool-parser', '--no-tokenize', '--profile', 'unit', '--time-scale', '0.5']
-      .concat(['--max-num-seqs=4', '--max-num-batched-tokens', '512', '--replicas', '3', '--tokenizer', 'char']));
+    const o = parseSimArgs(
+      ['--pessimistic', '--no-tool-parser', '--no-tokenize', '--profile', 'unit', '--time-scale', '0.5'].concat([
+        '--max-num-seqs=4',
+        '--max-num-batched-tokens',
+        '512',
+        '--replicas',
+        '3',
+        '--tokenizer',
+        'char',
+      ]),
+    );
     assert.equal(o.pessimistic, true);
     assert.equal(o.toolParser, false);
     assert.equal(o.tokenizeRoute, false);
@@ -60,7 +75,16 @@ describe('simulator CLI and the cache-aligned layout', () => {
   it('compaction workers that replay the agent prefix (tools, tool_choice "none") reuse its cached blocks', async () => {
     const sim = await startSimulator({ timeScale: 0 });
     try {
-      const tools: ToolSpec[] = [{ type: 'function', function: { name: 'read_file', description: 'Read a file from the workspace.', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+      const tools: ToolSpec[] = [
+        {
+          type: 'function',
+          function: {
+            name: 'read_file',
+            description: 'Read a file from the workspace.',
+            parameters: { type: 'object', properties: { path: { type: 'string' } } },
+          },
+        },
+      ];
       const agent: ChatMessage[] = [{ role: 'system', content: 'You are a coding agent. Follow AGENTS.md and keep diffs small.' }];
       for (let i = 0; i < 30; i++) {
         agent.push({ role: 'user', content: `Task ${i}: inspect src/module${i}.ts and report the exported symbols.` });

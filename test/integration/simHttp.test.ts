@@ -75,7 +75,7 @@ describe('simulator HTTP surface', () => {
     assert.equal(disabled.status, 404);
   });
 
-  it('returns vLLM\'s 400 body when the prompt exceeds the window (current and legacy shapes)', async () => {
+  it("returns vLLM's 400 body when the prompt exceeds the window (current and legacy shapes)", async () => {
     for (const shape of ['current', 'legacy'] as const) {
       await start({ tokenizer: 'char', maxModelLen: 200, errorShape: shape });
       const messages: Msg[] = [{ role: 'user', content: 'x'.repeat(300) }];
@@ -108,11 +108,18 @@ describe('simulator HTTP surface', () => {
     const res = await fetch(`${sim.url}/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messages: [{ role: 'user', content: 'hello stream' }], stream: true, stream_options: { include_usage: true } }),
+      body: JSON.stringify({
+        messages: [{ role: 'user', content: 'hello stream' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
     });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /text\/event-stream/);
-    const events = (await res.text()).split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+    const events = (await res.text())
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) => e.replace(/^data: /, ''));
     assert.equal(events.at(-1), '[DONE]');
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
     assert.equal(chunks[0].choices[0].delta.role, 'assistant');
@@ -129,8 +136,14 @@ describe('simulator HTTP surface', () => {
     await start({ tokenizer: 'char' });
     // <|im_start|> + "system\n" = 8 tokens, then 32 shared characters, then the prompts differ.
     const shared = 'S'.repeat(32);
-    const a = [{ role: 'system', content: `${shared}A tail that differs` }, { role: 'user', content: 'q' }];
-    const b = [{ role: 'system', content: `${shared}B tail that differs` }, { role: 'user', content: 'q' }];
+    const a = [
+      { role: 'system', content: `${shared}A tail that differs` },
+      { role: 'user', content: 'q' },
+    ];
+    const b = [
+      { role: 'system', content: `${shared}B tail that differs` },
+      { role: 'user', content: 'q' },
+    ];
     const ra = await post(sim, '/v1/chat/completions', { messages: a });
     const rb = await post(sim, '/v1/chat/completions', { messages: b });
     assert.equal(ra.json.usage.prompt_tokens_details.cached_tokens, 0);
@@ -156,7 +169,9 @@ describe('simulator HTTP surface', () => {
   });
 
   for (const pessimistic of [false, true]) {
-    const expect = pessimistic ? 'pessimistic → no reuse before prefill completes' : "admission-time registration → the second reuses the first's blocks";
+    const expect = pessimistic
+      ? 'pessimistic → no reuse before prefill completes'
+      : "admission-time registration → the second reuses the first's blocks";
     it(`same-step requests: ${expect}`, async () => {
       await start({ tokenizer: 'char', pessimistic, profile: 'unit' });
       const messages = [{ role: 'user', content: 'p'.repeat(300) }];
@@ -177,7 +192,10 @@ describe('simulator HTTP surface', () => {
 
   it('/metrics exposes Prometheus counters that match the per-request log', async () => {
     await start();
-    const messages = [{ role: 'system', content: 'A fairly long system prompt so that a few blocks fill up: '.repeat(4) }, { role: 'user', content: 'go' }];
+    const messages = [
+      { role: 'system', content: 'A fairly long system prompt so that a few blocks fill up: '.repeat(4) },
+      { role: 'user', content: 'go' },
+    ];
     await post(sim, '/v1/chat/completions', { messages });
     await post(sim, '/v1/chat/completions', { messages });
     const res = await fetch(`${sim.origin}/metrics`);
@@ -186,8 +204,14 @@ describe('simulator HTTP surface', () => {
     assert.match(text, /# TYPE vllm:prefix_cache_queries_total counter/);
     assert.match(text, /# TYPE vllm:prefix_cache_hits_total counter/);
     const recs = sim.stats.requests;
-    assert.equal(metric(text, 'vllm:prefix_cache_queries_total'), recs.reduce((s, r) => s + r.promptTokens, 0));
-    assert.equal(metric(text, 'vllm:prefix_cache_hits_total'), recs.reduce((s, r) => s + r.cachedTokens, 0));
+    assert.equal(
+      metric(text, 'vllm:prefix_cache_queries_total'),
+      recs.reduce((s, r) => s + r.promptTokens, 0),
+    );
+    assert.equal(
+      metric(text, 'vllm:prefix_cache_hits_total'),
+      recs.reduce((s, r) => s + r.cachedTokens, 0),
+    );
     assert.ok(recs[1].cachedTokens > 0);
     assert.equal(metric(text, 'vllm:num_requests_running'), 0);
   });
@@ -195,7 +219,8 @@ describe('simulator HTTP surface', () => {
   it('LRU eviction over HTTP: a small KV pool forgets the least recently used prefix', async () => {
     await start({ tokenizer: 'char', cacheCapacityBlocks: 24 });
     const conv = (ch: string) => [{ role: 'user', content: ch.repeat(150) }]; // 1+8+150+1+1+1+10 = 172 tokens = 11 blocks
-    const hit = async (ch: string) => (await post(sim, '/v1/chat/completions', { messages: conv(ch) })).json.usage.prompt_tokens_details.cached_tokens;
+    const hit = async (ch: string) =>
+      (await post(sim, '/v1/chat/completions', { messages: conv(ch) })).json.usage.prompt_tokens_details.cached_tokens;
     assert.equal(await hit('a'), 0);
     assert.equal(await hit('b'), 0);
     assert.equal(await hit('a'), 160, 'a is still cached; now b is least recently used');

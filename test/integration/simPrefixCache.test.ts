@@ -14,10 +14,7 @@ describe('sim PrefixCache (vLLM v1 block semantics)', () => {
     const b = c.admit('b', [...shared, ...seq(5000, 30)]);
     assert.equal(b.hitBlocks, 2);
     assert.equal(b.cachedTokens, 32);
-    assert.deepEqual(
-      { queries: c.stats().queries, hits: c.stats().hits },
-      { queries: 70 + 70, hits: 32 },
-    );
+    assert.deepEqual({ queries: c.stats().queries, hits: c.stats().hits }, { queries: 70 + 70, hits: 32 });
   });
 
   it('hashes are chained: an identical block after a different prefix does not hit', () => {

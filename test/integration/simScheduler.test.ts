@@ -22,7 +22,9 @@ const near = (got: number | undefined, want: number, what: string) =>
 const prompt = (tag: string, tokens: number) => [{ role: 'user' as const, content: tag + 'x'.repeat(tokens - 19 - tag.length) }];
 
 /** Scripted replies: a request whose prompt contains `tag` gets `n` completion tokens. */
-const replies = (spec: Record<string, number>) => ({ replies: Object.entries(spec).map(([tag, n]) => ({ match: tag, content: 'y'.repeat(n), repeat: true })) });
+const replies = (spec: Record<string, number>) => ({
+  replies: Object.entries(spec).map(([tag, n]) => ({ match: tag, content: 'y'.repeat(n), repeat: true })),
+});
 
 describe('simulator step scheduler (unit profile, hand-computed simulated times)', () => {
   let sims: SimHandle[] = [];
@@ -145,7 +147,13 @@ describe('simulator step scheduler (unit profile, hand-computed simulated times)
   });
 
   it('(f) replicas are independent: own ports, clocks, batches and prefix caches', async () => {
-    const reps = await startReplicas(2, { tokenizer: 'char', profile: 'unit', timeScale: 0, maxModelLen: 100_000, script: replies({ A: 5 }) });
+    const reps = await startReplicas(2, {
+      tokenizer: 'char',
+      profile: 'unit',
+      timeScale: 0,
+      maxModelLen: 100_000,
+      script: replies({ A: 5 }),
+    });
     sims.push(...reps);
     assert.equal(reps[1].port, reps[0].port + 1);
     // the same request on both at once: each runs alone (no shared batch), as (a)

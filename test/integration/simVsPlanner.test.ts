@@ -40,7 +40,13 @@ describe('simulator ↔ planner step model (h100-7b)', () => {
       await Promise.all(sent);
       const simMs = Math.max(...sim.stats.requests.map((r) => r.finished!));
       const requests = prompts.map((_, i) => ({ promptTokens: lengths[i], sharedTokens: 6 + blockTokens * (i + 1), outputTokens }));
-      const predictedMs = simulateSteps(requests, { profile: H100_7B, order, concurrency: workers, replicas: 1, warmSharedTokens: 0 }).wallMs;
+      const predictedMs = simulateSteps(requests, {
+        profile: H100_7B,
+        order,
+        concurrency: workers,
+        replicas: 1,
+        warmSharedTokens: 0,
+      }).wallMs;
       return { simMs, predictedMs };
     } finally {
       await sim.close();

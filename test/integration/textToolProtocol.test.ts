@@ -9,7 +9,10 @@ import {
 import type { ToolSpec } from '../../src/llm/types';
 
 const tools: ToolSpec[] = [
-  { type: 'function', function: { name: 'read_file', description: 'Read a file.', parameters: { type: 'object', properties: { path: { type: 'string' } } } } },
+  {
+    type: 'function',
+    function: { name: 'read_file', description: 'Read a file.', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+  },
 ];
 let n = 0;
 const ids = () => `id${++n}`;
@@ -20,7 +23,8 @@ describe('text tool protocol', () => {
   });
 
   it('parses fenced tool_call blocks and keeps the surrounding text', () => {
-    const text = 'First I read.\n\n```tool_call\n{"name": "read_file", "arguments": {"path": "a.ts"}}\n```\n\n```tool_call\n{"name":"read_file","arguments":"{\\"path\\":\\"b.ts\\"}"}\n```';
+    const text =
+      'First I read.\n\n```tool_call\n{"name": "read_file", "arguments": {"path": "a.ts"}}\n```\n\n```tool_call\n{"name":"read_file","arguments":"{\\"path\\":\\"b.ts\\"}"}\n```';
     const p = parseTextToolCalls(text, ids);
     assert.equal(p.content, 'First I read.');
     assert.deepEqual(
@@ -62,7 +66,11 @@ describe('text tool protocol', () => {
       [
         { role: 'system', content: 'SYS' },
         { role: 'user', content: 'go' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: 'contents' },
       ],
       tools,

@@ -101,7 +101,8 @@ export async function handleChat(
   gone.signal.addEventListener('abort', () => seq.cancel(serverDropped ? 'error' : 'aborted'), { once: true });
   try {
     // vLLM answers a stream's headers at once and its first event with the first token.
-    if (stream) res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    if (stream)
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
     if (!(await seq.tokens(1)) || gone.signal.aborted) return;
     stats.promptTokens += tokens.length;
     const usage = {

@@ -61,12 +61,24 @@ export function parseSimArgs(argv: string[]): SimCliOptions {
     const val = () => inline ?? argv[++i];
     switch (flag) {
       case '-h':
-      case '--help': o.help = true; break;
-      case '--quiet': o.quiet = true; break;
-      case '--port': o.port = num(flag, val()); break;
-      case '--host': o.host = val(); break;
-      case '--model': o.model = val(); break;
-      case '--max-model-len': o.maxModelLen = num(flag, val()); break;
+      case '--help':
+        o.help = true;
+        break;
+      case '--quiet':
+        o.quiet = true;
+        break;
+      case '--port':
+        o.port = num(flag, val());
+        break;
+      case '--host':
+        o.host = val();
+        break;
+      case '--model':
+        o.model = val();
+        break;
+      case '--max-model-len':
+        o.maxModelLen = num(flag, val());
+        break;
       case '--tokenizer': {
         const t = val();
         if (t !== 'tiktoken' && t !== 'char') throw new Error('--tokenizer must be tiktoken or char');
@@ -75,7 +87,8 @@ export function parseSimArgs(argv: string[]): SimCliOptions {
       }
       case '--profile': {
         const name = val();
-        if (!name || !NAMED_PROFILES[name]) throw new Error(`--profile must be one of ${Object.keys(NAMED_PROFILES).join(', ')} (or use --profile-file PATH)`);
+        if (!name || !NAMED_PROFILES[name])
+          throw new Error(`--profile must be one of ${Object.keys(NAMED_PROFILES).join(', ')} (or use --profile-file PATH)`);
         o.profile = name;
         break;
       }
@@ -90,16 +103,36 @@ export function parseSimArgs(argv: string[]): SimCliOptions {
         if (o.timeScale < 0) throw new Error('--time-scale must be ≥ 0');
         break;
       }
-      case '--max-num-seqs': o.maxNumSeqs = int(flag, val()); break;
-      case '--max-num-batched-tokens': o.maxNumBatchedTokens = int(flag, val()); break;
-      case '--replicas': o.replicas = int(flag, val()); break;
-      case '--cache-blocks': o.cacheCapacityBlocks = num(flag, val()); break;
-      case '--pessimistic': o.pessimistic = true; break;
-      case '--no-prefix-caching': o.prefixCaching = false; break;
-      case '--no-tool-parser': o.toolParser = false; break;
-      case '--no-tokenize': o.tokenizeRoute = false; break;
-      case '--summary-tokens': o.summaryTokens = num(flag, val()); break;
-      case '--script': o.script = val(); break;
+      case '--max-num-seqs':
+        o.maxNumSeqs = int(flag, val());
+        break;
+      case '--max-num-batched-tokens':
+        o.maxNumBatchedTokens = int(flag, val());
+        break;
+      case '--replicas':
+        o.replicas = int(flag, val());
+        break;
+      case '--cache-blocks':
+        o.cacheCapacityBlocks = num(flag, val());
+        break;
+      case '--pessimistic':
+        o.pessimistic = true;
+        break;
+      case '--no-prefix-caching':
+        o.prefixCaching = false;
+        break;
+      case '--no-tool-parser':
+        o.toolParser = false;
+        break;
+      case '--no-tokenize':
+        o.tokenizeRoute = false;
+        break;
+      case '--summary-tokens':
+        o.summaryTokens = num(flag, val());
+        break;
+      case '--script':
+        o.script = val();
+        break;
       case '--error-shape': {
         const s = val();
         if (s !== 'current' && s !== 'legacy') throw new Error('--error-shape must be current or legacy');
@@ -114,7 +147,9 @@ export function parseSimArgs(argv: string[]): SimCliOptions {
         o.overflowWording = w;
         break;
       }
-      case '--api-key': o.apiKey = val(); break;
+      case '--api-key':
+        o.apiKey = val();
+        break;
       default:
         throw new Error(`unknown option: ${a}\n\n${SIM_USAGE}`);
     }

@@ -23,7 +23,11 @@ export function metricsText(model: string, stats: SimStats, cache: CacheStats): 
       cumulative += h.counts[i];
       lines.push(`${name}_bucket{${label},le="${num(b)}"} ${num(cumulative)}`);
     });
-    lines.push(`${name}_bucket{${label},le="+Inf"} ${num(h.count)}`, `${name}_count{${label}} ${num(h.count)}`, `${name}_sum{${label}} ${num(h.sum)}`);
+    lines.push(
+      `${name}_bucket{${label},le="+Inf"} ${num(h.count)}`,
+      `${name}_count{${label}} ${num(h.count)}`,
+      `${name}_sum{${label}} ${num(h.sum)}`,
+    );
   };
   metric('vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', stats.running);
   metric('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', stats.queued);

@@ -136,7 +136,8 @@ export function resolveProfile(opts: Pick<SimOptions, 'profile' | 'maxNumSeqs' |
   if (opts.profile === undefined || typeof opts.profile === 'string') {
     const name = opts.profile ?? 'h100-7b';
     const p = namedProfile(name);
-    if (!p) throw new Error(`unknown profile "${name}" (known: ${Object.keys(NAMED_PROFILES).join(', ')}; or give a PerfProfile JSON file)`);
+    if (!p)
+      throw new Error(`unknown profile "${name}" (known: ${Object.keys(NAMED_PROFILES).join(', ')}; or give a PerfProfile JSON file)`);
     base = p;
   } else {
     base = perfProfileSchema.parse(opts.profile);

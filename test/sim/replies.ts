@@ -44,7 +44,11 @@ export class Replier {
   produce(messages: WireMessage[], tools: WireTool[], toolChoice: unknown, maxTokens?: number): Reply {
     const compaction = detectCompaction(messages);
     if (compaction) {
-      const content = summarize(compaction, { targetTokens: this.o.summaryTokens, count: this.o.count, ...(maxTokens !== undefined ? { maxTokens } : {}) });
+      const content = summarize(compaction, {
+        targetTokens: this.o.summaryTokens,
+        count: this.o.count,
+        ...(maxTokens !== undefined ? { maxTokens } : {}),
+      });
       return { kind: 'compaction', content, toolCalls: [] };
     }
     const probe = detectProbe(messages);
@@ -68,7 +72,8 @@ export class Replier {
         ...(r.finish_reason ? { finishReason: r.finish_reason } : {}),
       };
     }
-    const named = toolChoice && typeof toolChoice === 'object' ? (toolChoice as { function?: { name?: string } }).function?.name : undefined;
+    const named =
+      toolChoice && typeof toolChoice === 'object' ? (toolChoice as { function?: { name?: string } }).function?.name : undefined;
     if (tools.length > 0 && (named || toolChoice === 'required')) {
       const name = named ?? tools[0].function.name;
       return { kind: 'tool-default', content: '', toolCalls: [{ id: `chatcmpl-tool-${++this.seq}`, name, arguments: '{}' }] };

@@ -45,7 +45,12 @@ export const ROUTES: Route[] = [
       res.end(text);
     },
   },
-  { method: 'GET', path: '/v1/models', faultRoute: 'models', handle: ({ ctx, res }) => sendJson(res, 200, modelsBody(ctx.model, ctx.maxModelLen)) },
+  {
+    method: 'GET',
+    path: '/v1/models',
+    faultRoute: 'models',
+    handle: ({ ctx, res }) => sendJson(res, 200, modelsBody(ctx.model, ctx.maxModelLen)),
+  },
   {
     method: 'POST',
     path: '/reset_prefix_cache',

@@ -40,7 +40,8 @@ export function loadScript(src: SimScript | ScriptReply[] | string): SimScript {
     if (r.content === undefined && (!r.tool_calls || r.tool_calls.length === 0)) {
       throw new Error(`Script reply ${i} has neither content nor tool_calls.`);
     }
-    for (const c of r.tool_calls ?? []) if (typeof c.name !== 'string' || c.name === '') throw new Error(`Script reply ${i} has a tool call without a name.`);
+    for (const c of r.tool_calls ?? [])
+      if (typeof c.name !== 'string' || c.name === '') throw new Error(`Script reply ${i} has a tool call without a name.`);
   });
   return { replies };
 }

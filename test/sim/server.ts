@@ -142,7 +142,13 @@ export async function startSimulator(opts: SimOptions = {}): Promise<SimHandle> 
     resetStats: () => {
       const fresh = emptyStats();
       stats.requests.length = 0;
-      Object.assign(stats, { ...fresh, requests: stats.requests, running: stats.running, queued: stats.queued, httpInFlight: stats.httpInFlight });
+      Object.assign(stats, {
+        ...fresh,
+        requests: stats.requests,
+        running: stats.running,
+        queued: stats.queued,
+        httpInFlight: stats.httpInFlight,
+      });
       stats.maxRunning = stats.running;
       stats.maxQueued = stats.queued;
       stats.maxHttpInFlight = stats.httpInFlight;

@@ -79,7 +79,10 @@ export function detectCompaction(messages: WireMessage[]): CompactionRequest | u
   const close = lastText.lastIndexOf(targetClose);
   if (open >= 0 && close > open) {
     const inside = lastText.slice(open + targetOpen.length, close);
-    const outside = (lastText.slice(0, open) + '\n' + lastText.slice(close + targetClose.length)).replace(/<CONTEXT(_[0-9a-f]+)?>[\s\S]*?<\/CONTEXT\1>/g, '');
+    const outside = (lastText.slice(0, open) + '\n' + lastText.slice(close + targetClose.length)).replace(
+      /<CONTEXT(_[0-9a-f]+)?>[\s\S]*?<\/CONTEXT\1>/g,
+      '',
+    );
     return { layout: 'target-block', units: transcriptUnits(inside), instruction: outside, ...parseInstruction(outside) };
   }
 
@@ -133,7 +136,8 @@ export function keyTerms(text: string): Set<string> {
 }
 
 // Case matters for names and codes (ENOENT, not "every"); a leading "error:" may be any case.
-const ERROR_RE = /\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b|\b(?:E[A-Z]{3,}|E_[A-Z0-9_]+|ERR_[A-Z0-9_]+)\b|\berror TS\d+|^(?:[Ee]rror|ERROR|[Ff]atal|FATAL|panic|Traceback)\b/;
+const ERROR_RE =
+  /\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b|\b(?:E[A-Z]{3,}|E_[A-Z0-9_]+|ERR_[A-Z0-9_]+)\b|\berror TS\d+|^(?:[Ee]rror|ERROR|[Ff]atal|FATAL|panic|Traceback)\b/;
 const FAILED_TEST_RE = /^(?:[✗✖×]|FAIL(?:ED)?\b|not ok\b)|::\S+\s+FAILED\b/;
 const PASSED_TEST_RE = /^(?:[✓✔√]|PASS(?:ED)?\b|ok \d+)|::\S+\s+PASSED\b/;
 const STATEMENT_RE = /^(?:DECISION|CONSTRAINT)\b|\b(?:decided|we will use|going with|settled on|must not|must never|never)\b/i;

@@ -87,7 +87,12 @@ export function renderSegments(messages: WireMessage[], tools: WireTool[] | unde
   return out;
 }
 
-export function renderTokens(tok: SimTokenizer, messages: WireMessage[], tools: WireTool[] | undefined, addGenerationPrompt: boolean): number[] {
+export function renderTokens(
+  tok: SimTokenizer,
+  messages: WireMessage[],
+  tools: WireTool[] | undefined,
+  addGenerationPrompt: boolean,
+): number[] {
   const ids: number[] = [];
   for (const s of renderSegments(messages, tools, addGenerationPrompt)) {
     if (typeof s === 'string') {

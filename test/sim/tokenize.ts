@@ -7,7 +7,8 @@ import { renderTokens, type WireMessage, type WireTool } from './template';
 
 export function handleTokenize(ctx: SimContext, res: ServerResponse, body: Record<string, unknown>, fault: SimFault | undefined): void {
   if (ctx.opts.tokenizeRoute === false || fault?.tokenize404) return sendJson(res, 404, { detail: 'Not Found' });
-  if (body.model !== undefined && body.model !== ctx.model) return ctx.sendError(res, 404, `The model \`${String(body.model)}\` does not exist.`);
+  if (body.model !== undefined && body.model !== ctx.model)
+    return ctx.sendError(res, 404, `The model \`${String(body.model)}\` does not exist.`);
   let tokens: number[];
   if (Array.isArray(body.messages)) {
     if (body.add_generation_prompt && body.continue_final_message) {

@@ -24,6 +24,7 @@ describe('activation of the built extension bundle', () => {
       ext.activate({ subscriptions: [], extensionUri: { path: '/ext', fsPath: '/ext' } });
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       assert.deepEqual(fake.registeredViews, ['splitpoint.view']);
+      assert.deepEqual(fake.registeredSerializers, ['splitpoint.review']);
       assert.deepEqual([...fake.registeredCommands].sort(), COMMANDS.map((c) => c.id).sort());
       assert.equal(g[LOADS] ?? 0, loadsBefore, 'activation must not load the tokenizer');
       assert.ok(ms < 1000, `activation took ${ms} ms`);

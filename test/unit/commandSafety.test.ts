@@ -160,7 +160,9 @@ describe(`the command sandbox (${sandbox.available ? 'bwrap works here' : `unava
       assert.ok(existsSync(join(root, 'inside.txt')));
       assert.equal(existsSync(join(outside, 'escaped.txt')), false, r.content);
       assert.match(r.content, /Read-only file system/);
-      const script = `require('http').get('http://127.0.0.1:${port}',r=>r.on('data',d=>console.log(String(d))))` + `.on('error',e=>console.log('neterr',e.code))`;
+      const script =
+        `require('http').get('http://127.0.0.1:${port}',r=>r.on('data',d=>console.log(String(d))))` +
+        `.on('error',e=>console.log('neterr',e.code))`;
       const fetchCmd = `${process.execPath} -e "${script}"`;
       assert.match((await t.execute({ command: fetchCmd }, ctx())).content, /neterr/);
       const open = runCommandTool(root, {

@@ -39,7 +39,11 @@ async function sessionWith(turns: number, toolChars = 2000) {
   for (let t = 0; t < turns; t++) {
     await store.append({ role: 'user', content: `Turn ${t}: fix bug ${t} in src/mod${t}.ts. TODO: add a test for case ${t}.` });
     const callId = `call_${t}`;
-    await store.append({ role: 'assistant', content: null, tool_calls: [{ id: callId, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/mod${t}.ts"}` } }] });
+    await store.append({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: callId, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/mod${t}.ts"}` } }],
+    });
     await store.append({ role: 'tool', tool_call_id: callId, content: `// src/mod${t}.ts\n` + 'x'.repeat(toolChars) });
     await store.append({ role: 'assistant', content: `Decision: patched parseHeader in src/mod${t}.ts (${t}).` });
   }
@@ -54,7 +58,11 @@ describe('partition', () => {
     const head = msgs.map((_, i) => i).slice(1);
     const blocks = partitionHead(msgs, head, tokens, { blockTokens: 1000 });
     assert.equal(blocks.length, 8, '8000 tokens / 1000');
-    assert.deepEqual(blocks.flatMap((b) => b.messageIndices), head, 'every head message exactly once, in order');
+    assert.deepEqual(
+      blocks.flatMap((b) => b.messageIndices),
+      head,
+      'every head message exactly once, in order',
+    );
     assert.ok(blocks.every((b) => b.tokens === 1000));
   });
 
@@ -68,7 +76,10 @@ describe('partition', () => {
       if (ids.has(4)) assert.ok(ids.has(5), 'call 4 and result 5 together');
       if (ids.has(2)) assert.ok(ids.has(3));
     }
-    assert.deepEqual(atomicUnits(msgs, [1, 2, 3, 4, 5, 6], tokens).map((u) => u.indices), [[1], [2, 3], [4, 5], [6]]);
+    assert.deepEqual(
+      atomicUnits(msgs, [1, 2, 3, 4, 5, 6], tokens).map((u) => u.indices),
+      [[1], [2, 3], [4, 5], [6]],
+    );
   });
 
   it('splits only a message bigger than B, into parts', () => {
@@ -77,7 +88,10 @@ describe('partition', () => {
     const blocks = partitionHead(msgs, [1, 2, 3], [5, 100, 3500, 50], { blockTokens: 1000 });
     const parts = blocks.filter((b) => b.part);
     assert.equal(parts.length, 4);
-    assert.deepEqual(parts.map((p) => p.part!.part), [0, 1, 2, 3]);
+    assert.deepEqual(
+      parts.map((p) => p.part!.part),
+      [0, 1, 2, 3],
+    );
     assert.equal(parts[0]!.part!.from, 0);
     assert.equal(parts[3]!.part!.to, big.content!.length);
     for (let i = 1; i < parts.length; i++) assert.equal(parts[i]!.part!.from, parts[i - 1]!.part!.to, 'parts tile the message');
@@ -111,7 +125,10 @@ describe('parallel block compaction', () => {
 
   it('target-block layout wraps block k at the end with the instruction after it', async () => {
     const { store } = await sessionWith(6);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
+    });
     const model = new FakeModel();
     const pc = createCompaction(snap, settings({ layout: 'target-block' }), deps(model));
     await pc.start();
@@ -124,12 +141,18 @@ describe('parallel block compaction', () => {
       assert.ok(open.index < text.indexOf(`</TARGET_BLOCK_${open[1]}>`));
       assert.ok(text.indexOf(`</TARGET_BLOCK_${open[1]}>`) < text.indexOf('VERBOSITY:'), 'instruction after the target');
     }
-    assert.ok(model.requests.slice(1).every((r) => /<CONTEXT_[0-9a-f]+>/.test(r.messages.at(-1)!.content!)), 'later blocks see earlier ones as context');
+    assert.ok(
+      model.requests.slice(1).every((r) => /<CONTEXT_[0-9a-f]+>/.test(r.messages.at(-1)!.content!)),
+      'later blocks see earlier ones as context',
+    );
   });
 
   it('dispatches all blocks at once when the limiter allows and reports per-block events', async () => {
     const { store } = await sessionWith(8);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
+    });
     const model = new FakeModel();
     model.hold();
     const pc = createCompaction(snap, settings(), deps(model));
@@ -152,7 +175,10 @@ describe('parallel block compaction', () => {
 
   it('retries a failed block alone and keeps the others', async () => {
     const { store } = await sessionWith(6);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
+    });
     const model = new FakeModel();
     model.failNext = ['HTTP 500 from the server'];
     const pc = createCompaction(snap, settings(), deps(model));
@@ -170,7 +196,10 @@ describe('parallel block compaction', () => {
   it('edits and regenerates a block before adoption; adoption splices the session and undo restores it', async () => {
     const { store } = await sessionWith(6);
     const before = store.active().messages.map((m) => m.id);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
+    });
     const model = new FakeModel();
     const pc = createCompaction(snap, settings(), deps(model));
     await pc.start();
@@ -189,12 +218,18 @@ describe('parallel block compaction', () => {
     assert.equal(rec.depth, 1);
     assert.equal(rec.stats!.edited, 1);
     await store.undoCompaction();
-    assert.deepEqual(store.active().messages.map((m) => m.id), [...before, late.id]);
+    assert.deepEqual(
+      store.active().messages.map((m) => m.id),
+      [...before, late.id],
+    );
   });
 
   it('regenerates one block with its own focus (the review editor\'s "keep this"), added to the standing focus', async () => {
     const { store } = await sessionWith(6);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
+    });
     const model = new FakeModel();
     const pc = createCompaction(snap, settings({ focus: 'the migration plan' }), deps(model));
     await pc.start();
@@ -209,7 +244,10 @@ describe('parallel block compaction', () => {
 
   it('cancellation aborts the workers and nothing is adopted', async () => {
     const { store } = await sessionWith(6);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
+    });
     const model = new FakeModel();
     model.hold();
     const pc = createCompaction(snap, settings(), deps(model));
@@ -224,7 +262,10 @@ describe('parallel block compaction', () => {
 
   it('a new focus supersedes the old one: unfinished blocks are redone with it, finished ones kept', async () => {
     const { store } = await sessionWith(6);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
+    });
     const model = new FakeModel();
     model.hold();
     const pc = createCompaction(snap, settings(), deps(model));
@@ -246,7 +287,10 @@ describe('parallel block compaction', () => {
 
   it('sequential baseline is one worker over the whole head', async () => {
     const { store } = await sessionWith(6);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
+    });
     const model = new FakeModel();
     const pc = createCompaction(snap, settings({ mode: 'sequential' }), deps(model));
     await pc.start();
@@ -265,7 +309,8 @@ describe('parallel block compaction', () => {
       if (layer > 0) {
         const first = pc.plan.blocks[0];
         if (layer === 1) assert.ok(first?.isPriorSummary, 'the earlier summary is block 0');
-        if (layer >= 2) assert.notEqual(pc.plan.carriedSummaryIndex, undefined, 'at the cap the earlier summary is carried, not re-summarised');
+        if (layer >= 2)
+          assert.notEqual(pc.plan.carriedSummaryIndex, undefined, 'at the cap the earlier summary is carried, not re-summarised');
       }
       await pc.start();
       depths.push((await pc.adopt(store)).depth);
@@ -283,7 +328,10 @@ describe('parallel block compaction', () => {
   it('flags a drop in open loops and checks pins survive', async () => {
     const { store } = await sessionWith(6);
     await store.setPins([{ id: 'p1', text: 'Never drop the users table', kind: 'constraint', source: 'user', createdAt: 1 }]);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
+    });
     const model = new FakeModel(() => 'DECISIONS:\n- none\nOPEN:\n- none');
     const pc = createCompaction(snap, settings(), deps(model));
     await pc.start();
@@ -302,7 +350,11 @@ describe('recent-turns per-turn budget', () => {
     await store.append({ role: 'system', content: 'sys' });
     for (let t = 0; t < 4; t++) {
       await store.append({ role: 'user', content: `turn ${t}` });
-      await store.append({ role: 'assistant', content: null, tool_calls: [{ id: `c${t}`, type: 'function', function: { name: 'read_file', arguments: '{}' } }] });
+      await store.append({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: `c${t}`, type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+      });
       // the last turn reads a huge file: ~15K tokens against a budget of 2K
       await store.append({ role: 'tool', tool_call_id: `c${t}`, content: t === 3 ? 'line of a huge log\n'.repeat(3300) : 'small output' });
       await store.append({ role: 'assistant', content: `done ${t}` });
@@ -323,7 +375,10 @@ describe('recent-turns per-turn budget', () => {
     const lastTurn = active.slice(active.findIndex((m) => m.role === 'user' && m.content === 'turn 3'));
     assert.ok(lastTurn.reduce((s, m) => s + counter.countMessage(m), 0) <= 2_000);
     assert.equal(store.snapshot.messages.find((m) => m.id === huge.id)!.content, huge.content, 'the stored original is whole');
-    assert.ok(store.archived().some((m) => m.id === huge.id), 'and reachable by recall');
+    assert.ok(
+      store.archived().some((m) => m.id === huge.id),
+      'and reachable by recall',
+    );
     // a later compaction whose split sees the capped copy records the original's id
     for (const t of [4, 5]) {
       await store.append({ role: 'user', content: `turn ${t}` });
@@ -341,7 +396,10 @@ describe('recent-turns per-turn budget', () => {
 describe('summary size against the block', () => {
   it('asks small blocks for proportionally short summaries and flags a summary that would grow the context', async () => {
     const { store } = await sessionWith(6, 300);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
+    });
     const model = new FakeModel(() => 'DECISIONS:\n- ' + 'a long-winded restatement of everything '.repeat(80));
     const pc = createCompaction(snap, settings({ blockTokens: 200 }), deps(model));
     await pc.start();

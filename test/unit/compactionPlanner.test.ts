@@ -24,18 +24,37 @@ async function snapshot(turns = 12) {
   await store.append({ role: 'system', content: 'You are a coding agent.' });
   for (let t = 0; t < turns; t++) {
     await store.append({ role: 'user', content: `Turn ${t}: fix bug ${t} in src/mod${t}.ts.` });
-    await store.append({ role: 'assistant', content: null, tool_calls: [{ id: `c${t}`, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/mod${t}.ts"}` } }] });
+    await store.append({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: `c${t}`, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/mod${t}.ts"}` } }],
+    });
     await store.append({ role: 'tool', tool_call_id: `c${t}`, content: `// src/mod${t}.ts\n` + 'x'.repeat(6000) });
     await store.append({ role: 'assistant', content: `Patched parseHeader in src/mod${t}.ts.` });
   }
-  return snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+  return snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+    contextWindow: 200_000,
+    replyReserve: 4096,
+  });
 }
 
-const settings = (over: Partial<CompactionSettings> = {}): CompactionSettings => ({ ...DEFAULT_COMPACTION_SETTINGS, contextWindow: 200_000, profile: UNIT_PROFILE, ...over });
-const deps = (model: FakeModel, extra: Partial<CompactionDeps> = {}): CompactionDeps => ({ model, limiter: unlimited, count, clock: fixedClock(), ids, ...extra });
+const settings = (over: Partial<CompactionSettings> = {}): CompactionSettings => ({
+  ...DEFAULT_COMPACTION_SETTINGS,
+  contextWindow: 200_000,
+  profile: UNIT_PROFILE,
+  ...over,
+});
+const deps = (model: FakeModel, extra: Partial<CompactionDeps> = {}): CompactionDeps => ({
+  model,
+  limiter: unlimited,
+  count,
+  clock: fixedClock(),
+  ids,
+  ...extra,
+});
 
 describe('compaction runs the plan', () => {
-  it('by default runs the planner\'s choice: its blocks, targets, max_tokens and order, and reports plan and outcome', async () => {
+  it("by default runs the planner's choice: its blocks, targets, max_tokens and order, and reports plan and outcome", async () => {
     const snap = await snapshot();
     const model = new FakeModel();
     const pc = createCompaction(snap, settings(), deps(model));
@@ -45,7 +64,10 @@ describe('compaction runs the plan', () => {
     assert.equal(pc.plan.settings.layout, choice.chosen.layout);
     assert.equal(pc.plan.blocks.length, choice.chosen.blocks);
     assert.ok(choice.alternatives.length >= 3);
-    assert.equal(pc.plan.workers.targets.reduce((a, b) => a + b, 0), pc.plan.summaryTokens);
+    assert.equal(
+      pc.plan.workers.targets.reduce((a, b) => a + b, 0),
+      pc.plan.summaryTokens,
+    );
     const events: CompactionEvent[] = [];
     pc.on((e) => events.push(e));
     await pc.start();
@@ -78,7 +100,11 @@ describe('compaction runs the plan', () => {
     const snap = await snapshot();
     const model = new FakeModel();
     model.hold();
-    const pc = createCompaction(snap, settings({ mode: 'parallel', layout: 'target-block', blockTokens: 1500, concurrency: 2 }), deps(model));
+    const pc = createCompaction(
+      snap,
+      settings({ mode: 'parallel', layout: 'target-block', blockTokens: 1500, concurrency: 2 }),
+      deps(model),
+    );
     assert.ok(pc.plan.blocks.length > 2);
     const done = pc.start();
     await new Promise((r) => setImmediate(r));
@@ -89,14 +115,18 @@ describe('compaction runs the plan', () => {
     assert.ok(pc.isComplete());
   });
 
-  it('spreads target-block workers over replicas; cache-aligned ones stay on the agent\'s endpoint', async () => {
+  it("spreads target-block workers over replicas; cache-aligned ones stay on the agent's endpoint", async () => {
     const snap = await snapshot();
     for (const layout of ['target-block', 'cache-aligned'] as const) {
       const a = new FakeModel();
       const b = new FakeModel();
       a.hold();
       b.hold();
-      const pc = createCompaction(snap, settings({ mode: 'parallel', layout, blockTokens: 1500, concurrency: 64 }), deps(a, { replicas: [{ model: b, limiter: unlimited }] }));
+      const pc = createCompaction(
+        snap,
+        settings({ mode: 'parallel', layout, blockTokens: 1500, concurrency: 64 }),
+        deps(a, { replicas: [{ model: b, limiter: unlimited }] }),
+      );
       assert.equal(pc.plan.choice!.replicas, 2);
       const done = pc.start();
       await new Promise((r) => setImmediate(r));

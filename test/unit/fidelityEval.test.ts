@@ -9,7 +9,7 @@ import type { CompactionSnapshot } from '../../src/core/compaction/plan';
 import { evaluate } from '../../src/core/fidelity/evaluate';
 import { plantSession } from '../../src/core/fidelity/plant';
 import type { PlantedFact } from '../../src/core/fidelity/plant';
-import { PROBE_MARKER } from '../../src/core/fidelity/probes';
+import { hasOneAnswer, PROBE_MARKER } from '../../src/core/fidelity/probes';
 import { messageText } from '../../src/core/messages';
 import { unlimited } from '../../src/core/ports';
 import { splitManual } from '../../src/core/splitPoint';
@@ -100,5 +100,30 @@ describe('fidelity: the eval reports exactly what the summariser kept', () => {
     const right = r.probes.outcomes.filter((o) => keptKeys.has(o.factId.slice(o.factId.indexOf(':') + 1))).length;
     assert.equal(r.probes.compactedAccuracy, right / r.probes.asked);
     assert.equal(r.probes.difference, right / r.probes.asked - 1);
+  });
+});
+
+describe('fidelity: probes ask only what the full context answers one way', () => {
+  const fact = (kind: 'identifier' | 'test', key: string, text: string, status?: 'passed' | 'failed') => ({
+    id: `${kind}:${key}`,
+    kind,
+    key,
+    text,
+    messageId: 'm1',
+    messageIndex: 1,
+    position: 'tool-output' as const,
+    ...(status ? { status } : {}),
+  });
+
+  it('drops a cloze on a templated line and keeps one on a unique line', () => {
+    const full = 'export const HeaderSchema = z.object({\nexport const ChunkSchema = z.object({\nthe pool uses retryBudgetMs for backoff';
+    assert.equal(hasOneAnswer(fact('identifier', 'ChunkSchema', 'export const ChunkSchema = z.object({'), full), false);
+    assert.equal(hasOneAnswer(fact('identifier', 'retryBudgetMs', 'the pool uses retryBudgetMs for backoff'), full), true);
+  });
+
+  it('drops a status question when the test both passed and failed', () => {
+    const full = '  ✗ parses empty headers\n  ✓ parses empty headers\n  ✓ rejects duplicate keys';
+    assert.equal(hasOneAnswer(fact('test', 'parses empty headers', '  ✗ parses empty headers', 'failed'), full), false);
+    assert.equal(hasOneAnswer(fact('test', 'rejects duplicate keys', '  ✓ rejects duplicate keys', 'passed'), full), true);
   });
 });

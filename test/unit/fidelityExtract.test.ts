@@ -38,6 +38,8 @@ describe('fidelity: fact extraction', () => {
         'latency 1250 ms',
       ),
     );
+    // An address is not a version.
+    assert.deepEqual(keys(extractFacts([asst('connect ECONNREFUSED 127.0.0.1:8123')]), 'number'), []);
   });
 
   it('finds error lines keyed by the specific exception name or code, not the generic one', () => {

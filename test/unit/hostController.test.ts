@@ -19,7 +19,15 @@ function agentModel(): FakeModel {
     m.requests.push(req);
     const last = req.messages[req.messages.length - 1]!;
     if (last.role === 'user' && /touch/.test(last.content)) {
-      return { message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'write_file', arguments: '{"path":"x.txt","content":"hi"}' } }] }, usage: undefined, finishReason: 'tool_calls' };
+      return {
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'write_file', arguments: '{"path":"x.txt","content":"hi"}' } }],
+        },
+        usage: undefined,
+        finishReason: 'tool_calls',
+      };
     }
     return { message: { role: 'assistant', content: `ok: ${last.content?.slice(0, 20)}` }, usage: undefined, finishReason: 'stop' };
   };
@@ -71,7 +79,8 @@ async function setup(opts: { history?: number; prepare?: (store: SessionStore) =
   return { c, store, posted, agent, compactor, wrote };
 }
 
-const lastSnapshot = (posted: HostToWebview[]) => (posted.filter((m) => m.type === 'snapshot').pop() as Extract<HostToWebview, { type: 'snapshot' }>).snapshot;
+const lastSnapshot = (posted: HostToWebview[]) =>
+  (posted.filter((m) => m.type === 'snapshot').pop() as Extract<HostToWebview, { type: 'snapshot' }>).snapshot;
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('host: session controller (fake model, memory storage)', () => {
@@ -87,7 +96,10 @@ describe('host: session controller (fake model, memory storage)', () => {
     await c.handle({ type: 'ready' });
     const s = lastSnapshot(posted);
     assert.equal(s.messages.length, 5);
-    assert.deepEqual(s.messages.map((m) => m.origin), ['system', 'tail', 'tail', 'tail', 'tail']);
+    assert.deepEqual(
+      s.messages.map((m) => m.origin),
+      ['system', 'tail', 'tail', 'tail', 'tail'],
+    );
     assert.ok(s.gauge.used > 0 && s.gauge.window === 32_768 && s.gauge.hi === 0.75);
     assert.equal(s.split.strategy, 'token-fraction');
     assert.ok(s.split.allowed.includes(s.split.tailStartIndex));
@@ -111,7 +123,14 @@ describe('host: session controller (fake model, memory storage)', () => {
           strategy: 'token-fraction',
           depth: 1,
         });
-        const verdict = { kind: 'scored' as const, alignment: 8, nonContradiction: 9, overall: 8, diagnosis: 'keeps the answer', accepted: true };
+        const verdict = {
+          kind: 'scored' as const,
+          alignment: 8,
+          nonContradiction: 9,
+          overall: 8,
+          diagnosis: 'keeps the answer',
+          accepted: true,
+        };
         await store.recordVerdict('c_judged', 2, verdict);
       },
     });
@@ -129,7 +148,13 @@ describe('host: session controller (fake model, memory storage)', () => {
     const types = posted.map((m) => m.type);
     assert.deepEqual(types, ['agent-state', 'message-added', 'message-added', 'agent-state']);
     const added = posted.filter((m): m is Extract<HostToWebview, { type: 'message-added' }> => m.type === 'message-added');
-    assert.deepEqual(added.map((m) => [m.message.role, m.message.index]), [['user', 1], ['assistant', 2]]);
+    assert.deepEqual(
+      added.map((m) => [m.message.role, m.message.index]),
+      [
+        ['user', 1],
+        ['assistant', 2],
+      ],
+    );
     assert.equal(added[1]!.message.content, 'ok: hello there');
     assert.ok(added[1]!.gauge.used > added[0]!.gauge.used);
   });
@@ -155,14 +180,19 @@ describe('host: session controller (fake model, memory storage)', () => {
     await c.handle({ type: 'send', text: '/compact "keep the answers"' });
     assert.equal(store.snapshot.focus, 'keep the answers', 'the focus becomes the standing focus');
     assert.equal(store.snapshot.compactions.length, 0, 'nothing adopted without the user');
-    const views = posted.filter((m): m is Extract<HostToWebview, { type: 'compaction' }> => m.type === 'compaction').map((m) => m.compaction!);
+    const views = posted
+      .filter((m): m is Extract<HostToWebview, { type: 'compaction' }> => m.type === 'compaction')
+      .map((m) => m.compaction!);
     const ready = views[views.length - 1]!;
     assert.equal(ready.state, 'ready');
     assert.equal(ready.focus, 'keep the answers');
     assert.ok(ready.blocks.length >= 2, `parallel blocks (${ready.blocks.length})`);
     assert.ok(ready.blocks.every((b) => b.status === 'done' && b.summary));
     assert.ok(compactor.requests.length >= 2);
-    assert.ok(posted.some((m) => m.type === 'block'), 'blocks stream as deltas');
+    assert.ok(
+      posted.some((m) => m.type === 'block'),
+      'blocks stream as deltas',
+    );
 
     await c.handle({ type: 'block-edit', compactionId: ready.id, block: 0, text: 'DECISIONS:\n- edited by hand' });
     const edited = posted.filter((m) => m.type === 'block').pop() as Extract<HostToWebview, { type: 'block' }>;
@@ -194,7 +224,10 @@ describe('host: session controller (fake model, memory storage)', () => {
     assert.equal(view.state, 'ready');
     assert.equal(Math.max(...view.blocks.map((b) => b.lastMessage)), 4, 'the head ends right before the split');
     await c.handle({ type: 'compaction-cancel', compactionId: view.id });
-    assert.equal((posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!.state, 'cancelled');
+    assert.equal(
+      (posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!.state,
+      'cancelled',
+    );
     assert.equal(store.snapshot.compactions.length, 0);
   });
 
@@ -204,11 +237,17 @@ describe('host: session controller (fake model, memory storage)', () => {
     await c.handle({ type: 'pin', text: ' never touch prod ', kind: 'constraint', messageId: null });
     await c.handle({ type: 'pin', text: 'never touch prod', kind: 'constraint', messageId: null });
     await c.handle({ type: 'pin', text: '   ', kind: 'note', messageId: null });
-    assert.deepEqual(store.snapshot.pins.map((p) => [p.text, p.source]), [['never touch prod', 'user']]);
+    assert.deepEqual(
+      store.snapshot.pins.map((p) => [p.text, p.source]),
+      [['never touch prod', 'user']],
+    );
     const s = lastSnapshot(posted);
     assert.equal(s.messages[1]!.origin, 'pinned');
     assert.match(s.messages[1]!.content, /never touch prod/);
-    assert.deepEqual(posted.filter((m) => m.type === 'notice').map((m) => (m as { text: string }).text), ['Already pinned.', 'Nothing to pin: the text is empty.']);
+    assert.deepEqual(
+      posted.filter((m) => m.type === 'notice').map((m) => (m as { text: string }).text),
+      ['Already pinned.', 'Nothing to pin: the text is empty.'],
+    );
     await c.handle({ type: 'edit-pin', pinId: store.snapshot.pins[0]!.id, text: 'never touch production' });
     assert.equal(store.snapshot.pins[0]!.text, 'never touch production');
     await c.handle({ type: 'unpin', pinId: store.snapshot.pins[0]!.id });
@@ -220,7 +259,10 @@ describe('host: session controller (fake model, memory storage)', () => {
     ctl = c;
     await c.handle({ type: 'send', text: '/compcat now' });
     await c.handle({ type: 'undo' });
-    assert.deepEqual(posted.map((m) => m.type), ['notice', 'notice']);
+    assert.deepEqual(
+      posted.map((m) => m.type),
+      ['notice', 'notice'],
+    );
     assert.match((posted[0] as { text: string }).text, /Unknown command \/compcat/);
   });
 });

@@ -13,28 +13,89 @@ import { describeFailure, gaugeStatus } from '../../src/host/userFacing';
 import { cutForView } from '../../src/host/viewModel';
 import { counterIds, fixedClock } from './helpers/memoryStorage';
 
-const block = (index: number) => ({ index, firstMessage: index * 2, lastMessage: index * 2 + 1, tokens: 100, status: 'queued' as const, streamedTokens: 0, summary: undefined, error: undefined, stats: undefined });
-const stats = { inputTokens: 900, outputTokens: 50, cachedTokens: 800, ms: 120, queuedMs: 0, instructionTokens: 40, attempts: 1, trimmed: false };
-const totals = { headTokens: 200, summaryTokens: 100, inputTokens: 1800, outputTokens: 100, cachedTokens: 1600, compressionRatio: 2, wallMs: 300, requests: 2, maxInFlight: 2 };
+const block = (index: number) => ({
+  index,
+  firstMessage: index * 2,
+  lastMessage: index * 2 + 1,
+  tokens: 100,
+  status: 'queued' as const,
+  streamedTokens: 0,
+  summary: undefined,
+  error: undefined,
+  stats: undefined,
+});
+const stats = {
+  inputTokens: 900,
+  outputTokens: 50,
+  cachedTokens: 800,
+  ms: 120,
+  queuedMs: 0,
+  instructionTokens: 40,
+  attempts: 1,
+  trimmed: false,
+};
+const totals = {
+  headTokens: 200,
+  summaryTokens: 100,
+  inputTokens: 1800,
+  outputTokens: 100,
+  cachedTokens: 1600,
+  compressionRatio: 2,
+  wallMs: 300,
+  requests: 2,
+  maxInFlight: 2,
+};
 
 describe('host: compaction tracker (engine events → protocol deltas)', () => {
-  const tracker = () => new CompactionTracker({ pins: () => [{ id: 'pin_1', text: 'never drop the users table', kind: 'constraint', source: 'user', createdAt: 0 }], judgeEnabled: () => true });
+  const tracker = () =>
+    new CompactionTracker({
+      pins: () => [{ id: 'pin_1', text: 'never drop the users table', kind: 'constraint', source: 'user', createdAt: 0 }],
+      judgeEnabled: () => true,
+    });
 
   it('follows a user preview from planned through streaming to ready, with totals and named missing pins', () => {
     const t = tracker();
     const first = t.start('c1', false, 'keep the plan', true);
-    assert.deepEqual(first.map((m) => m.type), ['compaction']);
+    assert.deepEqual(
+      first.map((m) => m.type),
+      ['compaction'],
+    );
     const ev = (e: CompactionEvent) => t.onCompactionEvent(e);
-    const planned = ev({ type: 'planned', compactionId: 'c1', blocks: [block(0), block(1)], headTokens: 200, layout: 'cache-aligned', mode: 'parallel', focus: 'keep the plan' });
+    const planned = ev({
+      type: 'planned',
+      compactionId: 'c1',
+      blocks: [block(0), block(1)],
+      headTokens: 200,
+      layout: 'cache-aligned',
+      mode: 'parallel',
+      focus: 'keep the plan',
+    });
     assert.equal((planned[0] as Extract<HostToWebview, { type: 'compaction' }>).compaction!.blocks.length, 2);
     const streaming = ev({ type: 'block-streaming', compactionId: 'c1', block: 1, outputTokens: 32 });
-    assert.deepEqual(streaming, [{ type: 'block', compactionId: 'c1', block: { ...block(1), status: 'streaming', streamedTokens: 32, summary: null, error: null, stats: null } }]);
+    assert.deepEqual(streaming, [
+      {
+        type: 'block',
+        compactionId: 'c1',
+        block: { ...block(1), status: 'streaming', streamedTokens: 32, summary: null, error: null, stats: null },
+      },
+    ]);
     ev({ type: 'block-done', compactionId: 'c1', block: 0, summary: 'S0', stats });
     ev({ type: 'block-done', compactionId: 'c1', block: 1, summary: 'S1', stats });
-    const ready = ev({ type: 'ready', compactionId: 'c1', totals, checks: { missingPins: ['pin_1'], openLoopsBefore: 2, openLoopsAfter: 1, openLoopsDropped: true, grows: false } });
+    const ready = ev({
+      type: 'ready',
+      compactionId: 'c1',
+      totals,
+      checks: { missingPins: ['pin_1'], openLoopsBefore: 2, openLoopsAfter: 1, openLoopsDropped: true, grows: false },
+    });
     const view = (ready[0] as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
     assert.equal(view.state, 'ready', 'a preview waits for Adopt');
-    assert.deepEqual(view.checks, { missingPins: ['never drop the users table'], openLoopsBefore: 2, openLoopsAfter: 1, openLoopsDropped: true, grows: false });
+    assert.deepEqual(view.checks, {
+      missingPins: ['never drop the users table'],
+      openLoopsBefore: 2,
+      openLoopsAfter: 1,
+      openLoopsDropped: true,
+      grows: false,
+    });
     assert.equal(view.totals!.compressionRatio, 2);
     assert.equal(view.blocks[0]!.stats!.cachedTokens, 800);
     assert.ok(t.isPreview);
@@ -48,14 +109,57 @@ describe('host: compaction tracker (engine events → protocol deltas)', () => {
   it('shows a background run as judging, keeps it through a targeted update under a new id, and records the verdict', () => {
     const t = tracker();
     t.onAgentEvent({ type: 'compaction-started', compactionId: 'b1', background: true, focus: undefined });
-    t.onAgentEvent({ type: 'compaction', event: { type: 'planned', compactionId: 'b1', blocks: [block(0)], headTokens: 100, layout: 'cache-aligned', mode: 'parallel', focus: undefined } });
+    t.onAgentEvent({
+      type: 'compaction',
+      event: {
+        type: 'planned',
+        compactionId: 'b1',
+        blocks: [block(0)],
+        headTokens: 100,
+        layout: 'cache-aligned',
+        mode: 'parallel',
+        focus: undefined,
+      },
+    });
     t.onAgentEvent({ type: 'compaction', event: { type: 'block-done', compactionId: 'b1', block: 0, summary: 'S', stats } });
-    const ready = t.onAgentEvent({ type: 'compaction', event: { type: 'ready', compactionId: 'b1', totals, checks: { missingPins: [], openLoopsBefore: 0, openLoopsAfter: 0, openLoopsDropped: false, grows: false } } });
+    const ready = t.onAgentEvent({
+      type: 'compaction',
+      event: {
+        type: 'ready',
+        compactionId: 'b1',
+        totals,
+        checks: { missingPins: [], openLoopsBefore: 0, openLoopsAfter: 0, openLoopsDropped: false, grows: false },
+      },
+    });
     assert.equal((ready[0] as Extract<HostToWebview, { type: 'compaction' }>).compaction!.state, 'judging');
-    t.onAgentEvent({ type: 'judge-verdict', compactionId: 'b1', attempt: 1, nextSteps: 2, verdict: { kind: 'scored', alignment: 4, nonContradiction: 8, overall: 4, diagnosis: 'lost the migration file name', accepted: false } });
+    t.onAgentEvent({
+      type: 'judge-verdict',
+      compactionId: 'b1',
+      attempt: 1,
+      nextSteps: 2,
+      verdict: {
+        kind: 'scored',
+        alignment: 4,
+        nonContradiction: 8,
+        overall: 4,
+        diagnosis: 'lost the migration file name',
+        accepted: false,
+      },
+    });
     const amending = t.onAgentEvent({ type: 'compaction-amending', compactionId: 'b1', diagnosis: 'lost the migration file name' });
     assert.match((amending[0] as Extract<HostToWebview, { type: 'compaction' }>).compaction!.note!, /amending/);
-    const planned2 = t.onAgentEvent({ type: 'compaction', event: { type: 'planned', compactionId: 'b2', blocks: [block(0)], headTokens: 100, layout: 'cache-aligned', mode: 'sequential', focus: 'x' } });
+    const planned2 = t.onAgentEvent({
+      type: 'compaction',
+      event: {
+        type: 'planned',
+        compactionId: 'b2',
+        blocks: [block(0)],
+        headTokens: 100,
+        layout: 'cache-aligned',
+        mode: 'sequential',
+        focus: 'x',
+      },
+    });
     const v2 = (planned2[0] as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
     assert.equal(v2.id, 'b2');
     assert.equal(v2.background, true);
@@ -86,16 +190,30 @@ describe('host: approval broker', () => {
     const posted: HostToWebview[] = [];
     const asked: string[] = [];
     const resolved: string[] = [];
-    const broker = new ApprovalBroker({ post: (m) => posted.push(m), preview, onAsked: (v) => asked.push(v.callId), onResolved: (id) => resolved.push(id) });
+    const broker = new ApprovalBroker({
+      post: (m) => posted.push(m),
+      preview,
+      onAsked: (v) => asked.push(v.callId),
+      onResolved: (id) => resolved.push(id),
+    });
     return { broker, posted, asked, resolved };
   };
   const call = { id: 'call_1', tool: 'edit_file', args: { path: 'a.ts' }, summary: 'edit a.ts' };
 
   it('posts a card with the diff, waits for Approve, and hands the approved change to the tool once', async () => {
-    const { broker, posted, asked, resolved } = setup(async () => ({ kind: 'ask', detail: { summary: 'edit a.ts at line 3', path: 'a.ts', diff: '--- a/a.ts' }, data: { after: 'new' } }));
+    const { broker, posted, asked, resolved } = setup(async () => ({
+      kind: 'ask',
+      detail: { summary: 'edit a.ts at line 3', path: 'a.ts', diff: '--- a/a.ts' },
+      data: { after: 'new' },
+    }));
     const decision = broker.request(call, new AbortController().signal);
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(posted, [{ type: 'approval-requested', approval: { callId: 'call_1', tool: 'edit_file', summary: 'edit a.ts at line 3', path: 'a.ts', diff: '--- a/a.ts' } }]);
+    assert.deepEqual(posted, [
+      {
+        type: 'approval-requested',
+        approval: { callId: 'call_1', tool: 'edit_file', summary: 'edit a.ts at line 3', path: 'a.ts', diff: '--- a/a.ts' },
+      },
+    ]);
     assert.deepEqual(asked, ['call_1']);
     assert.equal(broker.views.length, 1);
     assert.deepEqual(broker.takeApproved('call_1'), { approved: false, data: undefined }, 'nothing is approved before the user says so');
@@ -119,10 +237,13 @@ describe('host: approval broker', () => {
     await new Promise((r) => setImmediate(r));
     stop.abort();
     assert.deepEqual(await d2, { approved: false, reason: 'the user stopped the agent' });
-    assert.deepEqual(posted.filter((m) => m.type === 'approval-resolved'), [
-      { type: 'approval-resolved', callId: 'c1', approved: false },
-      { type: 'approval-resolved', callId: 'c2', approved: false },
-    ]);
+    assert.deepEqual(
+      posted.filter((m) => m.type === 'approval-resolved'),
+      [
+        { type: 'approval-resolved', callId: 'c1', approved: false },
+        { type: 'approval-resolved', callId: 'c2', approved: false },
+      ],
+    );
     assert.equal(broker.views.length, 0);
   });
 
@@ -176,7 +297,11 @@ describe('host: user-facing texts', () => {
   });
 
   it('says compaction ran and retried when the server still refuses the length', () => {
-    const a = describeFailure(undefined, 'The server refused the request as too long: the request still exceeds the 8192-token window after compaction.', 'u');
+    const a = describeFailure(
+      undefined,
+      'The server refused the request as too long: the request still exceeds the 8192-token window after compaction.',
+      'u',
+    );
     assert.match(a.message, /compacted the context and retried/);
     assert.match(describeFailure({ kind: 'context-overflow' }, 'x', 'u').message, /after Splitpoint compacted and retried/);
     assert.deepEqual(describeFailure({ kind: 'auth', url: 'u' }, 'x', 'u').actions, ['Set API Key', 'Show Log']);
@@ -201,9 +326,9 @@ describe('host: user-facing texts', () => {
 
 describe('host: settings → agent loop', () => {
   it('uses the agent model for the compactor (prefix cache) and the compactor model for the judge', () => {
-    const s = readSettings((k) => ({ model: 'big' } as Record<string, unknown>)[k]).settings;
+    const s = readSettings((k) => (({ model: 'big' }) as Record<string, unknown>)[k]).settings;
     assert.deepEqual(modelChoice(s), { agent: 'big', compactor: 'big', judge: 'big' });
-    const sep = readSettings((k) => ({ model: 'big', 'compaction.endpoint': 'http://c:1/v1' } as Record<string, unknown>)[k]).settings;
+    const sep = readSettings((k) => (({ model: 'big', 'compaction.endpoint': 'http://c:1/v1' }) as Record<string, unknown>)[k]).settings;
     assert.deepEqual(modelChoice(sep), { agent: 'big', compactor: undefined, judge: undefined }, 'another server: its own first model');
   });
 
@@ -263,14 +388,24 @@ describe('host: session library', () => {
     lib.invalidate(a.id);
     await assert.rejects(lib.open(a.id), /damaged at line 3/);
     assert.equal(await storage.read(path), broken, 'never overwritten');
-    assert.ok([...storage.files.keys()].some((k) => k.includes('.corrupt-')), 'a backup was made');
+    assert.ok(
+      [...storage.files.keys()].some((k) => k.includes('.corrupt-')),
+      'a backup was made',
+    );
     assert.equal((await lib.list()).length, 1, 'the backup is not listed as a session');
     assert.equal(summarizeLog('x', 'p', 'not json').damaged, 'the first line is not JSON');
   });
 
   it('imports a plain OpenAI array and a Splitpoint log, and refuses a broken log without writing', async () => {
     const { storage, lib } = make();
-    const arr = await lib.importText(JSON.stringify([{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }]), '/tmp/chat.json');
+    const arr = await lib.importText(
+      JSON.stringify([
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'u' },
+        { role: 'assistant', content: 'a' },
+      ]),
+      '/tmp/chat.json',
+    );
     assert.equal(arr.kind, 'messages');
     assert.equal(arr.store.snapshot.messages.length, 3);
     assert.equal(arr.store.snapshot.title, 'Imported: chat');

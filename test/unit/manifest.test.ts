@@ -23,7 +23,18 @@ describe('extension manifest', () => {
 
   it('has the ten commands the issue asks for, all under splitpoint.*', () => {
     const titles = COMMANDS.map((c) => c.title);
-    for (const t of ['Open', 'New Session', 'Compact Now', 'Compact with Focus…', 'Undo Last Compaction', 'Set API Key', 'Select Model', 'Export Session', 'Import Session', 'Show Log']) {
+    for (const t of [
+      'Open',
+      'New Session',
+      'Compact Now',
+      'Compact with Focus…',
+      'Undo Last Compaction',
+      'Set API Key',
+      'Select Model',
+      'Export Session',
+      'Import Session',
+      'Show Log',
+    ]) {
       assert.ok(titles.includes(t as never), `missing command "${t}"`);
     }
     assert.equal(new Set(COMMANDS.map((c) => c.id)).size, COMMANDS.length, 'ids are unique');
@@ -44,24 +55,31 @@ describe('extension manifest', () => {
     const known = new Set<string>(Object.values(CONTEXT_KEYS));
     for (const c of pkg.contributes.commands) {
       if (!c.enablement) continue;
-      for (const key of String(c.enablement).match(/splitpoint\.[A-Za-z]+/g) ?? []) assert.ok(known.has(key), `${c.command}: unknown context key ${key}`);
+      for (const key of String(c.enablement).match(/splitpoint\.[A-Za-z]+/g) ?? [])
+        assert.ok(known.has(key), `${c.command}: unknown context key ${key}`);
     }
   });
 
   it('declares every setting the reader knows, with the same default, and nothing else', () => {
     const props = pkg.contributes.configuration.properties as Record<string, { default: unknown; type: string | string[] }>;
-    const expected = Object.keys(SETTING_DEFS).map((k) => `${SETTING_SECTION}.${k}`).sort();
+    const expected = Object.keys(SETTING_DEFS)
+      .map((k) => `${SETTING_SECTION}.${k}`)
+      .sort();
     assert.deepEqual(Object.keys(props).sort(), expected);
     for (const [k, def] of Object.entries(SETTING_DEFS)) {
       assert.deepEqual(props[`${SETTING_SECTION}.${k}`]!.default, def.default, `default of ${k}`);
     }
-    assert.ok(!Object.keys(props).some((k) => /key|secret|token$/i.test(k) && !/Tokens$/.test(k)), 'no API key in settings: it lives in SecretStorage');
+    assert.ok(
+      !Object.keys(props).some((k) => /key|secret|token$/i.test(k) && !/Tokens$/.test(k)),
+      'no API key in settings: it lives in SecretStorage',
+    );
   });
 
   it('supports untrusted workspaces in a limited way, with a reason, and no virtual workspaces', () => {
     assert.equal(pkg.capabilities.untrustedWorkspaces.supported, 'limited');
     assert.match(pkg.capabilities.untrustedWorkspaces.description, /edit|command/i);
-    for (const k of pkg.capabilities.untrustedWorkspaces.restrictedConfigurations) assert.ok(k in pkg.contributes.configuration.properties, k);
+    for (const k of pkg.capabilities.untrustedWorkspaces.restrictedConfigurations)
+      assert.ok(k in pkg.contributes.configuration.properties, k);
     assert.equal(pkg.capabilities.virtualWorkspaces.supported, false);
   });
 
@@ -79,11 +97,20 @@ describe('extension manifest', () => {
   });
 
   it('allowlists the VSIX contents instead of excluding', () => {
-    const ignore = readFileSync(join(__dirname, '..', '..', '.vscodeignore'), 'utf8').split('\n').map((l) => l.trim());
+    const ignore = readFileSync(join(__dirname, '..', '..', '.vscodeignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim());
     const rules = ignore.filter((l) => l && !l.startsWith('#'));
     assert.equal(rules[0], '**', 'first rule ignores everything');
     // vsce lets any "!" rule win over every ignore rule, so dist/ must be let in file by file.
     assert.ok(!rules.includes('!dist/**'), 'a dist/** rule would ship the simulator and source maps');
-    assert.deepEqual(rules.filter((l) => l.startsWith('!dist/')).sort(), ['!dist/cli.js', '!dist/countWorker.js', '!dist/extension.js', '!dist/review.js', '!dist/tokenizer-ranks.js', '!dist/webview.js']);
+    assert.deepEqual(rules.filter((l) => l.startsWith('!dist/')).sort(), [
+      '!dist/cli.js',
+      '!dist/countWorker.js',
+      '!dist/extension.js',
+      '!dist/review.js',
+      '!dist/tokenizer-ranks.js',
+      '!dist/webview.js',
+    ]);
   });
 });

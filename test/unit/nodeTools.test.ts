@@ -24,7 +24,10 @@ describe('Node workspace tools', () => {
   it('read_file reads whole files and line ranges', async () => {
     const { tool } = setup();
     assert.equal((await run(tool('read_file'), { path: 'src/a.ts' })).content, 'export const a = 1;\nexport const b = 2;\n');
-    assert.equal((await run(tool('read_file'), { path: 'src/a.ts', startLine: 2, endLine: 2 })).content, '[lines 2-2 of 3]\nexport const b = 2;');
+    assert.equal(
+      (await run(tool('read_file'), { path: 'src/a.ts', startLine: 2, endLine: 2 })).content,
+      '[lines 2-2 of 3]\nexport const b = 2;',
+    );
     const missing = await run(tool('read_file'), { path: 'src/nope.ts' });
     assert.equal(missing.isError, true);
   });

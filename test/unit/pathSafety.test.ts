@@ -72,3 +72,17 @@ describe('paths: links are followed to the end, or refused', () => {
     assert.equal(readFileSync(join(root, 'win.txt'), 'utf8'), 'alpha\r\nBETA\r\nextra\r\ngamma\r\n');
   });
 });
+
+describe('NodeFileStorage.create is all or nothing', () => {
+  it('creates the file whole, refuses an existing one, and leaves no temporary file', async () => {
+    const { NodeFileStorage } = await import('../../src/node/fileStorage');
+    const { readdirSync } = await import('node:fs');
+    const dir = mkdtempSync(join(tmpdir(), 'sp-create-'));
+    const storage = new NodeFileStorage();
+    await storage.create(join(dir, 's.jsonl'), '{"type":"session"}\n');
+    assert.equal(readFileSync(join(dir, 's.jsonl'), 'utf8'), '{"type":"session"}\n');
+    await assert.rejects(storage.create(join(dir, 's.jsonl'), 'other\n'), /EEXIST/);
+    assert.equal(readFileSync(join(dir, 's.jsonl'), 'utf8'), '{"type":"session"}\n');
+    assert.deepEqual(readdirSync(dir), ['s.jsonl']);
+  });
+});

@@ -25,7 +25,8 @@ describe('performance profile', () => {
       [decode(8, 32_768), 11.1],
       [decode(32, 65_536), 45.0],
       [decode(1, 117_000), 8.5],
-    ] as const) assert.ok(Math.abs(got - want) / want < 0.1, `${got} vs ${want}`);
+    ] as const)
+      assert.ok(Math.abs(got - want) / want < 0.1, `${got} vs ${want}`);
     // cold prefill of 8192: 229.4 ms measured
     const cold = stepTimeMs(H100_7B, { prefill: [{ newTokens: 8192, heldTokens: 0 }], decodeKvTokens: 0, decodeSeqs: 0 });
     assert.ok(Math.abs(cold - 229.4) / 229.4 < 0.1, String(cold));

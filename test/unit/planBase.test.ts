@@ -45,7 +45,10 @@ describe('compactions carry the snapshot they were planned on', () => {
       assert.match(err.message, /then: none; now: c/);
       return true;
     });
-    assert.deepEqual(store.snapshot.compactions.map((c) => c.id), before);
+    assert.deepEqual(
+      store.snapshot.compactions.map((c) => c.id),
+      before,
+    );
   });
 
   it('still adopts after new messages (the tail and next-k steps), and after an undo back to its base', async () => {
@@ -71,7 +74,10 @@ describe('compactions carry the snapshot they were planned on', () => {
     const { store, ledger, plan } = await session(6);
     const version = () => {
       const messages = store.active().messages;
-      return viewVersion(store, planSplit({ messages, tokens: ledger.countAll(messages) }, { strategy: 'token-fraction' }, 200_000, 4096).frameEnd);
+      return viewVersion(
+        store,
+        planSplit({ messages, tokens: ledger.countAll(messages) }, { strategy: 'token-fraction' }, 200_000, 4096).frameEnd,
+      );
     };
     const v0 = version();
     assert.equal(v0, `none|${frameEnd(store.active().messages)}`);

@@ -89,7 +89,10 @@ describe('summary volume', () => {
   it('splits the total in proportion to block size, adding up exactly', () => {
     const parts = splitVolume(1000, [3000, 1000, 2000]);
     assert.deepEqual(parts, [500, 167, 333]);
-    assert.equal(parts.reduce((a, b) => a + b, 0), 1000);
+    assert.equal(
+      parts.reduce((a, b) => a + b, 0),
+      1000,
+    );
     assert.equal(maxTokensFor(400), 532);
   });
 });
@@ -150,14 +153,20 @@ describe('planner', () => {
   it('takes the sequential call when prefill is what costs and the prefix is cached', () => {
     // 1 ms per prefill token, no KV term: re-prefilling blocks costs seconds, the warm
     // sequential call prefills only its instruction.
-    const slowPrefill: PerfProfile = { ...UNIT_PROFILE, maxNumSeqs: 64, step: { ...UNIT_PROFILE.step, prefillMsPerToken: 1, decodeKvMsPerKToken: 0 } };
+    const slowPrefill: PerfProfile = {
+      ...UNIT_PROFILE,
+      maxNumSeqs: 64,
+      step: { ...UNIT_PROFILE.step, prefillMsPerToken: 1, decodeKvMsPerKToken: 0 },
+    };
     const r = planWork(input({ profile: slowPrefill, cache: 'warm', summaryTokens: 64, head: uniformHead(30_000) }));
     assert.equal(r.choice.chosen.mode, 'sequential');
     assert.equal(r.choice.chosen.layout, 'cache-aligned');
   });
 
   it('in the background, rules out plans that slow the agent past the limit', () => {
-    const r = planWork(input({ head: { ...uniformHead(6000), tailTokens: 4000 }, background: { maxSlowdown: 1.2 }, blockSizes: [1024, 2048] }));
+    const r = planWork(
+      input({ head: { ...uniformHead(6000), tailTokens: 4000 }, background: { maxSlowdown: 1.2 }, blockSizes: [1024, 2048] }),
+    );
     assert.ok(r.choice.background);
     assert.ok(r.choice.chosen.agentSlowdown! <= 1.2, String(r.choice.chosen.agentSlowdown));
     const excluded = r.choice.alternatives.filter((a) => a.excluded);

@@ -7,11 +7,22 @@ import { hostMessageFor, planOf, ReviewBridge } from '../../src/host/review/revi
 import { CompactionTracker, planView } from '../../src/host/compactionTracker';
 import { makeSnapshot, makeCompaction } from '../webview/snapshot';
 
-const msg = (index: number, content: string, role: ViewMessage['role'] = 'assistant'): ViewMessage => ({ id: `m${index}`, index, role, kind: 'normal', origin: 'tail', tokens: 10, content, truncated: false });
+const msg = (index: number, content: string, role: ViewMessage['role'] = 'assistant'): ViewMessage => ({
+  id: `m${index}`,
+  index,
+  role,
+  kind: 'normal',
+  origin: 'tail',
+  tokens: 10,
+  content,
+  truncated: false,
+});
 
 describe('review editor: loss report fallback (identifiers)', () => {
   it('extracts paths, exception names and identifiers a reader could not guess back, each once', () => {
-    const facts = identifierFacts('Edit src/db/migrate.ts: runMigration threw TypeError; users_table and MAX_ROWS stay; see migrate.ts and runMigration again. plain words.');
+    const facts = identifierFacts(
+      'Edit src/db/migrate.ts: runMigration threw TypeError; users_table and MAX_ROWS stay; see migrate.ts and runMigration again. plain words.',
+    );
     assert.deepEqual(facts, [
       { kind: 'path', key: 'src/db/migrate.ts' },
       { kind: 'error', key: 'TypeError' },
@@ -22,12 +33,37 @@ describe('review editor: loss report fallback (identifiers)', () => {
   });
 
   it('reports exactly the facts of summarised blocks that their summary lacks, with the message they came from', () => {
-    const messages = [msg(0, 'system prompt with someIdent', 'system'), msg(1, 'call runMigration on users_table'), msg(2, 'TypeError in src/a/b.ts'), msg(3, 'later fooBar')];
+    const messages = [
+      msg(0, 'system prompt with someIdent', 'system'),
+      msg(1, 'call runMigration on users_table'),
+      msg(2, 'TypeError in src/a/b.ts'),
+      msg(3, 'later fooBar'),
+    ];
     const c: CompactionView = {
       ...makeCompaction(makeSnapshot(10), 2),
       blocks: [
-        { index: 0, firstMessage: 1, lastMessage: 2, tokens: 20, status: 'done', streamedTokens: 0, summary: 'ran runMigration; TypeError seen', error: null, stats: null },
-        { index: 1, firstMessage: 3, lastMessage: 3, tokens: 10, status: 'queued', streamedTokens: 0, summary: null, error: null, stats: null },
+        {
+          index: 0,
+          firstMessage: 1,
+          lastMessage: 2,
+          tokens: 20,
+          status: 'done',
+          streamedTokens: 0,
+          summary: 'ran runMigration; TypeError seen',
+          error: null,
+          stats: null,
+        },
+        {
+          index: 1,
+          firstMessage: 3,
+          lastMessage: 3,
+          tokens: 10,
+          status: 'queued',
+          streamedTokens: 0,
+          summary: null,
+          error: null,
+          stats: null,
+        },
       ],
     };
     const r = identifierLoss(messages, c);
@@ -58,28 +94,63 @@ describe('review editor: bridge between the host and the panel', () => {
     assert.equal(bridge.current!.compaction!.blocks[0], b0);
     assert.equal(bridge.onHostPost({ type: 'block', compactionId: 'other', block: b0 }), null);
     assert.equal(bridge.onHostPost({ type: 'assistant-delta', text: 'x' }), null);
-    assert.deepEqual(bridge.onHostPost({ type: 'notice', level: 'warning', text: 'w' }), { type: 'review-notice', level: 'warning', text: 'w' });
+    assert.deepEqual(bridge.onHostPost({ type: 'notice', level: 'warning', text: 'w' }), {
+      type: 'review-notice',
+      level: 'warning',
+      text: 'w',
+    });
     const done = bridge.onHostPost({ type: 'compaction', compaction: { ...c, state: 'adopted' } });
     assert.ok(done?.type === 'review-state' && done.state.loss === null, 'no loss report once adopted');
   });
 
   it('shows the measured time when no planner prediction exists', () => {
     const snap = makeSnapshot(20);
-    const c = { ...makeCompaction(snap, 2), totals: { summaryTokens: 10, compressionRatio: 5, inputTokens: 100, outputTokens: 10, cachedTokens: 0, wallMs: 1234 } };
+    const c = {
+      ...makeCompaction(snap, 2),
+      totals: { summaryTokens: 10, compressionRatio: 5, inputTokens: 100, outputTokens: 10, cachedTokens: 0, wallMs: 1234 },
+    };
     const bridge = new ReviewBridge();
     bridge.fromSnapshot({ ...snap, compaction: c });
-    assert.deepEqual(bridge.current!.plan, { compactionId: c.id, mode: '', layout: '', blockTokens: null, concurrency: null, predictedMs: null, measuredMs: 1234, candidates: [] });
+    assert.deepEqual(bridge.current!.plan, {
+      compactionId: c.id,
+      mode: '',
+      layout: '',
+      blockTokens: null,
+      concurrency: null,
+      predictedMs: null,
+      measuredMs: 1234,
+      candidates: [],
+    });
   });
 
   it('maps every editor request to the host message the side bar would send', () => {
     assert.equal(hostMessageFor({ type: 'review-ready' }), null);
     assert.deepEqual(hostMessageFor({ type: 'review-compact', focus: 'f' }), { type: 'compact', focus: 'f', tailStartIndex: null });
-    assert.deepEqual(hostMessageFor({ type: 'review-edit', compactionId: 'c', block: 1, text: 't' }), { type: 'block-edit', compactionId: 'c', block: 1, text: 't' });
-    assert.deepEqual(hostMessageFor({ type: 'review-regenerate', compactionId: 'c', block: 1, focus: null }), { type: 'block-regenerate', compactionId: 'c', block: 1 });
-    assert.deepEqual(hostMessageFor({ type: 'review-regenerate', compactionId: 'c', block: 1, focus: 'keep x' }), { type: 'block-regenerate', compactionId: 'c', block: 1, focus: 'keep x' });
+    assert.deepEqual(hostMessageFor({ type: 'review-edit', compactionId: 'c', block: 1, text: 't' }), {
+      type: 'block-edit',
+      compactionId: 'c',
+      block: 1,
+      text: 't',
+    });
+    assert.deepEqual(hostMessageFor({ type: 'review-regenerate', compactionId: 'c', block: 1, focus: null }), {
+      type: 'block-regenerate',
+      compactionId: 'c',
+      block: 1,
+    });
+    assert.deepEqual(hostMessageFor({ type: 'review-regenerate', compactionId: 'c', block: 1, focus: 'keep x' }), {
+      type: 'block-regenerate',
+      compactionId: 'c',
+      block: 1,
+      focus: 'keep x',
+    });
     assert.deepEqual(hostMessageFor({ type: 'review-adopt', compactionId: 'c' }), { type: 'compaction-adopt', compactionId: 'c' });
     assert.deepEqual(hostMessageFor({ type: 'review-cancel', compactionId: 'c' }), { type: 'compaction-cancel', compactionId: 'c' });
-    assert.deepEqual(hostMessageFor({ type: 'review-pin', text: 'x', messageId: 'm1' }), { type: 'pin', text: 'x', kind: 'constraint', messageId: 'm1' });
+    assert.deepEqual(hostMessageFor({ type: 'review-pin', text: 'x', messageId: 'm1' }), {
+      type: 'pin',
+      text: 'x',
+      kind: 'constraint',
+      messageId: 'm1',
+    });
   });
 
   it('rejects malformed editor messages', () => {
@@ -105,15 +176,38 @@ describe('review editor: loss report from the fidelity module', () => {
     const c: CompactionView = {
       ...base,
       blocks: [
-        { index: 0, firstMessage: 1, lastMessage: 2, tokens: 20, status: 'done', streamedTokens: 0, summary: 'Timeout 30 s in config/app.yaml.', error: null, stats: null },
-        { index: 1, firstMessage: 3, lastMessage: 3, tokens: 10, status: 'queued', streamedTokens: 0, summary: null, error: null, stats: null },
+        {
+          index: 0,
+          firstMessage: 1,
+          lastMessage: 2,
+          tokens: 20,
+          status: 'done',
+          streamedTokens: 0,
+          summary: 'Timeout 30 s in config/app.yaml.',
+          error: null,
+          stats: null,
+        },
+        {
+          index: 1,
+          firstMessage: 3,
+          lastMessage: 3,
+          tokens: 10,
+          status: 'queued',
+          streamedTokens: 0,
+          summary: null,
+          error: null,
+          stats: null,
+        },
       ],
     };
     const r = fidelityLoss(messages, c);
     assert.equal(r.source, 'fidelity');
     const keys = r.dropped.map((f) => f.key);
     assert.ok(keys.includes('users_table'), `users_table is lost: ${keys.join(', ')}`);
-    assert.ok(keys.some((k) => k.includes('test_migrate_batches')), 'the failing test is lost');
+    assert.ok(
+      keys.some((k) => k.includes('test_migrate_batches')),
+      'the failing test is lost',
+    );
     assert.ok(!keys.includes('config/app.yaml'), 'a path the summary names is kept');
     assert.ok(!keys.includes('fooBarBaz'), 'block 2 has no summary yet: not judged');
     assert.ok(r.total > r.dropped.length);
@@ -125,9 +219,17 @@ describe('review editor: loss report from the fidelity module', () => {
 });
 
 describe('review editor: the plan, predicted against measured', () => {
-  it('carries the planner\'s choice and alternatives into the view, and the measured time', () => {
+  it("carries the planner's choice and alternatives into the view, and the measured time", () => {
     const opt = (label: string, predictedMs: number, layout: 'cache-aligned' | 'target-block', excluded?: string) => ({
-      label, mode: 'parallel' as const, layout, blockTokens: 4096, blocks: 29, concurrency: 64, summaryTokens: 9000, predictedMs, ...(excluded ? { excluded } : {}),
+      label,
+      mode: 'parallel' as const,
+      layout,
+      blockTokens: 4096,
+      blocks: 29,
+      concurrency: 64,
+      summaryTokens: 9000,
+      predictedMs,
+      ...(excluded ? { excluded } : {}),
     });
     const pv = planView({
       chosen: opt('target-block 4096 ×64', 9600, 'target-block'),
@@ -141,7 +243,14 @@ describe('review editor: the plan, predicted against measured', () => {
     const c: CompactionView = { ...makeCompaction(makeSnapshot(20), 2), plan: { ...pv, measuredMs: 10_100 } };
     const p = planOf(c)!;
     assert.deepEqual(
-      { mode: p.mode, layout: p.layout, blockTokens: p.blockTokens, concurrency: p.concurrency, predictedMs: p.predictedMs, measuredMs: p.measuredMs },
+      {
+        mode: p.mode,
+        layout: p.layout,
+        blockTokens: p.blockTokens,
+        concurrency: p.concurrency,
+        predictedMs: p.predictedMs,
+        measuredMs: p.measuredMs,
+      },
       { mode: 'parallel', layout: 'target-block', blockTokens: 4096, concurrency: 64, predictedMs: 9600, measuredMs: 10_100 },
     );
     assert.deepEqual(p.candidates, [
@@ -154,15 +263,82 @@ describe('review editor: the plan, predicted against measured', () => {
   it('the tracker keeps the plan of the planned event and records the measured time on ready', () => {
     const t = new CompactionTracker({ pins: () => [], judgeEnabled: () => false });
     t.start('c1', false, undefined, false);
-    const o = { label: 'sequential', mode: 'sequential' as const, layout: 'target-block' as const, blockTokens: 3000, blocks: 1, concurrency: 1, summaryTokens: 500, predictedMs: 2000 };
-    const plan = { chosen: o, alternatives: [], profile: { name: 'unit', source: 'test' }, cache: 'cold' as const, background: false, replicas: 1, forced: [] };
-    const blk = { index: 0, firstMessage: 1, lastMessage: 2, tokens: 3000, status: 'queued' as const, streamedTokens: 0, summary: undefined, error: undefined, stats: undefined };
-    const planned = t.onCompactionEvent({ type: 'planned', compactionId: 'c1', blocks: [blk], headTokens: 3000, layout: 'target-block', mode: 'sequential', focus: undefined, plan });
+    const o = {
+      label: 'sequential',
+      mode: 'sequential' as const,
+      layout: 'target-block' as const,
+      blockTokens: 3000,
+      blocks: 1,
+      concurrency: 1,
+      summaryTokens: 500,
+      predictedMs: 2000,
+    };
+    const plan = {
+      chosen: o,
+      alternatives: [],
+      profile: { name: 'unit', source: 'test' },
+      cache: 'cold' as const,
+      background: false,
+      replicas: 1,
+      forced: [],
+    };
+    const blk = {
+      index: 0,
+      firstMessage: 1,
+      lastMessage: 2,
+      tokens: 3000,
+      status: 'queued' as const,
+      streamedTokens: 0,
+      summary: undefined,
+      error: undefined,
+      stats: undefined,
+    };
+    const planned = t.onCompactionEvent({
+      type: 'planned',
+      compactionId: 'c1',
+      blocks: [blk],
+      headTokens: 3000,
+      layout: 'target-block',
+      mode: 'sequential',
+      focus: undefined,
+      plan,
+    });
     assert.equal((planned[0] as { compaction: CompactionView }).compaction.plan!.chosen.predictedMs, 2000);
-    t.onCompactionEvent({ type: 'block-done', compactionId: 'c1', block: 0, summary: 'S', stats: { inputTokens: 3000, outputTokens: 100, cachedTokens: undefined, ms: 2300, queuedMs: 0, instructionTokens: 50, attempts: 1, trimmed: false } });
-    const totals = { headTokens: 3000, summaryTokens: 100, inputTokens: 3000, outputTokens: 100, cachedTokens: 0, compressionRatio: 30, wallMs: 2400, requests: 1, maxInFlight: 1 };
+    t.onCompactionEvent({
+      type: 'block-done',
+      compactionId: 'c1',
+      block: 0,
+      summary: 'S',
+      stats: {
+        inputTokens: 3000,
+        outputTokens: 100,
+        cachedTokens: undefined,
+        ms: 2300,
+        queuedMs: 0,
+        instructionTokens: 50,
+        attempts: 1,
+        trimmed: false,
+      },
+    });
+    const totals = {
+      headTokens: 3000,
+      summaryTokens: 100,
+      inputTokens: 3000,
+      outputTokens: 100,
+      cachedTokens: 0,
+      compressionRatio: 30,
+      wallMs: 2400,
+      requests: 1,
+      maxInFlight: 1,
+    };
     const outcome = { label: 'sequential', predictedMs: 2000, measuredMs: 2350, ratio: 1.175, summaryTokens: 100 };
-    const ready = t.onCompactionEvent({ type: 'ready', compactionId: 'c1', totals, checks: { missingPins: [], openLoopsBefore: 0, openLoopsAfter: 0, openLoopsDropped: false, grows: false }, outcome });
+    const ready = t.onCompactionEvent({
+      type: 'ready',
+      compactionId: 'c1',
+      totals,
+      checks: { missingPins: [], openLoopsBefore: 0, openLoopsAfter: 0, openLoopsDropped: false, grows: false },
+      outcome,
+    });
     assert.equal((ready[0] as { compaction: CompactionView }).compaction.plan!.measuredMs, 2350);
   });
 });

@@ -41,8 +41,13 @@ describe('session store', () => {
     const { store, ids, d } = await seeded();
     await store.setPins([{ id: 'p1', text: 'Never drop the users table', kind: 'constraint', source: 'user', createdAt: 1 }]);
     const c1 = await store.adoptCompaction({
-      summary: summary('sum1', 'S1'), tailStartId: ids.u2.id, keptIds: [], coveredIds: [ids.u1.id, ids.a1.id],
-      lastSnapshotId: ids.a2.id, strategy: 'token-fraction', depth: 1,
+      summary: summary('sum1', 'S1'),
+      tailStartId: ids.u2.id,
+      keptIds: [],
+      coveredIds: [ids.u1.id, ids.a1.id],
+      lastSnapshotId: ids.a2.id,
+      strategy: 'token-fraction',
+      depth: 1,
     });
     let active = store.active();
     assert.deepEqual(active.origins, ['system', 'pinned', 'summary', 'tail', 'tail']);
@@ -51,15 +56,26 @@ describe('session store', () => {
 
     const a3 = await store.append({ role: 'assistant', content: 'Fixed.' });
     const c2 = await store.adoptCompaction({
-      summary: summary('sum2', 'S2'), tailStartId: a3.id, keptIds: [], coveredIds: ['sum1', ids.u2.id, ids.a2.id],
-      lastSnapshotId: a3.id, strategy: 'manual', depth: 2,
+      summary: summary('sum2', 'S2'),
+      tailStartId: a3.id,
+      keptIds: [],
+      coveredIds: ['sum1', ids.u2.id, ids.a2.id],
+      lastSnapshotId: a3.id,
+      strategy: 'manual',
+      depth: 2,
     });
     active = store.active();
-    assert.deepEqual(active.messages.map((m) => m.id), [ids.sys.id, 'pinned-block', 'sum2', a3.id]);
+    assert.deepEqual(
+      active.messages.map((m) => m.id),
+      [ids.sys.id, 'pinned-block', 'sum2', a3.id],
+    );
     assert.equal(store.archived().length, 4, 'every original outside the active context stays archived');
 
     assert.equal((await store.undoCompaction()).id, c2.id);
-    assert.deepEqual(store.active().messages.map((m) => m.id), [ids.sys.id, 'pinned-block', 'sum1', ids.u2.id, ids.a2.id, a3.id]);
+    assert.deepEqual(
+      store.active().messages.map((m) => m.id),
+      [ids.sys.id, 'pinned-block', 'sum1', ids.u2.id, ids.a2.id, a3.id],
+    );
     assert.equal((await store.undoCompaction()).id, c1.id);
     assert.equal(store.active().messages.length, 7, 'system, pinned and all six originals');
     await assert.rejects(store.undoCompaction(), SessionStateError);
@@ -72,18 +88,34 @@ describe('session store', () => {
   it('places the preserved user messages before the summary (preserve-user-messages strategy)', async () => {
     const { store, ids } = await seeded();
     await store.adoptCompaction({
-      summary: summary('sum', 'S'), tailStartId: null, keptIds: [ids.u1.id, ids.u2.id], coveredIds: [ids.a1.id, ids.a2.id],
-      lastSnapshotId: ids.a2.id, strategy: 'user-messages', depth: 1,
+      summary: summary('sum', 'S'),
+      tailStartId: null,
+      keptIds: [ids.u1.id, ids.u2.id],
+      coveredIds: [ids.a1.id, ids.a2.id],
+      lastSnapshotId: ids.a2.id,
+      strategy: 'user-messages',
+      depth: 1,
     });
     const later = await store.append({ role: 'user', content: 'next' });
-    assert.deepEqual(store.active().messages.map((m) => m.id), [ids.sys.id, ids.u1.id, ids.u2.id, 'sum', later.id]);
+    assert.deepEqual(
+      store.active().messages.map((m) => m.id),
+      [ids.sys.id, ids.u1.id, ids.u2.id, 'sum', later.id],
+    );
   });
 
   it('rejects an event that contradicts the log without writing it', async () => {
     const { store, storage } = await seeded();
     const before = storage.files.get('/s/a.jsonl');
     await assert.rejects(
-      store.adoptCompaction({ summary: summary('x', 'x'), tailStartId: 'nope', keptIds: [], coveredIds: [], lastSnapshotId: null, strategy: 'manual', depth: 1 }),
+      store.adoptCompaction({
+        summary: summary('x', 'x'),
+        tailStartId: 'nope',
+        keptIds: [],
+        coveredIds: [],
+        lastSnapshotId: null,
+        strategy: 'manual',
+        depth: 1,
+      }),
       /unknown message nope/,
     );
     assert.equal(storage.files.get('/s/a.jsonl'), before);
@@ -93,7 +125,15 @@ describe('session store', () => {
     const { store, storage, ids } = await seeded();
     storage.failNextAppend = new Error('ENOSPC: no space left on device');
     await assert.rejects(
-      store.adoptCompaction({ summary: summary('s', 'S'), tailStartId: ids.u2.id, keptIds: [], coveredIds: [], lastSnapshotId: ids.a2.id, strategy: 'manual', depth: 1 }),
+      store.adoptCompaction({
+        summary: summary('s', 'S'),
+        tailStartId: ids.u2.id,
+        keptIds: [],
+        coveredIds: [],
+        lastSnapshotId: ids.a2.id,
+        strategy: 'manual',
+        depth: 1,
+      }),
       /ENOSPC/,
     );
     assert.equal(store.snapshot.compactions.length, 0);
@@ -107,7 +147,10 @@ describe('session store', () => {
     const { store, d } = await seeded();
     await Promise.all(Array.from({ length: 20 }, (_, i) => store.append({ role: 'user', content: `m${i}` })));
     const reopened = await SessionStore.open(d, '/s/a.jsonl');
-    assert.deepEqual(reopened.snapshot.messages.slice(5).map((m) => m.content), Array.from({ length: 20 }, (_, i) => `m${i}`));
+    assert.deepEqual(
+      reopened.snapshot.messages.slice(5).map((m) => m.content),
+      Array.from({ length: 20 }, (_, i) => `m${i}`),
+    );
   });
 
   it('refuses to create over an existing file', async () => {
@@ -188,8 +231,18 @@ describe('session import', () => {
     const raw = {
       messages: [
         { role: 'developer', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'Read a.ts' }, { type: 'image_url', image_url: { url: 'x' } }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Read a.ts' },
+            { type: 'image_url', image_url: { url: 'x' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: 'export const a = 1;' },
         { role: 'assistant', content: 'Done.', reasoning_content: 'trivial' },
       ],
@@ -206,7 +259,10 @@ describe('session import', () => {
   it('names the message that cannot be imported', async () => {
     const d = deps();
     await assert.rejects(
-      SessionStore.importArray(d, '/s/x.jsonl', [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'zz', content: 'x' }]),
+      SessionStore.importArray(d, '/s/x.jsonl', [
+        { role: 'user', content: 'hi' },
+        { role: 'tool', tool_call_id: 'zz', content: 'x' },
+      ]),
       (e: unknown) => e instanceof ImportError && e.index === 1 && /no earlier assistant/.test(e.message),
     );
     await assert.rejects(SessionStore.importArray(d, '/s/y.jsonl', { foo: 1 }), ImportError);

@@ -16,7 +16,13 @@ describe('simulator ↔ engine prompt contract', () => {
       { role: 'system' as const, content: 'sys' },
       { role: 'user' as const, content: 'Fix src/a.ts please.' },
     ];
-    const instruction = cacheAlignedInstruction(prefix, 1, { verbosity: 'concise', focus: 'keep src/a.ts', isLastBlock: true, blockNumber: 1, blockCount: 1 });
+    const instruction = cacheAlignedInstruction(prefix, 1, {
+      verbosity: 'concise',
+      focus: 'keep src/a.ts',
+      isLastBlock: true,
+      blockNumber: 1,
+      blockCount: 1,
+    });
     const r = detectCompaction([...prefix, { role: 'user', content: instruction }]);
     assert.ok(r);
     assert.equal(r.layout, 'cache-aligned');

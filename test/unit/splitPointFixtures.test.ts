@@ -53,7 +53,10 @@ describe('split strategies on a long realistic agent session', function () {
     const tailTokens = report.messages.slice(s.tailStartIndex).reduce((a, m) => a + m.tokens, 0);
     assert.ok(tailTokens <= 0.3 * report.totalTokens, 'snapping forward never keeps more than p');
     // the previous user message would have kept more than 30%: the snap is the nearest one
-    const prevUser = messages.slice(0, s.tailStartIndex).map((m) => m.role).lastIndexOf('user');
+    const prevUser = messages
+      .slice(0, s.tailStartIndex)
+      .map((m) => m.role)
+      .lastIndexOf('user');
     const prevTokens = report.messages.slice(prevUser).reduce((a, m) => a + m.tokens, 0);
     assert.ok(prevTokens >= 0.3 * report.totalTokens);
   });

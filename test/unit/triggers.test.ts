@@ -52,7 +52,10 @@ describe('structural, temporal and reactive triggers', () => {
   it('distils only large tool outputs', () => {
     const o = { distillToolOutputTokens: 8000 };
     assert.equal(evaluateStructural({ kind: 'tool-output', messageId: 'm', tokens: 7999 }, o).kind, 'none');
-    assert.deepEqual(evaluateStructural({ kind: 'tool-output', messageId: 'm', tokens: 12_000 }, o), { kind: 'distill-tool-output', messageId: 'm' });
+    assert.deepEqual(evaluateStructural({ kind: 'tool-output', messageId: 'm', tokens: 12_000 }, o), {
+      kind: 'distill-tool-output',
+      messageId: 'm',
+    });
   });
 
   it('fires once per idle period and only with enough to compact', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { listZip, packageVsix } from '../../scripts/package.mjs';
 
 const root = join(__dirname, '..', '..');
@@ -41,10 +41,23 @@ describe('the VSIX (npm run package)', function () {
 
   it('contains everything the extension needs to run', () => {
     // tokenizer-ranks.js is loaded lazily by extension.js on first use; without it token counting fails.
-    for (const f of ['extension/package.json', 'extension/dist/extension.js', 'extension/dist/webview.js', 'extension/dist/review.js', 'extension/dist/tokenizer-ranks.js', 'extension/dist/countWorker.js', 'extension/readme.md', 'extension/LICENSE.txt']) {
+    for (const f of [
+      'extension/package.json',
+      'extension/dist/extension.js',
+      'extension/dist/webview.js',
+      'extension/dist/review.js',
+      'extension/dist/tokenizer-ranks.js',
+      'extension/dist/countWorker.js',
+      'extension/readme.md',
+      'extension/LICENSE.txt',
+    ]) {
       assert.ok(entries.includes(f), `${f} is missing from the VSIX; it has ${entries.join(', ')}`);
     }
-    for (const m of readdirSync(join(root, 'media'))) assert.ok(entries.includes(`extension/media/${m}`), `media/${m} is missing`);
+    for (const m of readdirSync(join(root, 'media'), { recursive: true, withFileTypes: true })) {
+      if (!m.isFile()) continue;
+      const rel = relative(root, join(m.parentPath, m.name)).split(sep).join('/');
+      assert.ok(entries.includes(`extension/${rel}`), `${rel} is missing`);
+    }
   });
 
   it('never ships the simulator or a source map', () => {

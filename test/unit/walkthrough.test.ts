@@ -37,6 +37,7 @@ describe('walkthrough (contributes.walkthroughs)', () => {
     assert.match(connect.description, /command:splitpoint\.checkConnection/);
     assert.deepEqual(connect.completionEvents, ['onCommand:splitpoint.checkConnection']);
     const md = readFileSync(join(root, connect.media.markdown), 'utf8');
-    for (const word of ['/v1/models', '/tokenize', 'max_model_len', 'tool-call parser', 'prefix caching']) assert.ok(md.toLowerCase().includes(word.toLowerCase()), word);
+    for (const word of ['/v1/models', '/tokenize', 'max_model_len', 'tool-call parser', 'prefix caching'])
+      assert.ok(md.toLowerCase().includes(word.toLowerCase()), word);
   });
 });

@@ -54,7 +54,15 @@ for (const phase of ['main', 'after-reload']) {
       extensionDevelopmentPath: ROOT,
       extensionTestsPath: bundle.index,
       extensionTestsEnv: { SPLITPOINT_VSCODE_TEST_CONFIG: cfgPath },
-      launchArgs: [workspace, '--user-data-dir', userDataDir, '--disable-extensions', '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes'],
+      launchArgs: [
+        workspace,
+        '--user-data-dir',
+        userDataDir,
+        '--disable-extensions',
+        '--disable-workspace-trust',
+        '--skip-welcome',
+        '--skip-release-notes',
+      ],
     });
   } catch (err) {
     console.error(`[electron] VS Code exited with an error: ${err instanceof Error ? err.message : String(err)}`);
@@ -65,7 +73,10 @@ for (const phase of ['main', 'after-reload']) {
   } catch {
     r = { passed: 0, failed: 1, tests: [], fatal: 'no result file' };
   }
-  for (const t of r.tests) console.log(`${t.state === 'passed' ? '  ✔' : t.state === 'failed' ? '  ✖' : '  -'} ${t.title}${t.error ? `\n      ${t.error.split('\n')[0]}` : ''}`);
+  for (const t of r.tests)
+    console.log(
+      `${t.state === 'passed' ? '  ✔' : t.state === 'failed' ? '  ✖' : '  -'} ${t.title}${t.error ? `\n      ${t.error.split('\n')[0]}` : ''}`,
+    );
   if (r.fatal) console.log(`  ✖ ${r.fatal}`);
   passed += r.passed;
   failed += r.failed;

@@ -27,7 +27,10 @@ export function startCodeServer(opts: {
   timeoutMs?: number;
 }): Promise<CodeServer>;
 export function killGroup(proc: ChildProcess, signal?: NodeJS.Signals): void;
-export function workbenchUrl(base: string, opts?: { folder?: string; extensionDevelopmentPath?: string; extensionTestsPath?: string }): string;
+export function workbenchUrl(
+  base: string,
+  opts?: { folder?: string; extensionDevelopmentPath?: string; extensionTestsPath?: string },
+): string;
 export function launchBrowser(opts?: { headless?: boolean }): Promise<{ context: BrowserContext; page: Page; close(): Promise<void> }>;
 export function waitForWorkbench(page: Page, timeoutMs?: number): Promise<void>;
 export function findFrame(page: Page, make: (f: Frame) => Locator, opts?: { timeoutMs?: number }): Promise<Frame>;

@@ -14,7 +14,17 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const EXTENSION_ID = 'splitpoint.splitpoint';
 
 /** Flags for Debian's Chromium: no sandbox (root in a container), no GPU, nothing phoning home. */
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage', '--disable-crash-reporter', '--disable-breakpad'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-dev-shm-usage',
+  '--disable-crash-reporter',
+  '--disable-breakpad',
+];
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -67,7 +77,20 @@ export function writeUserSettings(userDataDir, settings = {}) {
 }
 
 function codeServerArgs({ port, userDataDir, extensionsDir }) {
-  return ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir];
+  return [
+    '--auth',
+    'none',
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    '--user-data-dir',
+    userDataDir,
+    '--extensions-dir',
+    extensionsDir,
+  ];
 }
 
 /** `code-server --install-extension VSIX` into the given extensions dir. */
@@ -75,7 +98,22 @@ export function installVsix(vsix, { userDataDir, extensionsDir }) {
   mkdirSync(userDataDir, { recursive: true });
   const config = join(userDataDir, 'code-server.yaml');
   if (!existsSync(config)) writeFileSync(config, '');
-  const r = spawnSync(process.execPath, [CODE_SERVER_ENTRY, '--config', config, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix, '--force'], { encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [
+      CODE_SERVER_ENTRY,
+      '--config',
+      config,
+      '--user-data-dir',
+      userDataDir,
+      '--extensions-dir',
+      extensionsDir,
+      '--install-extension',
+      vsix,
+      '--force',
+    ],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0 || !/successfully installed/i.test(r.stdout + r.stderr)) {
     throw new Error(`code-server --install-extension failed (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
   }
@@ -94,12 +132,26 @@ export async function startCodeServer({ folder, userDataDir, extensionsDir, port
   // Its own (empty) config file, so nothing is written to ~/.config/code-server.
   const config = join(userDataDir, 'code-server.yaml');
   if (!existsSync(config)) writeFileSync(config, '');
-  const args = [CODE_SERVER_ENTRY, '--config', config, ...codeServerArgs({ port, userDataDir, extensionsDir }), ...(folder ? [folder] : [])];
+  const args = [
+    CODE_SERVER_ENTRY,
+    '--config',
+    config,
+    ...codeServerArgs({ port, userDataDir, extensionsDir }),
+    ...(folder ? [folder] : []),
+  ];
   const proc = spawn(process.execPath, args, {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     // No extension gallery: the tests and the demo never reach for a marketplace.
-    env: { ...process.env, EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: 'http://127.0.0.1:9/gallery', itemUrl: 'http://127.0.0.1:9/item', resourceUrlTemplate: 'http://127.0.0.1:9/resource' }), ...env },
+    env: {
+      ...process.env,
+      EXTENSIONS_GALLERY: JSON.stringify({
+        serviceUrl: 'http://127.0.0.1:9/gallery',
+        itemUrl: 'http://127.0.0.1:9/item',
+        resourceUrlTemplate: 'http://127.0.0.1:9/resource',
+      }),
+      ...env,
+    },
   });
   let output = '';
   const onData = (d) => {

@@ -8,4 +8,10 @@ export const CODE_SERVER_DIR: string;
 export const CODE_SERVER_ENTRY: string;
 export function missingDebianPackages(): string[];
 export function codeServerInstalled(): boolean;
-export function ensureVscode(opts?: { quiet?: boolean }): { codeServerEntry: string; codeServerDir: string; chromium: string; ms: number; changed: boolean };
+export function ensureVscode(opts?: { quiet?: boolean }): {
+  codeServerEntry: string;
+  codeServerDir: string;
+  chromium: string;
+  ms: number;
+  changed: boolean;
+};

@@ -101,7 +101,16 @@ function installCodeServer(quiet) {
   // Its own package.json makes this folder its own npm prefix: nothing lands in the repo's node_modules.
   writeFileSync(
     join(CODE_SERVER_DIR, 'package.json'),
-    JSON.stringify({ name: 'splitpoint-code-server-cache', private: true, description: 'code-server for tests and npm start; not part of the extension', dependencies: { 'code-server': CODE_SERVER_VERSION } }, null, 2) + '\n',
+    JSON.stringify(
+      {
+        name: 'splitpoint-code-server-cache',
+        private: true,
+        description: 'code-server for tests and npm start; not part of the extension',
+        dependencies: { 'code-server': CODE_SERVER_VERSION },
+      },
+      null,
+      2,
+    ) + '\n',
   );
   const env = {
     ...process.env,
@@ -115,12 +124,22 @@ function installCodeServer(quiet) {
   // node-gyp would fetch Node headers; Debian/NodeSource Node ships them under /usr/include/node.
   if (!env.npm_config_nodedir && existsSync('/usr/include/node/node.h')) env.npm_config_nodedir = '/usr';
   log(quiet, `npm install code-server@${CODE_SERVER_VERSION} into ${CODE_SERVER_DIR} (a few minutes the first time)`);
-  run('npm', ['install', '--no-package-lock', '--no-save', '--loglevel=error', `code-server@${CODE_SERVER_VERSION}`], { cwd: CODE_SERVER_DIR, env });
+  run('npm', ['install', '--no-package-lock', '--no-save', '--loglevel=error', `code-server@${CODE_SERVER_VERSION}`], {
+    cwd: CODE_SERVER_DIR,
+    env,
+  });
   if (!existsSync(CODE_SERVER_ENTRY)) throw new Error(`code-server install finished but ${CODE_SERVER_ENTRY} is missing`);
   // The bundled VS Code must report the version we expect.
   const product = JSON.parse(readFileSync(join(CODE_SERVER_DIR, 'node_modules', 'code-server', 'lib', 'vscode', 'product.json'), 'utf8'));
   const vscodePkg = JSON.parse(readFileSync(join(CODE_SERVER_DIR, 'node_modules', 'code-server', 'lib', 'vscode', 'package.json'), 'utf8'));
-  writeFileSync(MARKER, JSON.stringify({ version: CODE_SERVER_VERSION, vscode: vscodePkg.version, commit: product.commit ?? null, installedAt: new Date().toISOString() }, null, 2) + '\n');
+  writeFileSync(
+    MARKER,
+    JSON.stringify(
+      { version: CODE_SERVER_VERSION, vscode: vscodePkg.version, commit: product.commit ?? null, installedAt: new Date().toISOString() },
+      null,
+      2,
+    ) + '\n',
+  );
 }
 
 /**
@@ -137,7 +156,10 @@ export function ensureVscode({ quiet = false } = {}) {
   }
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (Debian package "chromium")`);
   const ms = Date.now() - started;
-  log(quiet, `${aptRan || installed ? 'installed' : 'already installed'}: code-server ${CODE_SERVER_VERSION} (VS Code ${VSCODE_VERSION}), chromium, in ${(ms / 1000).toFixed(1)} s`);
+  log(
+    quiet,
+    `${aptRan || installed ? 'installed' : 'already installed'}: code-server ${CODE_SERVER_VERSION} (VS Code ${VSCODE_VERSION}), chromium, in ${(ms / 1000).toFixed(1)} s`,
+  );
   return { codeServerEntry: CODE_SERVER_ENTRY, codeServerDir: CODE_SERVER_DIR, chromium: CHROMIUM, ms, changed: aptRan || installed };
 }
 

@@ -17,7 +17,12 @@ export async function seriousViolations(page: Page, include?: string): Promise<A
   const res = (await page.evaluate(async (sel) => {
     const w = globalThis as any;
     const r = await w.axe.run(sel ? w.document.querySelector(sel) : w.document, { resultTypes: ['violations'] });
-    return r.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map((n: any) => n.target.join(' ')) }));
+    return r.violations.map((v: any) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.slice(0, 5).map((n: any) => n.target.join(' ')),
+    }));
   }, include ?? null)) as AxeViolation[];
   return res.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }

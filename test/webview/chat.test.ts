@@ -86,7 +86,21 @@ describe('webview: chat, /compact, approvals, pins', function () {
     await view.page.locator('.stop-btn').click();
     assert.deepEqual(await view.posted(), [{ type: 'stop' }]);
     const n = snap.messages.length;
-    await view.send({ type: 'message-added', message: { id: 'r1', index: n, role: 'assistant', kind: 'normal', origin: 'tail', tokens: 9, content: 'Here is **bold** and `code`', truncated: false }, gauge: snap.gauge, split: snap.split });
+    await view.send({
+      type: 'message-added',
+      message: {
+        id: 'r1',
+        index: n,
+        role: 'assistant',
+        kind: 'normal',
+        origin: 'tail',
+        tokens: 9,
+        content: 'Here is **bold** and `code`',
+        truncated: false,
+      },
+      gauge: snap.gauge,
+      split: snap.split,
+    });
     await view.send({ type: 'agent-state', running: false });
     assert.equal(await stream.isVisible(), false);
     assert.equal(await view.page.locator('.stop-btn').isVisible(), false);
@@ -94,8 +108,20 @@ describe('webview: chat, /compact, approvals, pins', function () {
   });
 
   it('approval cards show the diff or command; Approve and Reject post', async () => {
-    await view.send({ type: 'approval-requested', approval: { callId: 'c1', tool: 'edit_file', summary: 'Edit src/db.ts', path: 'src/db.ts', diff: '--- a/src/db.ts\n+++ b/src/db.ts\n@@ -1 +1 @@\n-old line\n+new line' } });
-    await view.send({ type: 'approval-requested', approval: { callId: 'c2', tool: 'run_command', summary: 'Run tests', command: 'npm test' } });
+    await view.send({
+      type: 'approval-requested',
+      approval: {
+        callId: 'c1',
+        tool: 'edit_file',
+        summary: 'Edit src/db.ts',
+        path: 'src/db.ts',
+        diff: '--- a/src/db.ts\n+++ b/src/db.ts\n@@ -1 +1 @@\n-old line\n+new line',
+      },
+    });
+    await view.send({
+      type: 'approval-requested',
+      approval: { callId: 'c2', tool: 'run_command', summary: 'Run tests', command: 'npm test' },
+    });
     const cards = view.page.locator('.approval');
     assert.equal(await cards.count(), 2);
     assert.equal(await cards.nth(0).locator('.d-add').textContent(), '+new line');
@@ -129,10 +155,16 @@ describe('webview: chat, /compact, approvals, pins', function () {
     assert.equal(posted[0]!.type, 'pin');
     assert.equal((posted[0] as { messageId: string }).messageId, `m${snap.messages.length - 2}`);
     assert.deepEqual(posted[1], { type: 'pin', text: 'Open loop: add the rollback', kind: 'note', messageId: null });
-    await view.send({ type: 'pins', pins: [...snap.pins, { id: 'p2', text: 'Open loop: add the rollback', kind: 'open-loop', source: 'agent' }] });
+    await view.send({
+      type: 'pins',
+      pins: [...snap.pins, { id: 'p2', text: 'Open loop: add the rollback', kind: 'open-loop', source: 'agent' }],
+    });
     assert.equal(await view.page.locator('.pin-list .pin').count(), 2);
     await view.clearPosted();
-    await view.page.locator('.pin[data-pin="p2"]').getByRole('button', { name: /Edit pin/ }).click();
+    await view.page
+      .locator('.pin[data-pin="p2"]')
+      .getByRole('button', { name: /Edit pin/ })
+      .click();
     await view.page.locator('textarea.pin-edit').fill('Open loop: add the rollback script');
     await view.page.locator('textarea.pin-edit').press('Enter');
     await view.page.locator('.pin[data-pin="p1"]').getByRole('button', { name: /Unpin/ }).click();

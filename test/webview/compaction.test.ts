@@ -29,7 +29,11 @@ describe('webview: block overlay during a compaction', function () {
     assert.match((await chip(0).getAttribute('class')) ?? '', /st-streaming/);
     assert.match((await chip(0).getAttribute('aria-label')) ?? '', /^#1 streaming .*: block 1, .*57 tokens so far/);
     const stats = { inputTokens: c.blocks[0]!.tokens, outputTokens: 280, cachedTokens: 1000, ms: 900 };
-    await view.send({ type: 'block', compactionId: c.id, block: block(0, { status: 'done', summary: '## DECISIONS\n- keep **users**', stats }) });
+    await view.send({
+      type: 'block',
+      compactionId: c.id,
+      block: block(0, { status: 'done', summary: '## DECISIONS\n- keep **users**', stats }),
+    });
     await view.send({ type: 'block', compactionId: c.id, block: block(1, { status: 'failed', error: 'HTTP 500 from server' }) });
     await view.send({ type: 'block', compactionId: c.id, block: block(2, { status: 'edited', summary: 'hand-edited', stats }) });
     assert.match((await chip(0).getAttribute('class')) ?? '', /st-done/);
@@ -70,7 +74,14 @@ describe('webview: block overlay during a compaction', function () {
     const stats = { inputTokens: 1000, outputTokens: 100, cachedTokens: null, ms: 5 };
     await view.send({ type: 'block', compactionId: c.id, block: block(1, { status: 'done', summary: 'b1', stats }) });
     await view.send({ type: 'block', compactionId: c.id, block: block(3, { status: 'done', summary: 'b3', stats }) });
-    const ready = { ...c, state: 'ready' as const, blocks: [0, 1, 2, 3].map((i) => block(i, { status: 'done', summary: `s${i}`, stats })), totals: { summaryTokens: 400, compressionRatio: 10, inputTokens: 4000, outputTokens: 400, cachedTokens: 3000, wallMs: 1200 }, checks: { missingPins: [], openLoopsBefore: 3, openLoopsAfter: 3, openLoopsDropped: false }, verdict: { alignment: 6, nonContradiction: 9, overall: 6, accepted: false, diagnosis: 'Misses the rollback step.', attempt: 1 } };
+    const ready = {
+      ...c,
+      state: 'ready' as const,
+      blocks: [0, 1, 2, 3].map((i) => block(i, { status: 'done', summary: `s${i}`, stats })),
+      totals: { summaryTokens: 400, compressionRatio: 10, inputTokens: 4000, outputTokens: 400, cachedTokens: 3000, wallMs: 1200 },
+      checks: { missingPins: [], openLoopsBefore: 3, openLoopsAfter: 3, openLoopsDropped: false },
+      verdict: { alignment: 6, nonContradiction: 9, overall: 6, accepted: false, diagnosis: 'Misses the rollback step.', attempt: 1 },
+    };
     await view.send({ type: 'compaction', compaction: ready });
     assert.equal(await view.page.locator('.cp-adopt').getAttribute('disabled'), null);
     assert.match((await view.page.locator('.compaction .verdict').textContent()) ?? '', /6\/10.*rejected.*rollback/);

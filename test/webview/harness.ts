@@ -53,7 +53,9 @@ export interface View {
 
 export function requireChromium(bundle = 'webview'): void {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}. The webview tests need Debian's chromium (apt-get install chromium); they never download a browser.`);
+    throw new Error(
+      `Chromium not found at ${CHROMIUM}. The webview tests need Debian's chromium (apt-get install chromium); they never download a browser.`,
+    );
   }
   if (!existsSync(join(root, 'dist', `${bundle}.js`))) throw new Error(`dist/${bundle}.js is missing: run \`node esbuild.mjs\` first.`);
 }
@@ -90,7 +92,15 @@ export function pageHtml(nonce: string, initialState: unknown, bundle = 'webview
 }
 
 export async function openView(
-  opts: { width?: number; height?: number; initialState?: unknown; reducedMotion?: boolean; bundle?: 'webview' | 'review'; bodyClass?: string; theme?: string } = {},
+  opts: {
+    width?: number;
+    height?: number;
+    initialState?: unknown;
+    reducedMotion?: boolean;
+    bundle?: 'webview' | 'review';
+    bodyClass?: string;
+    theme?: string;
+  } = {},
 ): Promise<View> {
   const bundle = opts.bundle ?? 'webview';
   requireChromium(bundle);
@@ -98,7 +108,14 @@ export async function openView(
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
     viewport: { width: opts.width ?? 420, height: opts.height ?? 900 },
     reducedMotion: opts.reducedMotion ? 'reduce' : 'no-preference',
   });
@@ -113,7 +130,8 @@ export async function openView(
   const css = readFileSync(join(root, 'media', `${bundle}.css`));
   await context.route('**/*', (route) => {
     const url = route.request().url();
-    if (url === `${ORIGIN}/`) return route.fulfill({ contentType: 'text/html', body: pageHtml(nonce, opts.initialState, bundle, opts.bodyClass, opts.theme) });
+    if (url === `${ORIGIN}/`)
+      return route.fulfill({ contentType: 'text/html', body: pageHtml(nonce, opts.initialState, bundle, opts.bodyClass, opts.theme) });
     if (url === `${ORIGIN}/dist/${bundle}.js`) return route.fulfill({ contentType: 'text/javascript', body: js });
     if (url === `${ORIGIN}/media/${bundle}.css`) return route.fulfill({ contentType: 'text/css', body: css });
     errors.push(`unexpected request: ${url}`);

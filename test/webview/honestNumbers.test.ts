@@ -36,11 +36,31 @@ describe('webview: meters count what they say', function () {
     assert.doesNotMatch((await view.page.locator('.cp-preview .pv-head').textContent())!, /5,000/);
   });
   it('shows the plan with predicted against measured, and opens the review editor', async () => {
-    const opt = (label: string, predictedMs: number) => ({ label, mode: 'parallel' as const, layout: 'target-block' as const, blockTokens: 4096, blocks: 3, concurrency: 8, summaryTokens: 900, predictedMs });
-    const plan = { chosen: opt('target-block 4096 ×8', 4000), alternatives: [{ ...opt('cache-aligned 4096 ×8', 9000), excluded: 'slows the agent 2.3×' }], profile: 'h100-7b (calibration)', measuredMs: 4600 };
+    const opt = (label: string, predictedMs: number) => ({
+      label,
+      mode: 'parallel' as const,
+      layout: 'target-block' as const,
+      blockTokens: 4096,
+      blocks: 3,
+      concurrency: 8,
+      summaryTokens: 900,
+      predictedMs,
+    });
+    const plan = {
+      chosen: opt('target-block 4096 ×8', 4000),
+      alternatives: [{ ...opt('cache-aligned 4096 ×8', 9000), excluded: 'slows the agent 2.3×' }],
+      profile: 'h100-7b (calibration)',
+      measuredMs: 4600,
+    };
     await view.send({ type: 'compaction', compaction: { ...c, plan } });
-    assert.equal(await view.page.locator('.cp-plan-line').textContent(), 'Plan: target-block 4096 ×8 — predicted 4.0 s, measured 4.6 s (+15 %)');
-    assert.match((await view.page.locator('.cp-plan-alts').textContent())!, /cache-aligned 4096 ×8: 9\.0 s \(ruled out: slows the agent 2\.3×\)/);
+    assert.equal(
+      await view.page.locator('.cp-plan-line').textContent(),
+      'Plan: target-block 4096 ×8 — predicted 4.0 s, measured 4.6 s (+15 %)',
+    );
+    assert.match(
+      (await view.page.locator('.cp-plan-alts').textContent())!,
+      /cache-aligned 4096 ×8: 9\.0 s \(ruled out: slows the agent 2\.3×\)/,
+    );
     await view.clearPosted();
     await view.page.locator('.cp-review').click();
     assert.deepEqual(await view.posted(), [{ type: 'open-review' }]);
@@ -49,11 +69,27 @@ describe('webview: meters count what they say', function () {
   it('the session picker shows each session with its size and last use', async () => {
     const now = Date.now();
     const sessions = [
-      { id: 's1', title: 'DB migration', createdAt: now - 86_400_000, messageCount: 80, lastUsedAt: now - 3 * 3_600_000, bytes: 180 * 1024 },
-      { id: 's0', title: 'Older session', createdAt: now - 9 * 86_400_000, messageCount: 1, lastUsedAt: now - 5 * 86_400_000, bytes: 2 * 1024 * 1024 },
+      {
+        id: 's1',
+        title: 'DB migration',
+        createdAt: now - 86_400_000,
+        messageCount: 80,
+        lastUsedAt: now - 3 * 3_600_000,
+        bytes: 180 * 1024,
+      },
+      {
+        id: 's0',
+        title: 'Older session',
+        createdAt: now - 9 * 86_400_000,
+        messageCount: 1,
+        lastUsedAt: now - 5 * 86_400_000,
+        bytes: 2 * 1024 * 1024,
+      },
     ];
     await view.send({ type: 'snapshot', snapshot: { ...snap, compaction: c, sessions, session: sessions[0]! } });
-    const desc = await view.page.locator('.session-select vscode-option').evaluateAll((els) => els.map((e) => e.getAttribute('description')));
+    const desc = await view.page
+      .locator('.session-select vscode-option')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('description')));
     assert.deepEqual(desc, ['80 messages · 180 KB · used 3 h ago', '1 message · 2.0 MB · used 5 days ago']);
   });
 });

@@ -52,7 +52,16 @@ describe('webview: snapshot rendering', function () {
       type: 'archived',
       summaryId: 'm1',
       messages: [
-        { id: 'a1', index: 0, role: 'user', kind: 'normal', origin: 'tail', tokens: 12, content: 'original question about the migration', truncated: false },
+        {
+          id: 'a1',
+          index: 0,
+          role: 'user',
+          kind: 'normal',
+          origin: 'tail',
+          tokens: 12,
+          content: 'original question about the migration',
+          truncated: false,
+        },
         { id: 'a2', index: 1, role: 'assistant', kind: 'normal', origin: 'tail', tokens: 30, content: 'original answer', truncated: false },
       ],
     });
@@ -63,8 +72,15 @@ describe('webview: snapshot rendering', function () {
   it('renders markdown safely: no scripts, no images, no inline handlers; code blocks get a bar', async () => {
     const snap = makeSnapshot(6);
     snap.messages.push({
-      id: 'evil', index: snap.messages.length, role: 'assistant', kind: 'normal', origin: 'tail', tokens: 10, truncated: false,
-      content: 'Hi <script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"> [x](javascript:alert(1))\n\n```py\nprint(1)\n```',
+      id: 'evil',
+      index: snap.messages.length,
+      role: 'assistant',
+      kind: 'normal',
+      origin: 'tail',
+      tokens: 10,
+      truncated: false,
+      content:
+        'Hi <script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"> [x](javascript:alert(1))\n\n```py\nprint(1)\n```',
     });
     await view.send({ type: 'snapshot', snapshot: snap });
     const p = view.page;

@@ -53,7 +53,8 @@ describe('review editor (webview)', function () {
       const d = (globalThis as any).document;
       const bad: string[] = [];
       if (d.scrollingElement.scrollWidth > d.scrollingElement.clientWidth) bad.push('page');
-      for (const el of d.querySelectorAll('.rv-orig, .rv-sum')) if (el.scrollWidth > el.clientWidth + 1) bad.push(el.getAttribute('aria-label'));
+      for (const el of d.querySelectorAll('.rv-orig, .rv-sum'))
+        if (el.scrollWidth > el.clientWidth + 1) bad.push(el.getAttribute('aria-label'));
       return bad;
     })) as string[];
     assert.deepEqual(overflow, []);
@@ -63,12 +64,19 @@ describe('review editor (webview)', function () {
   it('numbers say what they count: head, summary, ratio; worker prompts only in details', async () => {
     const nums = (await view.page.locator('.rv-numbers').innerText()).replace(/\s+/g, ' ');
     const sumTok = c.blocks.reduce((a, b) => a + b.stats!.outputTokens, 0);
-    assert.match(nums, new RegExp(`Head ${c.headTokens.toLocaleString('en-US').replace(/,/g, ',')}|Head ${(c.headTokens / 1000).toFixed(1)}K`));
+    assert.match(
+      nums,
+      new RegExp(`Head ${c.headTokens.toLocaleString('en-US').replace(/,/g, ',')}|Head ${(c.headTokens / 1000).toFixed(1)}K`),
+    );
     assert.match(nums, new RegExp(`Summary ${sumTok.toLocaleString('en-US')} tok`));
     assert.match(nums, new RegExp(`Ratio ${(c.headTokens / sumTok).toFixed(1)}×`));
     const head = await view.page.locator('.rv-row').first().locator('.rv-nums').textContent();
     assert.match(head!, new RegExp(`^${c.blocks[0]!.tokens.toLocaleString('en-US')} tok in the block`));
-    assert.equal(await view.page.locator('.rv-row').first().locator('.rv-worker').getAttribute('open'), null, 'worker details start closed');
+    assert.equal(
+      await view.page.locator('.rv-row').first().locator('.rv-worker').getAttribute('open'),
+      null,
+      'worker details start closed',
+    );
     assert.match((await view.page.locator('.rv-plan').textContent())!, /predicted 4\.00 s, measured 4\.20 s \(\+5 %\)/);
   });
 
@@ -77,7 +85,11 @@ describe('review editor (webview)', function () {
     assert.ok(loss.dropped.length > 0);
     assert.equal(await view.page.locator('.rv-loss-head').textContent(), lossHeadline(loss));
     // Every dropped fact is marked in its message (facts sharing a key share the mark).
-    const marked = (await view.page.locator('mark.rv-lost').evaluateAll((els) => [...new Set(els.map((e) => `${e.closest('[data-message]')!.getAttribute('data-message')} ${e.textContent}`))])) as string[];
+    const marked = (await view.page
+      .locator('mark.rv-lost')
+      .evaluateAll((els) => [
+        ...new Set(els.map((e) => `${e.closest('[data-message]')!.getAttribute('data-message')} ${e.textContent}`)),
+      ])) as string[];
     const hasKey = loss.dropped.filter((f) => state.messages[f.messageIndex]!.content.includes(f.key));
     assert.ok(hasKey.length > loss.dropped.length * 0.9, 'nearly all keys appear verbatim in the displayed text');
     assert.deepEqual(marked.sort(), [...new Set(hasKey.map((f) => `${f.messageId} ${f.key}`))].sort());
@@ -117,14 +129,23 @@ describe('review editor (webview)', function () {
     await kb.press('j');
     await kb.press('j');
     await kb.press('k');
-    assert.ok(await view.page.locator('.rv-row[data-block="1"]').evaluate((e) => e.classList.contains('selected') && e === (globalThis as any).document.activeElement));
+    assert.ok(
+      await view.page
+        .locator('.rv-row[data-block="1"]')
+        .evaluate((e) => e.classList.contains('selected') && e === (globalThis as any).document.activeElement),
+    );
     await kb.press('e');
     await kb.press('Control+End');
     await kb.type(' (checked)');
     await kb.press('Control+Enter');
     await kb.press('d');
     const b1 = c.blocks[1]!;
-    await view.send({ type: 'review-block', compactionId: c.id, block: { ...b1, status: 'edited', summary: droppedBlockText(b1.firstMessage, b1.lastMessage) }, loss: state.loss } as never);
+    await view.send({
+      type: 'review-block',
+      compactionId: c.id,
+      block: { ...b1, status: 'edited', summary: droppedBlockText(b1.firstMessage, b1.lastMessage) },
+      loss: state.loss,
+    } as never);
     assert.equal(await view.page.locator('.rv-row[data-block="1"] .rv-status').textContent(), 'dropped');
     assert.equal(await view.page.locator('.rv-row[data-block="1"] .rv-drop').textContent(), 'Keep');
     await view.page.locator('.rv-row[data-block="1"]').focus();
@@ -141,12 +162,35 @@ describe('review editor (webview)', function () {
     ]);
   });
 
+  it('Enter accepts a block and moves to the next; a changed summary needs a new look', async () => {
+    await view.page.locator('.rv-row[data-block="0"]').focus();
+    await view.page.keyboard.press('Enter');
+    assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-accepted').count(), 1);
+    assert.ok(await view.page.locator('.rv-row[data-block="1"]').evaluate((e) => e === (globalThis as any).document.activeElement));
+    assert.match((await view.page.locator('.rv-actions .rv-state').textContent())!, /1\/5 accepted/);
+    const b0 = c.blocks[0]!;
+    await view.send({
+      type: 'review-block',
+      compactionId: c.id,
+      block: { ...b0, status: 'edited', summary: `${b0.summary} (changed)` },
+      loss: state.loss,
+    } as never);
+    assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-accepted').count(), 0);
+    const saved = (await view.states()).at(-1) as { accepted: Record<string, string> };
+    assert.equal(saved.accepted[`${c.id}:0`], b0.summary, 'kept in the VS Code state');
+  });
+
   it('Adopt is disabled until every block has a summary; block deltas stream in', async () => {
     const running = makeReviewState({ headTokens: 6_000, blocks: 3, done: false });
     await view.send(review(running));
     assert.equal(await view.page.locator('.rv-adopt').getAttribute('disabled'), '');
     const rc = running.compaction!;
-    await view.send({ type: 'review-block', compactionId: rc.id, block: { ...rc.blocks[0]!, status: 'streaming', streamedTokens: 42 }, loss: null } as never);
+    await view.send({
+      type: 'review-block',
+      compactionId: rc.id,
+      block: { ...rc.blocks[0]!, status: 'streaming', streamedTokens: 42 },
+      loss: null,
+    } as never);
     assert.match((await view.page.locator('.rv-row[data-block="0"] .rv-sum').textContent())!, /42 tokens so far/);
     assert.match((await view.page.locator('.rv-actions .rv-state').textContent())!, /0\/3 ready/);
   });
@@ -161,7 +205,12 @@ describe('review editor (webview)', function () {
 describe('review editor: restore and themes', function () {
   it('restores selection and an unsaved edit after a reload (VS Code state)', async () => {
     const state = makeReviewState({ headTokens: 8_000, blocks: 4 });
-    const view = await openView({ bundle: 'review', width: 1200, height: 800, initialState: { selected: 2, drafts: { 'cmp-review:1': 'half-written summary' }, dropped: {}, scrollTop: 0 } });
+    const view = await openView({
+      bundle: 'review',
+      width: 1200,
+      height: 800,
+      initialState: { selected: 2, drafts: { 'cmp-review:1': 'half-written summary' }, dropped: {}, scrollTop: 0 },
+    });
     try {
       await view.send(review(state));
       assert.ok(await view.page.locator('.rv-row[data-block="2"]').evaluate((e) => e.classList.contains('selected')));
@@ -176,10 +225,13 @@ describe('review editor: restore and themes', function () {
     const view = await openView({ bundle: 'review', width: 1200, height: 800, bodyClass: 'vscode-high-contrast', theme: HC_THEME });
     try {
       await view.send(review(state));
-      const style = await view.page.locator('mark.rv-lost').first().evaluate((e) => {
-        const s = (globalThis as any).getComputedStyle(e);
-        return { outline: s.outlineStyle, bg: s.backgroundColor };
-      });
+      const style = await view.page
+        .locator('mark.rv-lost')
+        .first()
+        .evaluate((e) => {
+          const s = (globalThis as any).getComputedStyle(e);
+          return { outline: s.outlineStyle, bg: s.backgroundColor };
+        });
       assert.deepEqual(style, { outline: 'dashed', bg: 'rgba(0, 0, 0, 0)' });
       assert.deepEqual(await seriousViolations(view.page), []);
       await screenshot(view, 'review-high-contrast');

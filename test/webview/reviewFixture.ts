@@ -8,8 +8,20 @@ function rng(seed: number): () => number {
   return () => ((s = (s * 1664525 + 1013904223) >>> 0), s / 2 ** 32);
 }
 
-const WORDS = 'the migration keeps rows and adds a nullable column before the backfill runs in batches while reads continue against replicas'.split(' ');
-const IDENTS = ['runMigration', 'users_table', 'backfillBatch', 'MAX_BATCH_ROWS', 'ReplicaLagGuard', 'createdAt', 'tenant_id', 'onConflict'];
+const WORDS =
+  'the migration keeps rows and adds a nullable column before the backfill runs in batches while reads continue against replicas'.split(
+    ' ',
+  );
+const IDENTS = [
+  'runMigration',
+  'users_table',
+  'backfillBatch',
+  'MAX_BATCH_ROWS',
+  'ReplicaLagGuard',
+  'createdAt',
+  'tenant_id',
+  'onConflict',
+];
 const PATHS = ['src/db/migrate.ts', 'src/db/backfill.ts', 'test/db/migrate.test.ts', 'config/replicas.yaml'];
 
 function text(r: () => number, chars: number, k: number): string {
@@ -17,7 +29,14 @@ function text(r: () => number, chars: number, k: number): string {
   let n = 0;
   let i = 0;
   while (n < chars) {
-    const w = i % 23 === 7 ? `${IDENTS[(k + i) % IDENTS.length]}${(k * 31 + i) % 97}` : i % 41 === 13 ? PATHS[(k + i) % PATHS.length]! : i % 67 === 30 ? 'TypeError' : WORDS[Math.floor(r() * WORDS.length)]!;
+    const w =
+      i % 23 === 7
+        ? `${IDENTS[(k + i) % IDENTS.length]}${(k * 31 + i) % 97}`
+        : i % 41 === 13
+          ? PATHS[(k + i) % PATHS.length]!
+          : i % 67 === 30
+            ? 'TypeError'
+            : WORDS[Math.floor(r() * WORDS.length)]!;
     out.push(w);
     n += w.length + 1;
     i++;
@@ -42,7 +61,17 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
     const phase = k % 4;
     const tokens = phase === 0 ? 60 + Math.floor(r() * 120) : phase === 2 ? 300 + Math.floor(r() * 1500) : 80 + Math.floor(r() * 300);
     const role = phase === 0 ? 'user' : phase === 2 ? 'tool' : 'assistant';
-    push({ role, tokens, ...(phase === 1 ? { toolCalls: [{ id: `c${k}`, name: 'read_file', arguments: JSON.stringify({ path: PATHS[k % PATHS.length] }) }] } : {}), ...(phase === 2 ? { toolCallId: `c${k - 1}` } : {}) }, text(r, tokens * 4, k));
+    push(
+      {
+        role,
+        tokens,
+        ...(phase === 1
+          ? { toolCalls: [{ id: `c${k}`, name: 'read_file', arguments: JSON.stringify({ path: PATHS[k % PATHS.length] }) }] }
+          : {}),
+        ...(phase === 2 ? { toolCallId: `c${k - 1}` } : {}),
+      },
+      text(r, tokens * 4, k),
+    );
     acc += tokens;
     k++;
   }
@@ -73,7 +102,14 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
         streamedTokens: 0,
         summary: done ? summary : null,
         error: null,
-        stats: done ? { inputTokens: 1000 + blocks.length * per, outputTokens: Math.ceil(summary.length / 4), cachedTokens: 900 + blocks.length * per, ms: 800 + blocks.length * 40 } : null,
+        stats: done
+          ? {
+              inputTokens: 1000 + blocks.length * per,
+              outputTokens: Math.ceil(summary.length / 4),
+              cachedTokens: 900 + blocks.length * per,
+              ms: 800 + blocks.length * 40,
+            }
+          : null,
       });
       first = i + 1;
       sum = 0;
@@ -89,7 +125,16 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
     state: all ? 'ready' : 'running',
     blocks,
     headTokens: acc,
-    totals: all ? { summaryTokens: outTok, compressionRatio: acc / outTok, inputTokens: blocks.reduce((a, b) => a + (b.stats?.inputTokens ?? 0), 0), outputTokens: outTok, cachedTokens: 5000, wallMs: 4200 } : null,
+    totals: all
+      ? {
+          summaryTokens: outTok,
+          compressionRatio: acc / outTok,
+          inputTokens: blocks.reduce((a, b) => a + (b.stats?.inputTokens ?? 0), 0),
+          outputTokens: outTok,
+          cachedTokens: 5000,
+          wallMs: 4200,
+        }
+      : null,
     checks: null,
     verdict: null,
     note: null,
@@ -99,7 +144,16 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
     sessionTitle: 'DB migration',
     messages,
     gauge: { used: total, window: 131072, hi: 0.75, lo: 0.4, block: 0.95 },
-    split: { strategy: 'token-fraction', tailStartIndex: headEnd + 1, keptIndices: [], allowed: [headEnd + 1], frameEnd: 1, version: 'none|1', summaryTokensPerBlock: 300, blockTokens: 4096 },
+    split: {
+      strategy: 'token-fraction',
+      tailStartIndex: headEnd + 1,
+      keptIndices: [],
+      allowed: [headEnd + 1],
+      frameEnd: 1,
+      version: 'none|1',
+      summaryTokensPerBlock: 300,
+      blockTokens: 4096,
+    },
     compaction,
     loss: lossWithFallback(messages, compaction),
     plan: {

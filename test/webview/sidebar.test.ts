@@ -11,10 +11,13 @@ async function clipped(page: import('playwright-core').Page): Promise<string[]> 
     if (d.scrollingElement.scrollWidth > d.scrollingElement.clientWidth) out.push('page');
     for (const el of d.querySelectorAll('.top *, .composer *, .welcome *')) {
       const s = (globalThis as any).getComputedStyle(el);
-      if (s.display === 'none' || s.visibility === 'hidden' || el.closest('[hidden]') || el.closest('details:not([open]) > :not(summary)')) continue;
-      if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1 && s.overflowX !== 'auto' && s.overflowX !== 'scroll') out.push(`${el.tagName.toLowerCase()}.${el.className}`);
+      if (s.display === 'none' || s.visibility === 'hidden' || el.closest('[hidden]') || el.closest('details:not([open]) > :not(summary)'))
+        continue;
+      if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1 && s.overflowX !== 'auto' && s.overflowX !== 'scroll')
+        out.push(`${el.tagName.toLowerCase()}.${el.className}`);
       const r = el.getBoundingClientRect();
-      if (r.width > 0 && r.right > d.documentElement.clientWidth + 1) out.push(`${el.tagName.toLowerCase()}.${el.className} overflows the view`);
+      if (r.width > 0 && r.right > d.documentElement.clientWidth + 1)
+        out.push(`${el.tagName.toLowerCase()}.${el.className} overflows the view`);
     }
     return out;
   })) as string[];
@@ -66,7 +69,10 @@ describe('webview: a calmer side bar', function () {
       assert.equal(await w.locator('p').count(), 2);
       assert.match((await w.textContent())!, /Type a task[\s\S]*\/compact "what must survive"[\s\S]*split point/);
       assert.match((await view.page.locator('.conn').textContent())!, /Qwen2\.5-Coder-7B @ http:\/\/localhost:8000\/v1/);
-      await view.send({ type: 'snapshot', snapshot: { ...snap, settings: { ...snap.settings, model: null }, connection: { state: 'unknown', message: null } } });
+      await view.send({
+        type: 'snapshot',
+        snapshot: { ...snap, settings: { ...snap.settings, model: null }, connection: { state: 'unknown', message: null } },
+      });
       assert.doesNotMatch((await view.page.locator('.conn').textContent())!, /model \?/);
     } finally {
       await view.close();

@@ -9,7 +9,10 @@ function rng(seed: number): () => number {
   };
 }
 
-const WORDS = 'the migration plan keeps the users table and adds a nullable column before backfilling rows in batches of ten thousand while reads continue'.split(' ');
+const WORDS =
+  'the migration plan keeps the users table and adds a nullable column before backfilling rows in batches of ten thousand while reads continue'.split(
+    ' ',
+  );
 
 export function makeMessages(n: number, seed = 7): ViewMessage[] {
   const r = rng(seed);
@@ -47,9 +50,22 @@ export function makeMessages(n: number, seed = 7): ViewMessage[] {
         toolCalls: [{ id: `c${out.length}`, name: 'read_file', arguments: JSON.stringify({ path: `src/file${out.length}.ts` }) }],
       });
     } else if (phase === 2) {
-      push({ role: 'tool', kind: 'normal', origin: 'tail', tokens: 100 + Math.floor(r() * 2500), content: `export const x${out.length} = 1;\n${text(30)}`, toolCallId: `c${out.length - 1}` });
+      push({
+        role: 'tool',
+        kind: 'normal',
+        origin: 'tail',
+        tokens: 100 + Math.floor(r() * 2500),
+        content: `export const x${out.length} = 1;\n${text(30)}`,
+        toolCallId: `c${out.length - 1}`,
+      });
     } else {
-      push({ role: 'assistant', kind: 'normal', origin: 'tail', tokens: 30 + Math.floor(r() * 400), content: `Done with step ${out.length}. ${text(20)}\n\n\`\`\`ts\nconst a = ${out.length};\n\`\`\`` });
+      push({
+        role: 'assistant',
+        kind: 'normal',
+        origin: 'tail',
+        tokens: 30 + Math.floor(r() * 400),
+        content: `Done with step ${out.length}. ${text(20)}\n\n\`\`\`ts\nconst a = ${out.length};\n\`\`\``,
+      });
     }
   }
   return out.slice(0, n);
@@ -77,13 +93,28 @@ export function makeSnapshot(n = 60, opts: { seed?: number; compaction?: Compact
     ],
     messages,
     gauge: { used: total, window: Math.max(131072, Math.ceil(total * 1.25)), hi: 0.75, lo: 0.4, block: 0.95 },
-    split: { strategy: 'token-fraction', tailStartIndex: tail, keptIndices: [], allowed, frameEnd: 1, version: 'none|1', summaryTokensPerBlock: 300, blockTokens: 4096 },
+    split: {
+      strategy: 'token-fraction',
+      tailStartIndex: tail,
+      keptIndices: [],
+      allowed,
+      frameEnd: 1,
+      version: 'none|1',
+      summaryTokensPerBlock: 300,
+      blockTokens: 4096,
+    },
     pins: [{ id: 'p1', text: 'Never drop the users table.', kind: 'constraint', source: 'user' }],
     focus: 'keep the DB migration plan',
     compaction: opts.compaction ?? null,
     compactionDepth: opts.depth ?? 1,
     agent: { running: false, streaming: '', approvals: [] },
-    settings: { endpoint: 'http://localhost:8000/v1', model: 'qwen3-coder', mode: 'parallel', layout: 'cache-aligned', verbosity: 'detailed' },
+    settings: {
+      endpoint: 'http://localhost:8000/v1',
+      model: 'qwen3-coder',
+      mode: 'parallel',
+      layout: 'cache-aligned',
+      verbosity: 'detailed',
+    },
     connection: { state: 'ok', message: null },
     trusted: true,
   };
@@ -97,7 +128,17 @@ export function makeCompaction(snap: ViewSnapshot, blocks = 4): CompactionView {
     const first = 1 + i * per;
     const last = i === blocks - 1 ? tail - 1 : first + per - 1;
     const tokens = snap.messages.slice(first, last + 1).reduce((a, m) => a + m.tokens, 0);
-    bs.push({ index: i, firstMessage: first, lastMessage: last, tokens, status: 'queued', streamedTokens: 0, summary: null, error: null, stats: null });
+    bs.push({
+      index: i,
+      firstMessage: first,
+      lastMessage: last,
+      tokens,
+      status: 'queued',
+      streamedTokens: 0,
+      summary: null,
+      error: null,
+      stats: null,
+    });
   }
   return {
     id: 'cmp1',

@@ -18,7 +18,8 @@ describe('webview: split handle and gauges', function () {
 
   const slider = () => view.page.getByRole('slider', { name: 'Split point' });
   const now = async () => Number(await slider().getAttribute('aria-valuenow'));
-  const projectedMeter = async () => Number(await view.page.getByRole('meter', { name: 'Projected after compaction' }).getAttribute('aria-valuenow'));
+  const projectedMeter = async () =>
+    Number(await view.page.getByRole('meter', { name: 'Projected after compaction' }).getAttribute('aria-valuenow'));
 
   it('keyboard moves snap to allowed boundaries and update the projected meter, with no host messages', async () => {
     await view.clearPosted();
@@ -103,9 +104,23 @@ describe('webview: split handle and gauges', function () {
   });
 
   it('message-added appends a segment and moves the gauges', async () => {
-    const m = { id: 'new', index: snap.messages.length, role: 'user' as const, kind: 'normal' as const, origin: 'tail' as const, tokens: 500, content: 'one more', truncated: false };
+    const m = {
+      id: 'new',
+      index: snap.messages.length,
+      role: 'user' as const,
+      kind: 'normal' as const,
+      origin: 'tail' as const,
+      tokens: 500,
+      content: 'one more',
+      truncated: false,
+    };
     const gauge = { ...snap.gauge, used: snap.gauge.used + 500 };
-    await view.send({ type: 'message-added', message: m, gauge, split: { ...snap.split, strategy: 'recent-turns', tailStartIndex: allowed.at(-2)!, allowed: [...allowed, m.index] } });
+    await view.send({
+      type: 'message-added',
+      message: m,
+      gauge,
+      split: { ...snap.split, strategy: 'recent-turns', tailStartIndex: allowed.at(-2)!, allowed: [...allowed, m.index] },
+    });
     assert.equal(await view.page.getByRole('meter', { name: 'Context used' }).getAttribute('aria-valuenow'), String(gauge.used));
     assert.equal(await slider().getAttribute('aria-valuemax'), String(m.index));
     assert.equal(await view.page.locator('article[data-id="new"]').count(), 1);

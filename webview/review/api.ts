@@ -5,12 +5,14 @@ export interface ReviewUi {
   selected: number;
   /** Summaries replaced by "dropped", by `${compactionId}:${block}`, so Keep can restore them. */
   dropped: Record<string, string>;
+  /** Blocks the reviewer accepted, by key, with the summary they accepted (a changed summary needs a new look). */
+  accepted: Record<string, string>;
   /** Unsaved edits by `${compactionId}:${block}`. */
   drafts: Record<string, string>;
   scrollTop: number;
 }
 
-export const DEFAULT_REVIEW_UI: ReviewUi = { selected: 0, dropped: {}, drafts: {}, scrollTop: 0 };
+export const DEFAULT_REVIEW_UI: ReviewUi = { selected: 0, dropped: {}, accepted: {}, drafts: {}, scrollTop: 0 };
 
 interface Api {
   postMessage(msg: ReviewToHost): void;
@@ -21,7 +23,10 @@ declare function acquireVsCodeApi(): Api;
 
 let api: Api | null = null;
 function vscode(): Api {
-  api ??= typeof acquireVsCodeApi === 'function' ? acquireVsCodeApi() : { postMessage: () => undefined, getState: () => undefined, setState: () => undefined };
+  api ??=
+    typeof acquireVsCodeApi === 'function'
+      ? acquireVsCodeApi()
+      : { postMessage: () => undefined, getState: () => undefined, setState: () => undefined };
   return api;
 }
 

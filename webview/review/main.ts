@@ -5,7 +5,7 @@
  * blocks, scroll), which VS Code restores after a reload.
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import type { CompactionView } from '../../src/protocol/messages';
+import type { BlockView, CompactionView } from '../../src/protocol/messages';
 import { droppedBlockText, type HostToReview, type LossFactView, type ReviewState } from '../../src/protocol/review';
 import { button, h, setDisabled, setText } from '../dom';
 import { loadUi, post, saveUi } from './api';
@@ -46,19 +46,33 @@ const numbers = h('div', { class: 'rv-numbers' });
 const plan = h('div', { class: 'rv-plan', role: 'status' });
 const keys = h('p', {
   class: 'rv-keys muted',
-  text: 'Keys: J / K next and previous block · E edit · R regenerate · D drop or keep · Ctrl+Enter or A adopt · Shift+Escape cancel',
+  text: 'Keys: J / K next and previous block · Enter accept · E edit · R regenerate · D drop or keep · Ctrl+Enter or A adopt · Shift+Escape cancel',
 });
 const loss = h('section', { class: 'rv-loss', 'aria-label': 'What the summary would lose' });
 const list = h('div', { class: 'rv-rows' });
-const focusInput = h('input', { class: 'rv-compact-focus', type: 'text', placeholder: 'Focus: what must survive (optional)', 'aria-label': 'Focus for a new compaction' });
+const focusInput = h('input', {
+  class: 'rv-compact-focus',
+  type: 'text',
+  placeholder: 'Focus: what must survive (optional)',
+  'aria-label': 'Focus for a new compaction',
+});
 const compactBtn = button('Compact now', { cls: 'rv-compact' });
 const empty = h(
   'section',
   { class: 'rv-empty', hidden: true },
-  h('p', { text: 'No compaction is open. Start one here, with /compact "focus" in the chat, or by dragging the split point in the side bar.' }),
+  h('p', {
+    text: 'No compaction is open. Start one here, with /compact "focus" in the chat, or by dragging the split point in the side bar.',
+  }),
   h('div', { class: 'rv-empty-row' }, focusInput, compactBtn),
 );
-const top = h('header', { class: 'rv-top' }, h('div', { class: 'rv-titlebar' }, title, sub, bar.el), strip, h('div', { class: 'rv-meta' }, numbers, plan), keys);
+const top = h(
+  'header',
+  { class: 'rv-top' },
+  h('div', { class: 'rv-titlebar' }, title, sub, bar.el),
+  strip,
+  h('div', { class: 'rv-meta' }, numbers, plan),
+  keys,
+);
 const toasts = h('div', { class: 'rv-toasts', role: 'status', 'aria-live': 'polite' });
 const app = h('main', { class: 'rv' }, top, empty, loss, list);
 const root = document.getElementById('root') ?? document.body;
@@ -124,13 +138,27 @@ function select(b: number, focusRow: boolean): void {
     r.el.classList.toggle('selected', k === i);
     r.el.tabIndex = k === i ? 0 : -1;
   });
-  for (const s of Array.from(strip.querySelectorAll('.seg-block'))) s.classList.toggle('selected', s.getAttribute('data-block') === String(i));
+  for (const s of Array.from(strip.querySelectorAll('.seg-block')))
+    s.classList.toggle('selected', s.getAttribute('data-block') === String(i));
   if (focusRow) {
     rows[i]!.el.focus({ preventScroll: true });
     rows[i]!.el.scrollIntoView({ block: 'nearest' });
   }
   if (changed) save();
 }
+
+/** Accepts a block's summary as it is now and moves on to the next block. */
+function accept(b: number): void {
+  const blk = state?.compaction?.blocks[b];
+  if (!blk || blk.summary === null) return;
+  ui.accepted[key(b)] = blk.summary;
+  save();
+  rows[b]?.setAccepted(true);
+  renderStatus();
+  select(b + 1, true);
+}
+
+const isAccepted = (b: BlockView) => ui.accepted[key(b.index)] === b.summary && b.summary !== null;
 
 function adopt(): void {
   const c = state?.compaction;
@@ -168,7 +196,12 @@ function renderStatus(): void {
     setText(bar.state, '');
   } else {
     const ready = c.blocks.filter((b) => b.summary !== null).length;
-    setText(bar.state, `${STATE_TEXT[c.state]}${c.state === 'running' ? ` ${ready}/${c.blocks.length} ready.` : ''}${c.note ? ` ${c.note}` : ''}`);
+    const accepted = isOpen(c) ? c.blocks.filter(isAccepted).length : 0;
+    setText(
+      bar.state,
+      `${STATE_TEXT[c.state]}${c.state === 'running' ? ` ${ready}/${c.blocks.length} ready.` : ''}` +
+        `${accepted ? ` ${accepted}/${c.blocks.length} accepted.` : ''}${c.note ? ` ${c.note}` : ''}`,
+    );
   }
   setDisabled(bar.adopt, !c || !canAdopt(c));
   setDisabled(bar.cancel, !c || !isOpen(c));
@@ -216,6 +249,7 @@ function renderRows(): void {
   for (const r of rows) {
     const b = c.blocks[r.block.index]!;
     if (b !== r.block) r.update(b);
+    r.setAccepted(isAccepted(b));
     r.renderOriginals(s.messages, lossFor(b.index));
   }
 }
@@ -238,6 +272,7 @@ function onMessage(msg: HostToReview): void {
       state.compaction = { ...c, blocks: c.blocks.map((b) => (b.index === msg.block.index ? msg.block : b)) };
       state.loss = msg.loss;
       rows[msg.block.index]?.update(msg.block);
+      rows[msg.block.index]?.setAccepted(isAccepted(msg.block));
       for (const r of rows) r.renderOriginals(state.messages, lossFor(r.block.index));
       renderStatus();
       return;
@@ -265,12 +300,12 @@ document.addEventListener('keydown', (e) => {
   else if (e.key === 'k' || e.key === 'p' || (onRow && e.key === 'ArrowUp')) select(ui.selected - 1, true);
   else if (onRow && e.key === 'Home') select(0, true);
   else if (onRow && e.key === 'End') select(rows.length - 1, true);
+  else if ((e.key === 'Enter' || e.key === 'y') && onRow && row && c) accept(ui.selected);
   else if (e.key === 'e' && row && c) actions.edit(ui.selected);
   else if (e.key === 'r' && row && c) {
     showRow(ui.selected);
     row.openRegenerate();
-  }
-  else if (e.key === 'd' && row && c) actions.toggleDrop(ui.selected);
+  } else if (e.key === 'd' && row && c) actions.toggleDrop(ui.selected);
   else if (e.key === 'a' && c) adopt();
   else handled = false;
   if (handled) e.preventDefault();

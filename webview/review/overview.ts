@@ -1,5 +1,13 @@
 import type { CompactionView } from '../../src/protocol/messages';
-import { kindLabel, lossHeadline, type FactKindView, type LossFactView, type LossReportView, type PlanView, type ReviewState } from '../../src/protocol/review';
+import {
+  kindLabel,
+  lossHeadline,
+  type FactKindView,
+  type LossFactView,
+  type LossReportView,
+  type PlanView,
+  type ReviewState,
+} from '../../src/protocol/review';
 import { button, clear, h } from '../dom';
 import { formatMs, formatTokens, isDropped, summaryTokens } from './format';
 
@@ -28,7 +36,12 @@ export function renderStrip(into: HTMLElement, s: ReviewState, selected: number,
   if (before > 0) into.append(seg('seg-pre', before, `System prompt, pins and earlier summaries: ${formatTokens(before)} tokens, kept`));
   for (const b of c.blocks) {
     const dropped = isDropped(b);
-    const el = seg(`seg-block st-${dropped ? 'dropped' : b.status}${b.index === selected ? ' selected' : ''}`, b.tokens, '', String(b.index + 1));
+    const el = seg(
+      `seg-block st-${dropped ? 'dropped' : b.status}${b.index === selected ? ' selected' : ''}`,
+      b.tokens,
+      '',
+      String(b.index + 1),
+    );
     el.setAttribute('role', 'button');
     el.setAttribute('tabindex', '-1');
     el.setAttribute('data-block', String(b.index));
@@ -37,7 +50,14 @@ export function renderStrip(into: HTMLElement, s: ReviewState, selected: number,
     el.addEventListener('click', () => select(b.index));
     into.append(el);
   }
-  into.append(h('div', { class: 'rv-split', role: 'img', 'aria-label': `Split point: the tail starts at message ${last + 1}`, title: `Split point · tail starts at message ${last + 1}` }));
+  into.append(
+    h('div', {
+      class: 'rv-split',
+      role: 'img',
+      'aria-label': `Split point: the tail starts at message ${last + 1}`,
+      title: `Split point · tail starts at message ${last + 1}`,
+    }),
+  );
   into.append(seg('seg-tail', after, `Tail, kept verbatim: ${formatTokens(after)} tokens`));
 }
 
@@ -48,7 +68,8 @@ export function renderNumbers(into: HTMLElement, c: CompactionView): void {
   const sumTok = ready.reduce((a, b) => a + (summaryTokens(b)?.n ?? 0), 0);
   const estimate = ready.some((b) => summaryTokens(b)?.estimate);
   const complete = ready.length === c.blocks.length;
-  const item = (label: string, value: string, title: string) => h('div', { class: 'rv-num', title }, h('span', { class: 'muted', text: label }), h('strong', { text: value }));
+  const item = (label: string, value: string, title: string) =>
+    h('div', { class: 'rv-num', title }, h('span', { class: 'muted', text: label }), h('strong', { text: value }));
   into.append(
     item('Head', `${formatTokens(c.headTokens)} tok`, 'Tokens of the messages this compaction replaces (the head, before the split point)'),
     item(
@@ -56,7 +77,11 @@ export function renderNumbers(into: HTMLElement, c: CompactionView): void {
       `${estimate ? '≈' : ''}${formatTokens(sumTok)} tok`,
       'Tokens of the summaries written so far; ≈ when a hand-edited block is estimated at 4 characters per token',
     ),
-    item('Ratio', complete && sumTok > 0 ? `${(c.headTokens / sumTok).toFixed(1)}×` : '—', 'Head tokens ÷ summary tokens, once every block has a summary'),
+    item(
+      'Ratio',
+      complete && sumTok > 0 ? `${(c.headTokens / sumTok).toFixed(1)}×` : '—',
+      'Head tokens ÷ summary tokens, once every block has a summary',
+    ),
   );
   if (c.totals) {
     into.append(
@@ -65,7 +90,9 @@ export function renderNumbers(into: HTMLElement, c: CompactionView): void {
         { class: 'rv-cache' },
         h('summary', { text: 'Workers and cache' }),
         h('p', {
-          text: `${c.blocks.length} workers sent ${formatTokens(c.totals.inputTokens)} prompt tokens in all (each replays what precedes its block), ${formatTokens(c.totals.cachedTokens)} of them from the prefix cache; they wrote ${formatTokens(c.totals.outputTokens)} tokens.`,
+          text:
+            `${c.blocks.length} workers sent ${formatTokens(c.totals.inputTokens)} prompt tokens in all (each replays what precedes its block), ` +
+            `${formatTokens(c.totals.cachedTokens)} of them from the prefix cache; they wrote ${formatTokens(c.totals.outputTokens)} tokens.`,
         }),
       ),
     );
@@ -76,10 +103,18 @@ export function renderPlan(into: HTMLElement, p: PlanView | null): void {
   clear(into);
   into.hidden = !p;
   if (!p) return;
-  const parts = [p.mode, p.layout, p.blockTokens ? `${formatTokens(p.blockTokens)}-token blocks` : '', p.concurrency ? `${p.concurrency} at once` : ''].filter(Boolean);
+  const parts = [
+    p.mode,
+    p.layout,
+    p.blockTokens ? `${formatTokens(p.blockTokens)}-token blocks` : '',
+    p.concurrency ? `${p.concurrency} at once` : '',
+  ].filter(Boolean);
   const pred = p.predictedMs !== null ? `predicted ${formatMs(p.predictedMs)}` : 'no prediction';
   const meas = p.measuredMs !== null ? `measured ${formatMs(p.measuredMs)}` : 'running';
-  const diff = p.predictedMs !== null && p.measuredMs !== null && p.predictedMs > 0 ? ` (${p.measuredMs >= p.predictedMs ? '+' : '−'}${Math.round((Math.abs(p.measuredMs - p.predictedMs) / p.predictedMs) * 100)} %)` : '';
+  const diff =
+    p.predictedMs !== null && p.measuredMs !== null && p.predictedMs > 0
+      ? ` (${p.measuredMs >= p.predictedMs ? '+' : '−'}${Math.round((Math.abs(p.measuredMs - p.predictedMs) / p.predictedMs) * 100)} %)`
+      : '';
   into.append(h('span', { class: 'rv-plan-main', text: `Plan: ${parts.length ? `${parts.join(' · ')} — ` : ''}${pred}, ${meas}${diff}` }));
   if (p.candidates.length > 0) {
     const list = h('ul', { class: 'rv-candidates' });
@@ -105,7 +140,10 @@ export function renderLoss(into: HTMLElement, r: LossReportView | null, a: LossA
   if (!r) return;
   const head = h('h2', { class: 'rv-loss-head', text: lossHeadline(r) });
   into.append(head);
-  if (r.source === 'identifiers') into.append(h('p', { class: 'muted', text: 'Identifiers, paths and error names only; checked by exact match in the block’s summary.' }));
+  if (r.source === 'identifiers')
+    into.append(
+      h('p', { class: 'muted', text: 'Identifiers, paths and error names only; checked by exact match in the block’s summary.' }),
+    );
   const groups = new Map<FactKindView, LossFactView[]>();
   for (const f of r.dropped) groups.set(f.kind, [...(groups.get(f.kind) ?? []), f]);
   const open = r.dropped.length <= 12;
@@ -116,13 +154,33 @@ export function renderLoss(into: HTMLElement, r: LossReportView | null, a: LossA
       for (const f of facts.slice(0, PER_KIND)) {
         const go = h('button', { class: 'link-btn rv-fact', type: 'button', title: 'Show it in the original message', text: f.key });
         go.addEventListener('click', () => a.reveal(f));
-        const pin = h('button', { class: 'link-btn rv-keep-pin', type: 'button', text: 'Keep this (pin)', 'aria-label': `Keep this (pin): ${f.key}` });
+        const pin = h('button', {
+          class: 'link-btn rv-keep-pin',
+          type: 'button',
+          text: 'Keep this (pin)',
+          'aria-label': `Keep this (pin): ${f.key}`,
+        });
         pin.addEventListener('click', () => a.pin(f));
-        const refocus = h('button', { class: 'link-btn rv-keep-regen', type: 'button', text: `Regenerate block ${f.block + 1} with it`, 'aria-label': `Regenerate block ${f.block + 1} with it: ${f.key}` });
+        const refocus = h('button', {
+          class: 'link-btn rv-keep-regen',
+          type: 'button',
+          text: `Regenerate block ${f.block + 1} with it`,
+          'aria-label': `Regenerate block ${f.block + 1} with it: ${f.key}`,
+        });
         refocus.addEventListener('click', () => a.refocus(f));
         // For lines and statements the key alone does not say what was lost: show the line, shortened.
         const line = f.text !== f.key ? ` “${f.text.length > 90 ? `${f.text.slice(0, 87)}…` : f.text}”` : '';
-        list.append(h('li', null, go, h('span', { class: 'muted', text: `${line} block ${f.block + 1}, message #${f.messageIndex} · ` }), pin, ' · ', refocus));
+        list.append(
+          h(
+            'li',
+            null,
+            go,
+            h('span', { class: 'muted', text: `${line} block ${f.block + 1}, message #${f.messageIndex} · ` }),
+            pin,
+            ' · ',
+            refocus,
+          ),
+        );
       }
       if (facts.length > PER_KIND) list.append(h('li', { class: 'muted', text: `… and ${facts.length - PER_KIND} more` }));
     };
@@ -134,7 +192,10 @@ export function renderLoss(into: HTMLElement, r: LossReportView | null, a: LossA
   }
 }
 
-export function actionBar(onAdopt: () => void, onCancel: () => void): { el: HTMLElement; adopt: HTMLElement; cancel: HTMLElement; state: HTMLElement } {
+export function actionBar(
+  onAdopt: () => void,
+  onCancel: () => void,
+): { el: HTMLElement; adopt: HTMLElement; cancel: HTMLElement; state: HTMLElement } {
   const adopt = button('Adopt', { cls: 'rv-adopt', title: 'Adopt the whole summary (Ctrl+Enter or A)' });
   const cancel = button('Cancel', { secondary: true, cls: 'rv-cancel', title: 'Discard this compaction; nothing changes (Shift+Escape)' });
   const state = h('span', { class: 'rv-state', role: 'status' });

@@ -54,7 +54,13 @@ export class BlockRow {
     this.orig = h('div', { class: 'rv-orig', role: 'region', 'aria-label': `Block ${i + 1} original messages`, tabindex: 0 });
     this.sum = h('div', { class: 'rv-sum', role: 'region', 'aria-label': `Block ${i + 1} summary`, tabindex: 0 });
     this.head = h('div', { class: 'rv-row-head' }, this.title, this.status, this.nums, h('span', { class: 'spacer' }));
-    this.el = h('section', { class: 'rv-row', 'data-block': i, tabindex: -1, 'aria-labelledby': `rv-title-${i}` }, this.head, h('div', { class: 'rv-cols' }, this.orig, this.sum), details);
+    this.el = h(
+      'section',
+      { class: 'rv-row', 'data-block': i, tabindex: -1, 'aria-labelledby': `rv-title-${i}` },
+      this.head,
+      h('div', { class: 'rv-cols' }, this.orig, this.sum),
+      details,
+    );
     this.el.addEventListener('focusin', () => actions.select(i, false));
     this.orig.append(h('p', { class: 'muted', text: 'Loading the original messages…' }));
     this.update(block);
@@ -79,7 +85,12 @@ export class BlockRow {
   private regenerateBox(): { box: HTMLElement; input: HTMLInputElement } {
     if (!this.regenBox || !this.regenInput) {
       const i = this.block.index;
-      const input = h('input', { class: 'rv-focus', type: 'text', placeholder: 'Focus for this block (optional)', 'aria-label': `Focus for regenerating block ${i + 1}` });
+      const input = h('input', {
+        class: 'rv-focus',
+        type: 'text',
+        placeholder: 'Focus for this block (optional)',
+        'aria-label': `Focus for regenerating block ${i + 1}`,
+      });
       const go = button('Regenerate', { cls: 'rv-regen-go' });
       const cancel = button('Cancel', { secondary: true, cls: 'rv-regen-cancel' });
       go.addEventListener('click', () => this.runRegenerate());
@@ -133,11 +144,26 @@ export class BlockRow {
         h(
           'article',
           { class: `rv-msg role-${m.role}`, id: `rv-msg-${m.id}`, 'data-message': m.id },
-          h('div', { class: 'rv-msg-head' }, h('span', { class: 'rv-role', text: m.kind === 'summary' ? 'earlier summary' : m.role }), h('span', { class: 'muted', text: `#${m.index} · ${formatTokens(m.tokens)} tok` })),
+          h(
+            'div',
+            { class: 'rv-msg-head' },
+            h('span', { class: 'rv-role', text: m.kind === 'summary' ? 'earlier summary' : m.role }),
+            h('span', { class: 'muted', text: `#${m.index} · ${formatTokens(m.tokens)} tok` }),
+          ),
           body,
         ),
       );
     }
+  }
+
+  /** Marks the block as looked at and accepted (Enter); the mark goes when its summary changes. */
+  setAccepted(on: boolean): void {
+    this.el.classList.toggle('accepted', on);
+    let badge = this.head.querySelector<HTMLElement>('.rv-accepted');
+    if (on && !badge) {
+      badge = h('span', { class: 'rv-accepted', text: '✓ accepted' });
+      this.status.after(badge);
+    } else if (!on) badge?.remove();
   }
 
   update(b: BlockView): void {
@@ -149,16 +175,29 @@ export class BlockRow {
     const st = summaryTokens(b);
     setText(
       this.nums,
-      `${formatTokens(b.tokens)} tok in the block` + (st ? ` → ${st.estimate ? '≈' : ''}${formatTokens(st.n)} in the summary (${(b.tokens / Math.max(1, st.n)).toFixed(1)}×)` : b.status === 'streaming' ? ` → ${b.streamedTokens} so far` : ''),
+      `${formatTokens(b.tokens)} tok in the block` +
+        (st
+          ? ` → ${st.estimate ? '≈' : ''}${formatTokens(st.n)} in the summary (${(b.tokens / Math.max(1, st.n)).toFixed(1)}×)`
+          : b.status === 'streaming'
+            ? ` → ${b.streamedTokens} so far`
+            : ''),
     );
     if (this.dropBtn) {
       setText(this.dropBtn, dropped ? 'Keep' : 'Drop');
-      setAttr(this.dropBtn, 'title', dropped ? 'Restore the summary of this block (D)' : 'Drop this block from the summary; its originals stay archived (D)');
+      setAttr(
+        this.dropBtn,
+        'title',
+        dropped ? 'Restore the summary of this block (D)' : 'Drop this block from the summary; its originals stay archived (D)',
+      );
     }
     const s = b.stats;
     setText(
       this.worker,
-      s ? `The worker's prompt: ${formatTokens(s.inputTokens)} tok (it replays what precedes the block)${s.cachedTokens !== null ? `, ${formatTokens(s.cachedTokens)} from the prefix cache` : ''}; ${formatTokens(s.outputTokens)} tok written in ${formatMs(s.ms)}.` : 'No worker result yet.',
+      s
+        ? `The worker's prompt: ${formatTokens(s.inputTokens)} tok (it replays what precedes the block)` +
+            `${s.cachedTokens !== null ? `, ${formatTokens(s.cachedTokens)} from the prefix cache` : ''}; ` +
+            `${formatTokens(s.outputTokens)} tok written in ${formatMs(s.ms)}.`
+        : 'No worker result yet.',
     );
     if (!this.editing) this.renderSummary();
   }
@@ -166,9 +205,15 @@ export class BlockRow {
   private renderSummary(): void {
     const b = this.block;
     clear(this.sum);
-    if (b.status === 'failed') this.sum.append(h('p', { class: 'error', text: `Failed: ${b.error ?? 'unknown error'}. Regenerate it or write the summary by hand (E).` }));
+    if (b.status === 'failed')
+      this.sum.append(
+        h('p', { class: 'error', text: `Failed: ${b.error ?? 'unknown error'}. Regenerate it or write the summary by hand (E).` }),
+      );
     if (b.summary !== null) this.sum.append(h('div', { class: 'rv-sum-text', text: b.summary }));
-    else if (b.status !== 'failed') this.sum.append(h('p', { class: 'muted', text: b.status === 'streaming' ? `Writing… ${b.streamedTokens} tokens so far` : 'Waiting for a worker.' }));
+    else if (b.status !== 'failed')
+      this.sum.append(
+        h('p', { class: 'muted', text: b.status === 'streaming' ? `Writing… ${b.streamedTokens} tokens so far` : 'Waiting for a worker.' }),
+      );
   }
 
   get isEditing(): boolean {
@@ -177,12 +222,18 @@ export class BlockRow {
 
   startEdit(initial: string | undefined, focus = true): void {
     if (this.editing) return void (focus && this.editing.focus());
-    const ta = h('textarea', { class: 'rv-editor', 'aria-label': `Edit the summary of block ${this.block.index + 1}. Ctrl+Enter saves, Escape cancels.` });
+    const ta = h('textarea', {
+      class: 'rv-editor',
+      'aria-label': `Edit the summary of block ${this.block.index + 1}. Ctrl+Enter saves, Escape cancels.`,
+    });
     ta.value = initial ?? this.block.summary ?? '';
     const save = button('Save', { cls: 'rv-save', title: 'Ctrl+Enter' });
     const cancel = button('Cancel', { secondary: true, cls: 'rv-cancel-edit', title: 'Escape' });
     clear(this.sum);
-    this.sum.append(ta, h('div', { class: 'rv-edit-bar' }, save, cancel, h('span', { class: 'muted', text: 'Ctrl+Enter saves · Escape cancels' })));
+    this.sum.append(
+      ta,
+      h('div', { class: 'rv-edit-bar' }, save, cancel, h('span', { class: 'muted', text: 'Ctrl+Enter saves · Escape cancels' })),
+    );
     this.editing = ta;
     ta.addEventListener('input', () => this.actions.draft(this.block.index, ta.value));
     ta.addEventListener('keydown', (e) => {
@@ -216,7 +267,7 @@ export class BlockRow {
   reveal(messageId: string, key: string | null): void {
     const msg = this.orig.querySelector<HTMLElement>(`[data-message="${CSS.escape(messageId)}"]`);
     if (!msg) return;
-    const mark = key ? Array.from(msg.querySelectorAll<HTMLElement>('mark.rv-lost')).find((m) => m.textContent === key) ?? null : null;
+    const mark = key ? (Array.from(msg.querySelectorAll<HTMLElement>('mark.rv-lost')).find((m) => m.textContent === key) ?? null) : null;
     const target = mark ?? msg;
     this.el.scrollIntoView({ block: 'start' });
     this.orig.scrollTop = Math.max(0, target.offsetTop - this.orig.offsetTop - 24);

@@ -26,12 +26,22 @@ export class CompactionPanel {
   private meta = h('div', { class: 'cp-meta' });
   private verdict = h('div', { class: 'verdict-slot' });
   private checks = h('div', { class: 'cp-checks' });
-  private grid = h('div', { class: 'cp-blocks', role: 'listbox', 'aria-label': 'Summary blocks', 'aria-orientation': 'horizontal', tabindex: -1 });
+  private grid = h('div', {
+    class: 'cp-blocks',
+    role: 'listbox',
+    'aria-label': 'Summary blocks',
+    'aria-orientation': 'horizontal',
+    tabindex: -1,
+  });
   private preview = h('div', { class: 'cp-preview', 'aria-live': 'polite' });
   private adopt = button('Adopt', { title: 'Replace the head with these summaries (undoable)', cls: 'cp-adopt' });
   private cancel = button('Cancel', { secondary: true, title: 'Discard this compaction', cls: 'cp-cancel' });
   private dismiss = button('Dismiss', { secondary: true, cls: 'cp-dismiss' });
-  private review = button('Review', { secondary: true, cls: 'cp-review', title: 'Open the review editor: each block next to its originals, with what would be lost' });
+  private review = button('Review', {
+    secondary: true,
+    cls: 'cp-review',
+    title: 'Open the review editor: each block next to its originals, with what would be lost',
+  });
   private plan = h('div', { class: 'cp-plan' });
   private chips = new Map<number, HTMLElement>();
   private editing: { block: number; text: string } | null = null;
@@ -55,7 +65,17 @@ export class CompactionPanel {
     this.el = h(
       'section',
       { class: 'compaction', 'aria-label': 'Compaction preview', hidden: true },
-      h('div', { class: 'cp-head' }, this.title, this.stateBadge, h('span', { class: 'spacer' }), this.review, this.adopt, this.cancel, this.dismiss),
+      h(
+        'div',
+        { class: 'cp-head' },
+        this.title,
+        this.stateBadge,
+        h('span', { class: 'spacer' }),
+        this.review,
+        this.adopt,
+        this.cancel,
+        this.dismiss,
+      ),
       this.meta,
       this.plan,
       this.verdict,
@@ -117,17 +137,31 @@ export class CompactionPanel {
     clear(this.meta);
     this.meta.append(h('span', { text: parts.join(' · ') }));
     if (c.focus) this.meta.append(h('span', { class: 'focus-chip', title: 'Focus for this compaction', text: `focus: ${c.focus}` }));
-    if (c.note) this.meta.append(h('div', { class: `cp-note ${c.state === 'failed' ? 'error' : ''}`, role: c.state === 'failed' ? 'alert' : null, text: c.note }));
+    if (c.note)
+      this.meta.append(
+        h('div', { class: `cp-note ${c.state === 'failed' ? 'error' : ''}`, role: c.state === 'failed' ? 'alert' : null, text: c.note }),
+      );
     this.renderPlan(c);
     clear(this.verdict);
     if (c.verdict) this.verdict.append(verdictView(c.verdict));
     clear(this.checks);
     if (c.checks) {
       const ck = c.checks;
-      if (ck.missingPins.length) this.checks.append(h('div', { class: 'check bad', role: 'alert', text: `Missing pinned items: ${ck.missingPins.join('; ')}` }));
-      if (ck.grows) this.checks.append(h('div', { class: 'check bad', role: 'alert', text: 'The summary is not smaller than what it replaces: adopting it would grow the context. Try larger blocks or a later split.' }));
+      if (ck.missingPins.length)
+        this.checks.append(h('div', { class: 'check bad', role: 'alert', text: `Missing pinned items: ${ck.missingPins.join('; ')}` }));
+      if (ck.grows)
+        this.checks.append(
+          h('div', {
+            class: 'check bad',
+            role: 'alert',
+            text: 'The summary is not smaller than what it replaces: adopting it would grow the context. Try larger blocks or a later split.',
+          }),
+        );
       this.checks.append(
-        h('div', { class: `check ${ck.openLoopsDropped ? 'bad' : 'ok'}`, text: `Open loops ${ck.openLoopsBefore} → ${ck.openLoopsAfter}${ck.openLoopsDropped ? ' (dropped!)' : ''}` }),
+        h('div', {
+          class: `check ${ck.openLoopsDropped ? 'bad' : 'ok'}`,
+          text: `Open loops ${ck.openLoopsBefore} → ${ck.openLoopsAfter}${ck.openLoopsDropped ? ' (dropped!)' : ''}`,
+        }),
       );
     }
     const live = c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held';
@@ -146,16 +180,32 @@ export class CompactionPanel {
     if (!p && measured === null) return;
     const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
     const line = p
-      ? `Plan: ${p.chosen.label} — predicted ${sec(p.chosen.predictedMs)}${measured !== null ? `, measured ${sec(measured)} (${measured >= p.chosen.predictedMs ? '+' : '−'}${Math.round((Math.abs(measured - p.chosen.predictedMs) / Math.max(1, p.chosen.predictedMs)) * 100)} %)` : ''}`
+      ? `Plan: ${p.chosen.label} — predicted ${sec(p.chosen.predictedMs)}` +
+        (measured !== null ? `, measured ${sec(measured)} (${deviation(measured, p.chosen.predictedMs)})` : '')
       : `Took ${sec(measured!)}`;
     this.plan.append(h('span', { class: 'cp-plan-line', text: line }));
     if (p && p.alternatives.length) {
       const list = h('ul', { class: 'cp-alts' });
-      for (const a of p.alternatives) list.append(h('li', { text: `${a.label}: ${sec(a.predictedMs)}${a.excluded ? ` (ruled out: ${a.excluded})` : ''}` }));
-      this.plan.append(h('details', { class: 'cp-plan-alts' }, h('summary', { text: `${p.alternatives.length} other plans · ${p.profile}` }), list));
+      for (const a of p.alternatives)
+        list.append(h('li', { text: `${a.label}: ${sec(a.predictedMs)}${a.excluded ? ` (ruled out: ${a.excluded})` : ''}` }));
+      this.plan.append(
+        h('details', { class: 'cp-plan-alts' }, h('summary', { text: `${p.alternatives.length} other plans · ${p.profile}` }), list),
+      );
     }
     if (c.totals) {
-      this.plan.append(h('details', { class: 'cp-cache' }, h('summary', { text: 'Workers and cache' }), h('span', { class: 'muted', text: `workers' prompts ${formatTokens(c.totals.inputTokens)} tok in all, ${formatTokens(c.totals.cachedTokens)} from the prefix cache; wrote ${formatTokens(c.totals.outputTokens)} tok` })));
+      this.plan.append(
+        h(
+          'details',
+          { class: 'cp-cache' },
+          h('summary', { text: 'Workers and cache' }),
+          h('span', {
+            class: 'muted',
+            text:
+              `workers' prompts ${formatTokens(c.totals.inputTokens)} tok in all, ` +
+              `${formatTokens(c.totals.cachedTokens)} from the prefix cache; wrote ${formatTokens(c.totals.outputTokens)} tok`,
+          }),
+        ),
+      );
     }
   }
 
@@ -163,14 +213,30 @@ export class CompactionPanel {
     const chip = this.chips.get(b.index);
     if (!chip) return;
     // The block's own tokens → its summary's (never the worker's prompt, which replays what precedes the block).
-    const io = b.summary !== null ? `${formatTokens(b.tokens)}→${formatTokens(blockSummaryTokens(b))}` : b.status === 'streaming' ? `${formatTokens(b.tokens)}→${b.streamedTokens}…` : `${formatTokens(b.tokens)}`;
+    const io =
+      b.summary !== null
+        ? `${formatTokens(b.tokens)}→${formatTokens(blockSummaryTokens(b))}`
+        : b.status === 'streaming'
+          ? `${formatTokens(b.tokens)}→${b.streamedTokens}…`
+          : `${formatTokens(b.tokens)}`;
     chip.className = `cp-chip st-${b.status}${this.ctx.ui.selectedBlock === b.index ? ' selected' : ''}`;
     chip.setAttribute('aria-selected', String(this.ctx.ui.selectedBlock === b.index));
     // The accessible name starts with the visible text, then says what the numbers count.
-    chip.setAttribute('aria-label', `#${b.index + 1} ${STATUS_LABEL[b.status]} ${io}: block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}${b.summary !== null || b.status === 'streaming' ? ' in the summary' : ''}`);
+    chip.setAttribute(
+      'aria-label',
+      `#${b.index + 1} ${STATUS_LABEL[b.status]} ${io}: block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}` +
+        `${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}` +
+        `${b.summary !== null || b.status === 'streaming' ? ' in the summary' : ''}`,
+    );
     chip.title = `Block ${b.index + 1}: messages ${b.firstMessage}–${b.lastMessage} · ${b.status}`;
     clear(chip);
-    chip.append(h('span', { class: 'chip-n', text: `#${b.index + 1}` }), ' ', h('span', { class: 'chip-st', text: STATUS_LABEL[b.status] }), ' ', h('span', { class: 'chip-io', text: io }));
+    chip.append(
+      h('span', { class: 'chip-n', text: `#${b.index + 1}` }),
+      ' ',
+      h('span', { class: 'chip-st', text: STATUS_LABEL[b.status] }),
+      ' ',
+      h('span', { class: 'chip-io', text: io }),
+    );
   }
 
   private fixTabStop(c: CompactionView): void {
@@ -211,16 +277,38 @@ export class CompactionPanel {
     }
     const m = meter(`Block ${b.index + 1}: summary tokens of block tokens`, 'm-block', 'Block → summary');
     const outTok = blockSummaryTokens(b);
-    m.set(outTok, 0, Math.max(1, b.tokens), `block ${formatTokens(b.tokens)} tokens, summary ${formatTokens(outTok)} tokens`, `${formatTokens(b.tokens)} → ${formatTokens(outTok)}`);
+    m.set(
+      outTok,
+      0,
+      Math.max(1, b.tokens),
+      `block ${formatTokens(b.tokens)} tokens, summary ${formatTokens(outTok)} tokens`,
+      `${formatTokens(b.tokens)} → ${formatTokens(outTok)}`,
+    );
     this.preview.append(
-      h('div', { class: 'pv-head' }, h('strong', { text: `Block ${b.index + 1}` }), h('span', { class: `pv-status st-${b.status}`, text: STATUS_LABEL[b.status] }), h('span', { class: 'muted', text: `messages ${b.firstMessage}–${b.lastMessage}` })),
+      h(
+        'div',
+        { class: 'pv-head' },
+        h('strong', { text: `Block ${b.index + 1}` }),
+        h('span', { class: `pv-status st-${b.status}`, text: STATUS_LABEL[b.status] }),
+        h('span', { class: 'muted', text: `messages ${b.firstMessage}–${b.lastMessage}` }),
+      ),
       m.el,
     );
     // The worker's prompt replays what precedes the block, so its size and cache hits are for those who tune the cache.
     if (b.stats) {
       const s = b.stats;
       this.preview.append(
-        h('details', { class: 'pv-worker' }, h('summary', { text: 'Worker details' }), h('span', { class: 'muted', text: `prompt ${formatTokens(s.inputTokens)} tok${s.cachedTokens !== null ? ` (${formatTokens(s.cachedTokens)} cached)` : ''} · wrote ${formatTokens(s.outputTokens)} tok in ${s.ms} ms` })),
+        h(
+          'details',
+          { class: 'pv-worker' },
+          h('summary', { text: 'Worker details' }),
+          h('span', {
+            class: 'muted',
+            text:
+              `prompt ${formatTokens(s.inputTokens)} tok${s.cachedTokens !== null ? ` (${formatTokens(s.cachedTokens)} cached)` : ''}` +
+              ` · wrote ${formatTokens(s.outputTokens)} tok in ${s.ms} ms`,
+          }),
+        ),
       );
     }
     if (b.error) this.preview.append(h('div', { class: 'error', role: 'alert', text: b.error }));
@@ -253,7 +341,10 @@ export class CompactionPanel {
           this.renderPreview();
         }
       });
-      this.preview.append(ta, h('div', { class: 'row' }, save, cancel, h('span', { class: 'muted', text: 'Ctrl+Enter saves, Esc discards' })));
+      this.preview.append(
+        ta,
+        h('div', { class: 'row' }, save, cancel, h('span', { class: 'muted', text: 'Ctrl+Enter saves, Esc discards' })),
+      );
       requestAnimationFrame(() => ta.focus());
       return;
     }
@@ -279,10 +370,23 @@ export function verdictView(v: VerdictView): HTMLElement {
   const cls = v.accepted ? 'ok' : 'bad';
   return h(
     'div',
-    { class: `verdict ${cls}`, role: 'group', 'aria-label': `Judge verdict: ${v.accepted ? 'accepted' : 'rejected'}, score ${v.overall} of 10` },
+    {
+      class: `verdict ${cls}`,
+      role: 'group',
+      'aria-label': `Judge verdict: ${v.accepted ? 'accepted' : 'rejected'}, score ${v.overall} of 10`,
+    },
     h('span', { class: 'verdict-score', text: `${v.overall}/10` }),
     h('span', { class: 'verdict-word', text: v.accepted ? 'accepted' : 'rejected' }),
-    h('span', { class: 'muted', text: `alignment ${v.alignment} · non-contradiction ${v.nonContradiction}${v.attempt > 1 ? ` · attempt ${v.attempt}` : ''}` }),
+    h('span', {
+      class: 'muted',
+      text: `alignment ${v.alignment} · non-contradiction ${v.nonContradiction}${v.attempt > 1 ? ` · attempt ${v.attempt}` : ''}`,
+    }),
     v.diagnosis ? h('div', { class: 'verdict-diag', text: v.diagnosis }) : null,
   );
+}
+
+/** "+12 %" or "−8 %": how far the measured time fell from the prediction. */
+function deviation(measuredMs: number, predictedMs: number): string {
+  const pct = Math.round((Math.abs(measuredMs - predictedMs) / Math.max(1, predictedMs)) * 100);
+  return `${measuredMs >= predictedMs ? '+' : '−'}${pct} %`;
 }

@@ -46,7 +46,14 @@ export class Composer {
         if (document.activeElement !== this.input) this.closeMenu();
       }, 150),
     );
-    this.el = h('section', { class: 'composer', 'aria-label': 'Message input' }, this.focusChip, this.menu, h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-btns' }, this.send, this.stop)), this.hint);
+    this.el = h(
+      'section',
+      { class: 'composer', 'aria-label': 'Message input' },
+      this.focusChip,
+      this.menu,
+      h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-btns' }, this.send, this.stop)),
+      this.hint,
+    );
   }
 
   render(): void {
@@ -57,7 +64,13 @@ export class Composer {
     clear(this.focusChip);
     if (s?.focus) {
       this.focusChip.hidden = false;
-      const x = h('button', { class: 'link-btn', type: 'button', 'aria-label': 'Clear standing focus', title: 'Clear the standing focus', text: '✕' });
+      const x = h('button', {
+        class: 'link-btn',
+        type: 'button',
+        'aria-label': 'Clear standing focus',
+        title: 'Clear the standing focus',
+        text: '✕',
+      });
       x.addEventListener('click', () => post({ type: 'clear-focus' }));
       this.focusChip.append(h('span', { class: 'muted', text: 'Standing focus: ' }), h('span', { class: 'focus-text', text: s.focus }), x);
     } else this.focusChip.hidden = true;
@@ -159,7 +172,11 @@ export class Composer {
     const v = this.input.value;
     const m = /^\/(\S*)$/.exec(v);
     if (!m) return this.closeMenu();
-    this.options = SLASH_COMMANDS.filter((c) => c.name.startsWith(`/${m[1]!.toLowerCase()}`)).map((c) => ({ name: c.name, hint: c.hint, description: c.description }));
+    this.options = SLASH_COMMANDS.filter((c) => c.name.startsWith(`/${m[1]!.toLowerCase()}`)).map((c) => ({
+      name: c.name,
+      hint: c.hint,
+      description: c.description,
+    }));
     if (!this.options.length) return this.closeMenu();
     this.active = Math.min(this.active, this.options.length - 1);
     this.menu.hidden = false;
@@ -170,7 +187,12 @@ export class Composer {
   private paintMenu(): void {
     clear(this.menu);
     this.options.forEach((o, i) => {
-      const li = h('li', { id: `slash-${i}`, role: 'option', class: i === this.active ? 'active' : '', 'aria-selected': String(i === this.active) }, h('strong', { text: o.name }), h('span', { class: 'muted', text: ` ${o.hint.slice(o.name.length)} — ${o.description}` }));
+      const li = h(
+        'li',
+        { id: `slash-${i}`, role: 'option', class: i === this.active ? 'active' : '', 'aria-selected': String(i === this.active) },
+        h('strong', { text: o.name }),
+        h('span', { class: 'muted', text: ` ${o.hint.slice(o.name.length)} — ${o.description}` }),
+      );
       li.addEventListener('mousedown', (e) => {
         e.preventDefault();
         this.accept(i);

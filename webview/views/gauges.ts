@@ -38,7 +38,11 @@ export function meter(label: string, cls: string, short = label): Meter {
       markKey = key;
       for (const old of Array.from(track.querySelectorAll('.meter-mark'))) old.remove();
       for (const m of marks) {
-        const mark = h('span', { class: `meter-mark mark-${m.name}`, title: `${m.name} ${(m.at * 100).toFixed(0)}%`, 'aria-hidden': 'true' });
+        const mark = h('span', {
+          class: `meter-mark mark-${m.name}`,
+          title: `${m.name} ${(m.at * 100).toFixed(0)}%`,
+          'aria-hidden': 'true',
+        });
         mark.style.setProperty('--at', Math.max(0, Math.min(1, m.at)).toFixed(4));
         track.append(mark);
       }
@@ -70,7 +74,13 @@ export class Gauges {
     ];
     const pct = (n: number) => `${((n / win) * 100).toFixed(1)}%`;
     this.used.marks(marks);
-    this.used.set(g.used, 0, win, `${formatTokens(g.used)} of ${formatTokens(win)} tokens (${pct(g.used)})`, `${formatTokens(g.used)} / ${formatTokens(win)} · ${pct(g.used)}`);
+    this.used.set(
+      g.used,
+      0,
+      win,
+      `${formatTokens(g.used)} of ${formatTokens(win)} tokens (${pct(g.used)})`,
+      `${formatTokens(g.used)} / ${formatTokens(win)} · ${pct(g.used)}`,
+    );
     this.used.el.classList.toggle('over-hi', g.used >= thresholdTokens(g.hi, win));
     this.used.el.classList.toggle('over-block', g.used >= thresholdTokens(g.block, win));
 
@@ -100,15 +110,41 @@ export class Gauges {
       estimated = true;
     }
     const est = estimated ? ' (estimate)' : '';
-    this.io.set(sumTok, 0, Math.max(1, headTok), `head ${formatTokens(headTok)} tokens, summary ${formatTokens(sumTok)} tokens${est}`, `${formatTokens(headTok)} → ${formatTokens(sumTok)}${estimated ? ' est.' : ''}`);
+    this.io.set(
+      sumTok,
+      0,
+      Math.max(1, headTok),
+      `head ${formatTokens(headTok)} tokens, summary ${formatTokens(sumTok)} tokens${est}`,
+      `${formatTokens(headTok)} → ${formatTokens(sumTok)}${estimated ? ' est.' : ''}`,
+    );
 
     // Head ÷ summary. While blocks still run, only finished blocks count: their own tokens over their summaries.
     let finHead = 0;
     let finSum = 0;
-    if (c && !c.totals) for (const b of c.blocks) if (b.summary !== null) ((finHead += b.tokens), (finSum += blockSummaryTokens(b)));
-    const ratio = c?.totals ? c.totals.compressionRatio : c && c.blocks.length ? (finSum > 0 ? finHead / finSum : 0) : sumTok > 0 ? headTok / sumTok : 0;
+    if (c && !c.totals) {
+      for (const b of c.blocks) {
+        if (b.summary === null) continue;
+        finHead += b.tokens;
+        finSum += blockSummaryTokens(b);
+      }
+    }
+    const ratio = c?.totals
+      ? c.totals.compressionRatio
+      : c && c.blocks.length
+        ? finSum > 0
+          ? finHead / finSum
+          : 0
+        : sumTok > 0
+          ? headTok / sumTok
+          : 0;
     const max = Math.max(20, Math.ceil(ratio));
-    this.ratio.set(ratio, 0, max, ratio > 0 ? `${ratio.toFixed(1)} to 1, head over summary${est}` : 'nothing to compact', ratio > 0 ? `${ratio.toFixed(1)}×${estimated ? ' est.' : ''}` : '—');
+    this.ratio.set(
+      ratio,
+      0,
+      max,
+      ratio > 0 ? `${ratio.toFixed(1)} to 1, head over summary${est}` : 'nothing to compact',
+      ratio > 0 ? `${ratio.toFixed(1)}×${estimated ? ' est.' : ''}` : '—',
+    );
   }
 }
 

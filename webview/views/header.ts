@@ -22,7 +22,13 @@ export class Header {
     const add = button('New', { secondary: true, cls: 'new-session', title: 'Start a new session', ariaLabel: 'New session' });
     add.addEventListener('click', () => post({ type: 'new-session' }));
     this.undo.addEventListener('click', () => post({ type: 'undo' }));
-    this.el = h('header', { class: 'app-header' }, h('div', { class: 'row' }, this.sessions, add, h('span', { class: 'spacer' }), this.depth, this.undo), h('div', { class: 'row' }, this.conn), this.banner);
+    this.el = h(
+      'header',
+      { class: 'app-header' },
+      h('div', { class: 'row' }, this.sessions, add, h('span', { class: 'spacer' }), this.depth, this.undo),
+      h('div', { class: 'row' }, this.conn),
+      this.banner,
+    );
   }
 
   render(): void {
@@ -43,7 +49,11 @@ export class Header {
     const c = s.connection;
     this.conn.className = `conn conn-${c.state}`;
     const model = s.settings.model ?? (c.state === 'error' ? 'no model' : 'asking the server…');
-    setText(this.conn, `${c.state === 'ok' ? '●' : c.state === 'error' ? '●' : '○'} ${model} @ ${s.settings.endpoint}${c.state === 'error' && c.message ? ` — ${c.message}` : ''}`);
+    setText(
+      this.conn,
+      `${c.state === 'ok' || c.state === 'error' ? '●' : '○'} ${model} @ ${s.settings.endpoint}` +
+        `${c.state === 'error' && c.message ? ` — ${c.message}` : ''}`,
+    );
     this.conn.title = `${s.settings.mode}, ${s.settings.layout}, ${s.settings.verbosity}${c.message ? ` · ${c.message}` : ''}`;
     this.conn.setAttribute('aria-label', `Connection ${c.state}${c.message ? `: ${c.message}` : ''}`);
     const busy = !!s.compaction && (s.compaction.state === 'running' || s.compaction.state === 'judging');
@@ -58,7 +68,8 @@ export class Header {
 /** "42 messages · 180 KB · used 3 h ago": what tells sessions apart besides the title. */
 export function sessionDescription(x: SessionListItem, now: number): string {
   const parts = [`${x.messageCount} message${x.messageCount === 1 ? '' : 's'}`];
-  if (x.bytes !== undefined) parts.push(x.bytes >= 1024 * 1024 ? `${(x.bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.max(1, Math.round(x.bytes / 1024))} KB`);
+  if (x.bytes !== undefined)
+    parts.push(x.bytes >= 1024 * 1024 ? `${(x.bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.max(1, Math.round(x.bytes / 1024))} KB`);
   const t = x.lastUsedAt ?? x.createdAt;
   if (t > 0) parts.push(`used ${ago(now - t)}`);
   return parts.join(' · ');

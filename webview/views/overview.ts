@@ -18,7 +18,12 @@ export class Overview {
     onToggle: (open: boolean) => void,
   ) {
     const open = ctx.ui.overviewOpen ?? window.innerHeight >= 640;
-    this.el = h('details', { class: 'overview', open }, h('summary', { class: 'ov-summary', title: 'Timeline and gauges' }, this.line, this.status), ...body);
+    this.el = h(
+      'details',
+      { class: 'overview', open },
+      h('summary', { class: 'ov-summary', title: 'Timeline and gauges' }, this.line, this.status),
+      ...body,
+    );
     this.el.addEventListener('toggle', () => {
       ctx.ui.overviewOpen = this.el.open;
       ctx.save();
@@ -32,7 +37,11 @@ export class Overview {
     const g = s.gauge;
     const win = g.window > 0 ? g.window : Math.max(1, g.used);
     const p = this.ctx.projection();
-    setText(this.line, `${formatTokens(g.used)} / ${formatTokens(win)} (${Math.round((g.used / win) * 100)}%) · split at #${this.ctx.tail()} → ${formatTokens(p.projected)} after`);
+    setText(
+      this.line,
+      `${formatTokens(g.used)} / ${formatTokens(win)} (${Math.round((g.used / win) * 100)}%) · ` +
+        `split at #${this.ctx.tail()} → ${formatTokens(p.projected)} after`,
+    );
     const c = s.compaction;
     const live = c && (c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held');
     const ready = c ? c.blocks.filter((b) => b.summary !== null).length : 0;

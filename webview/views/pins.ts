@@ -10,7 +10,12 @@ export class Pins {
   private list = h('ul', { class: 'pin-list', 'aria-label': 'Pinned items' });
   private count = h('span', { class: 'pin-count' });
   private kind: HTMLElement;
-  private input = h('input', { class: 'pin-input', type: 'text', placeholder: 'Pin a constraint or open loop…', 'aria-label': 'New pin text' });
+  private input = h('input', {
+    class: 'pin-input',
+    type: 'text',
+    placeholder: 'Pin a constraint or open loop…',
+    'aria-label': 'New pin text',
+  });
   private editing: string | null = null;
 
   constructor(private ctx: Ctx) {
@@ -56,7 +61,8 @@ export class Pins {
     const pins = this.ctx.model.snap?.pins ?? [];
     setText(this.count, ` (${pins.length})`);
     clear(this.list);
-    if (pins.length === 0) this.list.append(h('li', { class: 'muted empty', text: 'Nothing pinned. Pin a message or a selected passage from the chat.' }));
+    if (pins.length === 0)
+      this.list.append(h('li', { class: 'muted empty', text: 'Nothing pinned. Pin a message or a selected passage from the chat.' }));
     for (const p of pins) this.list.append(this.item(p));
   }
 
@@ -99,7 +105,12 @@ export class Pins {
     });
     const unpin = h('button', { class: 'link-btn', type: 'button', 'aria-label': `Unpin: ${p.text.slice(0, 40)}`, text: 'Unpin' });
     unpin.addEventListener('click', () => post({ type: 'unpin', pinId: p.id }));
-    li.append(badge, h('span', { class: 'pin-text', text: p.text }), h('span', { class: 'pin-src muted', text: p.source === 'agent' ? 'agent' : '' }), h('span', { class: 'pin-actions' }, edit, unpin));
+    li.append(
+      badge,
+      h('span', { class: 'pin-text', text: p.text }),
+      h('span', { class: 'pin-src muted', text: p.source === 'agent' ? 'agent' : '' }),
+      h('span', { class: 'pin-actions' }, edit, unpin),
+    );
     return li;
   }
 }

@@ -90,7 +90,13 @@ export class Timeline implements TimelineInputTarget {
       { class: 'tl-legend', 'aria-hidden': 'true' },
       ...(['user', 'assistant', 'tool', 'summary', 'pinned', 'system'] as const).map((k) => h('span', { class: `lg lg-${k}` }, h('i'), k)),
     );
-    const foot = h('div', { class: 'tl-foot' }, this.info, h('span', { class: 'spacer' }), h('span', { class: 'tl-zoomer' }, zoomOut, this.zoomLabel, zoomIn));
+    const foot = h(
+      'div',
+      { class: 'tl-foot' },
+      this.info,
+      h('span', { class: 'spacer' }),
+      h('span', { class: 'tl-zoomer' }, zoomOut, this.zoomLabel, zoomIn),
+    );
     this.el = h(
       'section',
       { class: 'timeline', 'aria-label': 'Timeline and split point' },
@@ -107,7 +113,12 @@ export class Timeline implements TimelineInputTarget {
   }
 
   private strategySelect(): HTMLElement {
-    const sel = h('vscode-single-select', { class: 'tl-strategy', 'aria-label': 'Split strategy', label: 'Split strategy', title: 'Split strategy: resets the handle to its choice' });
+    const sel = h('vscode-single-select', {
+      class: 'tl-strategy',
+      'aria-label': 'Split strategy',
+      label: 'Split strategy',
+      title: 'Split strategy: resets the handle to its choice',
+    });
     for (const [value, label] of Object.entries(STRATEGY_LABELS)) {
       const o = h('vscode-option', { value });
       o.textContent = label;
@@ -237,7 +248,10 @@ export class Timeline implements TimelineInputTarget {
     const busy = !!s.compaction && (s.compaction.state === 'running' || s.compaction.state === 'judging');
     setDisabled(this.compactBtn, p.headTokens <= 0 || busy);
     setAttr(this.handle, 'aria-disabled', allowed.length === 0 ? 'true' : 'false');
-    setText(this.info, `${n.toLocaleString('en-US')} msgs · ${formatTokens(prefix.total)} tok · split @ ${tail}${dragged ? ' (moved)' : ''}`);
+    setText(
+      this.info,
+      `${n.toLocaleString('en-US')} msgs · ${formatTokens(prefix.total)} tok · split @ ${tail}${dragged ? ' (moved)' : ''}`,
+    );
   }
 
   private compactHere(): void {

@@ -4,7 +4,8 @@ import { formatTokens } from '../projection';
 
 /** One line naming a message: position, kind, size. Shared by the tooltip and the screen-reader announcement. */
 export function describe(m: ViewMessage): string {
-  const kind = m.kind === 'summary' ? `summary${m.archivedCount ? ` of ${m.archivedCount} messages` : ''}` : m.kind === 'pinned' ? 'pinned' : m.role;
+  const kind =
+    m.kind === 'summary' ? `summary${m.archivedCount ? ` of ${m.archivedCount} messages` : ''}` : m.kind === 'pinned' ? 'pinned' : m.role;
   return `#${m.index} ${kind} · ${formatTokens(m.tokens)} tokens${m.origin === 'kept' ? ' · kept' : ''}`;
 }
 

@@ -85,7 +85,10 @@ export class BackgroundCompaction {
     tools: readonly ToolSpec[],
     focus: string | undefined,
   ) {
-    const first = planSessionCompaction(deps, { strategy: settings.strategy }, tools, { ...settings.compaction, focus }, settings.replyReserve);
+    // The agent keeps decoding on the same server meanwhile, its prefix cached: the plan bounds how much it slows it.
+    const c = settings.compaction;
+    const compaction = { ...c, focus, cache: c.cache ?? 'warm', background: c.background ?? { maxSlowdown: 1.5 } };
+    const first = planSessionCompaction(deps, { strategy: settings.strategy }, tools, compaction, settings.replyReserve);
     this.snapshot = first.snapshot;
     this.base = compactionBase(deps.store);
     this.snapshotLength = deps.store.snapshot.messages.length;
@@ -180,7 +183,8 @@ export class BackgroundCompaction {
       }
       // A summary no smaller than what it replaces is never adopted automatically.
       if (this.current.checks().grows) {
-        return { kind: 'failed', reason: `the summary (${this.current.summaryTokens()} tokens) is not smaller than the ${this.current.plan.headTokens} tokens it would replace; try larger blocks or a later split` };
+        const sizes = `the summary (${this.current.summaryTokens()} tokens) is not smaller than the ${this.current.plan.headTokens} tokens it would replace`;
+        return { kind: 'failed', reason: `${sizes}; try larger blocks or a later split` };
       }
       if (!this.settings.judge.enabled) return { kind: 'accepted', pending: this.current, verdict: undefined };
       // The judge needs at least one step after the snapshot: the agent's, or the user's next message.
@@ -188,7 +192,8 @@ export class BackgroundCompaction {
       // whatever comes next.
       if (!this.hasNextSteps()) {
         this.held = true;
-        this.deps.emit({ type: 'compaction-held', compactionId: this.current.id, reason: 'no steps since the snapshot yet; it will be judged against the next message' });
+        const reason = 'no steps since the snapshot yet; it will be judged against the next message';
+        this.deps.emit({ type: 'compaction-held', compactionId: this.current.id, reason });
       }
       while (!this.force && !this.abort.signal.aborted && !this.hasNextSteps()) {
         await this.waitForStep();

@@ -233,7 +233,8 @@ export class LoopCompactions {
     const now = this.deps.clock.now();
     const usedTokens = this.contextTokens();
     const windowTokens = this.settings.contextWindow;
-    const fire = evaluateIdle({ nowMs: now, lastActivityMs: this.lastActivity, lastIdleCompactionMs: this.lastIdleCompaction, usedTokens, windowTokens }, this.settings.idle);
+    const idle = { nowMs: now, lastActivityMs: this.lastActivity, lastIdleCompactionMs: this.lastIdleCompaction, usedTokens, windowTokens };
+    const fire = evaluateIdle(idle, this.settings.idle);
     if (!fire) return false;
     this.lastIdleCompaction = now;
     this.emit({ type: 'trigger-fired', trigger: 'temporal', usedFraction: this.contextTokens() / windowTokens });

@@ -21,5 +21,6 @@ export async function capToolOutput(text: string, callId: string, spill: SpillPo
   } catch (err) {
     where = ` (Saving the full output failed: ${(err as Error).message}.)`;
   }
-  return `${cut.text}\n[Output truncated: ${cut.linesCut} lines / ${text.length - cut.text.length} chars cut.${where} Ask for a narrower range if you need the middle.]`;
+  const cutNote = `${cut.linesCut} lines / ${text.length - cut.text.length} chars cut.${where}`;
+  return `${cut.text}\n[Output truncated: ${cutNote} Ask for a narrower range if you need the middle.]`;
 }

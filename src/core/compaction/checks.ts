@@ -61,5 +61,11 @@ export function survivalChecks(
   const before = countOpenLoops(head);
   const pinnedLoops = pins.filter((p) => p.kind === 'open-loop').length;
   const afterCount = countOpenItems(summary) + pinnedLoops;
-  return { missingPins, openLoopsBefore: before, openLoopsAfter: afterCount, openLoopsDropped: afterCount < before, grows: sizes.summaryTokens >= sizes.headTokens };
+  return {
+    missingPins,
+    openLoopsBefore: before,
+    openLoopsAfter: afterCount,
+    openLoopsDropped: afterCount < before,
+    grows: sizes.summaryTokens >= sizes.headTokens,
+  };
 }

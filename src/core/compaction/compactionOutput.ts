@@ -36,7 +36,12 @@ export function contiguousTailStart(plan: CompactionPlan): number {
 export function projectedContext(plan: CompactionPlan, summary: string): ChatMessage[] {
   const ctx = plan.snapshot.context;
   const split = plan.snapshot.split;
-  return [...ctx.slice(0, frameEnd(ctx)), ...split.keptIndices.map((i) => ctx[i]!), { role: 'user', content: summary }, ...ctx.slice(contiguousTailStart(plan))];
+  return [
+    ...ctx.slice(0, frameEnd(ctx)),
+    ...split.keptIndices.map((i) => ctx[i]!),
+    { role: 'user', content: summary },
+    ...ctx.slice(contiguousTailStart(plan)),
+  ];
 }
 
 export function totalsOf(
@@ -61,7 +66,16 @@ export function totalsOf(
 /** The record adoption writes; ids point at the snapshot's stored originals. */
 export function compactionRecord(
   plan: CompactionPlan,
-  o: { id: string; now: number; text: string; summaryTokens: number; totals: CompactionTotals; blocks: number; edited: number; focus: string | undefined },
+  o: {
+    id: string;
+    now: number;
+    text: string;
+    summaryTokens: number;
+    totals: CompactionTotals;
+    blocks: number;
+    edited: number;
+    focus: string | undefined;
+  },
 ): Omit<CompactionRecord, 'at'> {
   const ctx = plan.snapshot.context;
   const split = plan.snapshot.split;
@@ -92,6 +106,7 @@ export function compactionRecord(
     },
   };
   if (o.focus) record.focus = o.focus;
-  if ('overBudgetTurnStarts' in split && (split as RecentTurnsResult).overBudgetTurnStarts.length > 0) record.turnBudget = (split as RecentTurnsResult).turnBudget;
+  if ('overBudgetTurnStarts' in split && (split as RecentTurnsResult).overBudgetTurnStarts.length > 0)
+    record.turnBudget = (split as RecentTurnsResult).turnBudget;
   return record;
 }

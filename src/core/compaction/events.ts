@@ -114,6 +114,12 @@ export type CompactionEvent =
   | { type: 'block-failed'; compactionId: string; block: number; error: string }
   | { type: 'block-retried'; compactionId: string; block: number; attempt: number; reason: string }
   | { type: 'block-edited'; compactionId: string; block: number; summary: string }
-  | { type: 'ready'; compactionId: string; totals: CompactionTotals; checks: SurvivalReport; /** Predicted against measured, when a plan predicted it. */ outcome?: PlanOutcome }
+  | {
+      type: 'ready';
+      compactionId: string;
+      totals: CompactionTotals;
+      checks: SurvivalReport;
+      /** Predicted against measured, when a plan predicted it. */ outcome?: PlanOutcome;
+    }
   | { type: 'cancelled'; compactionId: string }
   | { type: 'adopted'; compactionId: string; totals: CompactionTotals };

@@ -17,7 +17,8 @@ export function mergeSummaries(
   meta: { firstIndex: number; lastIndex: number; messageCount: number; focus: string | undefined; carried: string | undefined },
 ): string {
   const lines = [
-    `${SUMMARY_HEADER}: ${meta.messageCount} messages (#${meta.firstIndex}–#${meta.lastIndex}) compacted in ${parts.length} part${parts.length === 1 ? '' : 's'}. ` +
+    `${SUMMARY_HEADER}: ${meta.messageCount} messages (#${meta.firstIndex}–#${meta.lastIndex}) ` +
+      `compacted in ${parts.length} part${parts.length === 1 ? '' : 's'}. ` +
       'The original messages are archived; call the recall tool with keywords to get their exact text.]',
   ];
   if (meta.focus) lines.push(`Focus kept: ${meta.focus}`);
@@ -29,7 +30,11 @@ export function mergeSummaries(
       : p.block.isPriorSummary
         ? 'the earlier summary'
         : `messages #${idx[0]}–#${idx[idx.length - 1]}`;
-    lines.push('', parts.length > 1 ? `## Part ${p.block.index + 1} of ${parts.length} (${range})` : `## ${range}`, stripThinking(p.text).trim());
+    lines.push(
+      '',
+      parts.length > 1 ? `## Part ${p.block.index + 1} of ${parts.length} (${range})` : `## ${range}`,
+      stripThinking(p.text).trim(),
+    );
   }
   return lines.join('\n');
 }

@@ -50,7 +50,10 @@ export function atomicUnits(messages: readonly ChatMessage[], head: readonly num
     }
     const unit = { indices: [i], tokens: tokens[i]! };
     units.push(unit);
-    open = m.role === 'assistant' && m.tool_calls && m.tool_calls.length > 0 ? { unit, pending: new Set(m.tool_calls.map((c) => c.id)) } : undefined;
+    open =
+      m.role === 'assistant' && m.tool_calls && m.tool_calls.length > 0
+        ? { unit, pending: new Set(m.tool_calls.map((c) => c.id)) }
+        : undefined;
   }
   return units;
 }
@@ -86,7 +89,9 @@ export function partitionHead(
     const single = u.indices.length === 1 ? u.indices[0]! : undefined;
     if (u.tokens > B && single !== undefined) {
       flush();
-      splitOversize(messages[single]!, single, u.tokens, B).forEach((p) => push({ messageIndices: [single], tokens: p.tokens, part: p.part }));
+      splitOversize(messages[single]!, single, u.tokens, B).forEach((p) =>
+        push({ messageIndices: [single], tokens: p.tokens, part: p.part }),
+      );
       continue;
     }
     if (!cur) {
@@ -119,7 +124,10 @@ function splitOversize(m: ChatMessage, index: number, tokens: number, B: number)
       const nl = text.lastIndexOf('\n', to);
       if (nl > from + (to - from) / 2) to = nl + 1;
     }
-    out.push({ part: { messageIndex: index, part: p, parts, from, to }, tokens: Math.round((tokens * (to - from)) / Math.max(1, text.length)) });
+    out.push({
+      part: { messageIndex: index, part: p, parts, from, to },
+      tokens: Math.round((tokens * (to - from)) / Math.max(1, text.length)),
+    });
     from = to;
   }
   return out;

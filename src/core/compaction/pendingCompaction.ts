@@ -173,7 +173,8 @@ export class PendingCompaction {
     s.controller = controller;
     s.attempts++;
     s.view = { ...s.view, status: 'queued', streamedTokens: 0, error: undefined };
-    if (s.attempts > 1) this.emit({ type: 'block-retried', compactionId: this.id, block: s.block.index, attempt: s.attempts, reason: 'regenerate' });
+    if (s.attempts > 1)
+      this.emit({ type: 'block-retried', compactionId: this.id, block: s.block.index, attempt: s.attempts, reason: 'regenerate' });
     this.emit({ type: 'block-queued', compactionId: this.id, block: s.block.index });
     const run = this.work(s, controller.signal).finally(() => {
       if (s.run === run) s.run = undefined;
@@ -302,7 +303,9 @@ export class PendingCompaction {
   summaryText(): string {
     if (this.memo && this.memo.version === this.version) return this.memo.text;
     if (!this.isComplete()) {
-      const pending = this.states.filter((s) => s.view.status !== 'done' && s.view.status !== 'edited').map((s) => `${s.view.index} (${s.view.status})`);
+      const pending = this.states
+        .filter((s) => s.view.status !== 'done' && s.view.status !== 'edited')
+        .map((s) => `${s.view.index} (${s.view.status})`);
       throw new Error(`Not every block has a summary yet: ${pending.join(', ')}.`);
     }
     const text = mergedText(this.plan, this.states, this.focus);
@@ -326,7 +329,10 @@ export class PendingCompaction {
   checks(pins: readonly PinItem[] = this.plan.snapshot.pins): SurvivalReport {
     const ctx = this.plan.snapshot.context;
     const head = this.plan.snapshot.split.headIndices.map((i) => ctx[i]!);
-    return survivalChecks(head, this.projectedContext(), this.summaryText(), pins, { headTokens: this.plan.headTokens, summaryTokens: this.summaryTokens() });
+    return survivalChecks(head, this.projectedContext(), this.summaryText(), pins, {
+      headTokens: this.plan.headTokens,
+      summaryTokens: this.summaryTokens(),
+    });
   }
 
   totals(): CompactionTotals {
@@ -344,10 +350,19 @@ export class PendingCompaction {
     if (!c || !this.isComplete()) return undefined;
     const t = this.totals();
     const predicted = c.chosen.predictedMs;
-    const outcome: PlanOutcome = { label: c.chosen.label, predictedMs: predicted, measuredMs: t.wallMs, ratio: predicted > 0 ? Math.round((100 * t.wallMs) / predicted) / 100 : 0, summaryTokens: t.outputTokens };
+    const outcome: PlanOutcome = {
+      label: c.chosen.label,
+      predictedMs: predicted,
+      measuredMs: t.wallMs,
+      ratio: predicted > 0 ? Math.round((100 * t.wallMs) / predicted) / 100 : 0,
+      summaryTokens: t.outputTokens,
+    };
     // Edited blocks were not written by a worker: there is nothing to replay.
     if (this.states.every((s) => s.view.stats)) {
-      const written = predictWritten(this.plan, this.states.map((s) => s.view.stats!.outputTokens));
+      const written = predictWritten(
+        this.plan,
+        this.states.map((s) => s.view.stats!.outputTokens),
+      );
       if (written !== undefined) outcome.predictedForWrittenMs = written;
     }
     return outcome;
@@ -375,7 +390,8 @@ export class PendingCompaction {
     this.assertOpen();
     const record = this.toRecord();
     const missing = [record.tailStartId, ...record.keptIds].filter((id): id is string => id !== null && !store.hasMessage(id));
-    if (missing.length > 0) throw new Error(`The session no longer has message ${missing[0]}; this compaction's snapshot is stale. Run it again.`);
+    if (missing.length > 0)
+      throw new Error(`The session no longer has message ${missing[0]}; this compaction's snapshot is stale. Run it again.`);
     const adopted = await store.adoptCompaction(record);
     this.adopted = true;
     this.emit({ type: 'adopted', compactionId: this.id, totals: this.totals() });

@@ -152,21 +152,53 @@ export function planCompaction(snapshot: CompactionSnapshot, settings: Compactio
   const depth = !foldsSummary ? 1 : overCap ? snapshot.priorDepth : snapshot.priorDepth + 1;
   const base = { snapshot, headTokens, depth, carriedSummaryIndex: carried };
   if (head.length === 0) {
-    const resolved = { ...settings, mode: settings.mode === 'auto' ? 'parallel' : settings.mode, layout: settings.layout === 'auto' ? 'cache-aligned' : settings.layout } as ResolvedSettings;
-    return { ...base, settings: resolved, blocks: [], summaryTokens: 0, workers: { targets: [], maxTokens: [], order: [], concurrency: 1, predictedMs: 0 }, choice: undefined };
+    const resolved = {
+      ...settings,
+      mode: settings.mode === 'auto' ? 'parallel' : settings.mode,
+      layout: settings.layout === 'auto' ? 'cache-aligned' : settings.layout,
+    } as ResolvedSettings;
+    return {
+      ...base,
+      settings: resolved,
+      blocks: [],
+      summaryTokens: 0,
+      workers: { targets: [], maxTokens: [], order: [], concurrency: 1, predictedMs: 0 },
+      choice: undefined,
+    };
   }
   const { input, model } = plannerInput(snapshot, settings, head, overCap ? [] : priorSummaries, headTokens);
   const { work, choice } = planWork(input);
   const o = work.option;
   const blocks = o.mode === 'sequential' ? model.partition(Infinity) : model.partition(o.blockTokens);
-  const resolved: ResolvedSettings = { ...settings, mode: o.mode, layout: o.layout, blockTokens: o.blockTokens, concurrency: o.concurrency };
+  const resolved: ResolvedSettings = {
+    ...settings,
+    mode: o.mode,
+    layout: o.layout,
+    blockTokens: o.blockTokens,
+    concurrency: o.concurrency,
+  };
   return { ...base, settings: resolved, blocks, summaryTokens: input.summaryTokens, workers: workersOf(work), choice };
 }
 
 /** What the planner is told about this head and these settings. */
-function plannerInput(snapshot: CompactionSnapshot, settings: CompactionSettings, head: number[], priorSummaries: number[], headTokens: number) {
+function plannerInput(
+  snapshot: CompactionSnapshot,
+  settings: CompactionSettings,
+  head: number[],
+  priorSummaries: number[],
+  headTokens: number,
+) {
   const { context, tokens } = snapshot;
-  const model = headModel({ context, tokens, head, priorSummaries, tools: snapshot.tools, verbosity: settings.verbosity, focus: settings.focus, targetContextTokens: settings.targetContextTokens ?? TARGET_CONTEXT_TOKENS });
+  const model = headModel({
+    context,
+    tokens,
+    head,
+    priorSummaries,
+    tools: snapshot.tools,
+    verbosity: settings.verbosity,
+    focus: settings.focus,
+    targetContextTokens: settings.targetContextTokens ?? TARGET_CONTEXT_TOKENS,
+  });
   const total = tokens.reduce((a, b) => a + b, 0);
   const room = summaryRoom({ lo: settings.targetFraction ?? 0.4, window: settings.contextWindow, keptTokens: total - headTokens });
   const input: PlannerInput = {
@@ -194,5 +226,11 @@ export function predictWritten(plan: CompactionPlan, outputs: readonly number[])
 }
 
 function workersOf(w: WorkPlan): WorkerPlan {
-  return { targets: w.targets, maxTokens: w.maxTokens, order: w.order, concurrency: w.option.concurrency, predictedMs: w.option.predictedMs };
+  return {
+    targets: w.targets,
+    maxTokens: w.maxTokens,
+    order: w.order,
+    concurrency: w.option.concurrency,
+    predictedMs: w.option.predictedMs,
+  };
 }

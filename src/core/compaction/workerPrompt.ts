@@ -62,17 +62,32 @@ export function instructionInput(plan: CompactionPlan, block: Block, focus: stri
  * Builds block k's request in the plan's layout. `count` is the local token
  * estimate for a message.
  */
-export function buildWorkerPrompt(plan: CompactionPlan, block: Block, focus: string | undefined, count: (m: ChatMessage) => number): WorkerPrompt {
+export function buildWorkerPrompt(
+  plan: CompactionPlan,
+  block: Block,
+  focus: string | undefined,
+  count: (m: ChatMessage) => number,
+): WorkerPrompt {
   const x = instructionInput(plan, block, focus);
   // The planner's bound: room to finish the last section around the target, not to ramble.
   const maxTokens = plan.workers.maxTokens[block.index] ?? Math.max(256, 2 * targetTokens(x) + 128);
   const budget = plan.settings.contextWindow - maxTokens;
-  const prompt = plan.settings.layout === 'cache-aligned' ? cacheAligned(plan, block, x, maxTokens, budget, count) : targetBlock(plan, block, x, maxTokens, budget, count);
+  const prompt =
+    plan.settings.layout === 'cache-aligned'
+      ? cacheAligned(plan, block, x, maxTokens, budget, count)
+      : targetBlock(plan, block, x, maxTokens, budget, count);
   prompt.request.stream = plan.settings.streamWorkers;
   return prompt;
 }
 
-function cacheAligned(plan: CompactionPlan, block: Block, x: InstructionInput, maxTokens: number, budget: number, count: (m: ChatMessage) => number): WorkerPrompt {
+function cacheAligned(
+  plan: CompactionPlan,
+  block: Block,
+  x: InstructionInput,
+  maxTokens: number,
+  budget: number,
+  count: (m: ChatMessage) => number,
+): WorkerPrompt {
   const ctx = plan.snapshot.context;
   const known = plan.snapshot.tokens;
   const first = block.messageIndices[0]!;
@@ -162,7 +177,14 @@ function trimmedContext(plan: CompactionPlan, count: (m: ChatMessage) => number)
   return t;
 }
 
-function targetBlock(plan: CompactionPlan, block: Block, x: InstructionInput, maxTokens: number, budget: number, count: (m: ChatMessage) => number): WorkerPrompt {
+function targetBlock(
+  plan: CompactionPlan,
+  block: Block,
+  x: InstructionInput,
+  maxTokens: number,
+  budget: number,
+  count: (m: ChatMessage) => number,
+): WorkerPrompt {
   const first = block.messageIndices[0]!;
   const tc = trimmedContext(plan, count);
   const start = tc.start;
@@ -191,5 +213,11 @@ function targetBlock(plan: CompactionPlan, block: Block, x: InstructionInput, ma
   const messages = targetBlockPrompt(renderTranscript(tc.messages.slice(from, upto), start + from), target, x);
   const request: ModelRequest = { messages, maxTokens, temperature: 0 };
   if (plan.settings.model) request.model = plan.settings.model;
-  return { request, promptTokens: fixed + contextTokens, instructionTokens: fixed - count({ role: 'user', content: target }), trimmed: upto > 0, targetText: target };
+  return {
+    request,
+    promptTokens: fixed + contextTokens,
+    instructionTokens: fixed - count({ role: 'user', content: target }),
+    trimmed: upto > 0,
+    targetText: target,
+  };
 }

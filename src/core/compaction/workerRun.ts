@@ -69,7 +69,8 @@ export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: Bl
       },
     });
     const text = stripThinking(result.message.content ?? '').trim();
-    if (text.length === 0 && !w.signal.aborted) throw new Error(`the model returned an empty summary (finish reason: ${result.finishReason ?? 'none'})`);
+    if (text.length === 0 && !w.signal.aborted)
+      throw new Error(`the model returned an empty summary (finish reason: ${result.finishReason ?? 'none'})`);
     const stats: BlockStats = {
       inputTokens: result.usage?.promptTokens ?? prompt.promptTokens,
       outputTokens: result.usage?.completionTokens ?? w.count({ role: 'user', content: text }),

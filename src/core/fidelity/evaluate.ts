@@ -281,9 +281,9 @@ export async function evaluate(
       method: whole.method,
     });
   }
-  const sample = sampleFacts(facts, opts.probes);
-  deps.progress?.(`probes: ${sample.length} questions, each with the full and the compacted context`);
   const full: ChatMessage[] = snapshot.context.map(toWire);
+  const sample = sampleFacts(facts, opts.probes, contextText(full).join('\n'));
+  deps.progress?.(`probes: ${sample.length} questions, each with the full and the compacted context`);
   const probes = await runProbes(deps.model, sample, full, first.pending.projectedContext(), {
     ...(base.model ? { model: base.model } : {}),
     acquire: () => deps.limiter.acquire(),

@@ -25,7 +25,7 @@ const UNITS =
   'tokens|px|rps|qps|req/s|rows|lines|files|workers|connections|retries|threads|cores|MHz|GHz|x';
 
 /** A number with a unit ("250 ms", "512MiB", "85%"), or a dotted version ("v2.4.1"). */
-export const NUMBER_RE = new RegExp(String.raw`(?<![\w.])(\d+(?:\.\d+)?)\s?(%|(?:${UNITS})\b)|(?<![\w.])(v?\d+\.\d+\.\d+)\b`, 'g');
+export const NUMBER_RE = new RegExp(String.raw`(?<![\w.])(\d+(?:\.\d+)?)\s?(%|(?:${UNITS})\b)|(?<![\w.])(v?\d+\.\d+\.\d+)\b(?!\.\d)`, 'g');
 
 const GENERIC_ERRORS = new Set([
   'Error',

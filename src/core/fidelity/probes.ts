@@ -65,9 +65,59 @@ export function probeCorrect(probe: Probe, fact: Fact, answer: string): boolean 
 }
 
 /** A deterministic sample spread over the kinds: round robin by kind, evenly through each kind's facts. */
-export function sampleFacts(facts: readonly Fact[], n: number): Fact[] {
+const loose = (t: string) => t.trim().split(/\s+/).filter(Boolean).map(escapeRe).join('\\s+');
+
+/**
+ * Whether the full context answers the probe one way only. A templated line
+ * ("export const ____ = z.object({") has many right answers; asking it would
+ * measure the question, not the compaction.
+ */
+export function hasOneAnswer(fact: Fact, fullText: string): boolean {
+  if (fact.kind === 'test') {
+    const statuses = new Set<string>();
+    for (const line of fullText.split('\n')) {
+      if (!line.includes(fact.key)) continue;
+      if (/[✗✖×]|\bFAIL(?:ED)?\b|\bnot ok\b/.test(line)) statuses.add('failed');
+      else if (/[✓✔√]|\bPASS(?:ED)?\b|\bok\b/.test(line)) statuses.add('passed');
+    }
+    return statuses.size === 1;
+  }
+  const c = cloze(fact);
+  if (!c) return false;
+  const at = c.indexOf(PROBE_BLANK);
+  const left = c.slice(0, at);
+  const right = c.slice(at + PROBE_BLANK.length);
+  const re = new RegExp(
+    `${left.trim() ? loose(left) + '\\s*' : ''}([^\\n]{1,160}?)${right.trim() ? '\\s*' + loose(right) + '(?![\\w%])' : '(?=\\s|$)'}`,
+    'g',
+  );
+  const fills = new Set<string>();
+  for (const m of fullText.matchAll(re)) {
+    fills.add(m[1]!.trim());
+    if (fills.size > 1) return false;
+  }
+  return fills.size === 1;
+}
+
+/**
+ * A deterministic sample spread over the kinds: round robin by kind, each
+ * kind's facts in the order of a hash of their id; with the full context's
+ * text, only facts it answers one way.
+ */
+export function sampleFacts(facts: readonly Fact[], n: number, fullText?: string): Fact[] {
   const byKind = new Map<FactKind, Fact[]>();
   for (const f of facts) if (makeProbe(f)) byKind.set(f.kind, [...(byKind.get(f.kind) ?? []), f]);
+  // Ordered by a hash of the fact id: evenly spaced picks would follow the session's own rhythm.
+  for (const [k, list] of byKind) {
+    const ordered = list.sort((a, b) => hash(a.id) - hash(b.id) || (a.id < b.id ? -1 : 1));
+    const usable: Fact[] = [];
+    for (const f of ordered) {
+      if (usable.length >= n) break;
+      if (fullText === undefined || hasOneAnswer(f, fullText)) usable.push(f);
+    }
+    if (usable.length > 0) byKind.set(k, usable);
+    else byKind.delete(k);
+  }
   const kinds = [...byKind.keys()];
   const want = new Map(kinds.map((k) => [k, 0]));
   for (let i = 0, k = 0; i < n && kinds.some((x) => want.get(x)! < byKind.get(x)!.length); k++) {
@@ -77,8 +127,7 @@ export function sampleFacts(facts: readonly Fact[], n: number): Fact[] {
       i++;
     }
   }
-  // Ordered by a hash of the fact id: evenly spaced picks would follow the session's own rhythm.
-  return kinds.flatMap((k) => [...byKind.get(k)!].sort((a, b) => hash(a.id) - hash(b.id) || (a.id < b.id ? -1 : 1)).slice(0, want.get(k)!));
+  return kinds.flatMap((k) => byKind.get(k)!.slice(0, want.get(k)!));
 }
 
 function hash(s: string): number {

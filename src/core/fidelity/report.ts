@@ -79,8 +79,17 @@ export function renderEvalMarkdown(r: EvalResult, meta: ReportMeta): string {
     );
   out.push('');
   for (const d of r.defaults) {
-    out.push(`Reached by position, ${label(d)}:`, '');
-    out.push(...code(tallyRows(d.reach.byPosition, FACT_POSITIONS, (k) => k)), '');
+    if (d.reach.reached === d.reach.total) {
+      out.push(`Reached by position, ${label(d)}:`, '');
+      out.push(...code(tallyRows(d.reach.byPosition, FACT_POSITIONS, (k) => k)), '');
+      continue;
+    }
+    // Below 100 %: say what kind of fact the plan cut, and where it sat.
+    out.push(`Reached by kind and by position, ${label(d)}:`, '');
+    out.push(
+      ...code([...tallyRows(d.reach.byKind, FACT_KINDS, kindLabel), '', ...tallyRows(d.reach.byPosition, FACT_POSITIONS, (k) => k)]),
+      '',
+    );
   }
 
   for (const d of r.defaults) {

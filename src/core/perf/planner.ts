@@ -109,13 +109,19 @@ function candidates(x: PlannerInput): Candidate[] {
     for (const layout of layouts) out.push({ mode: 'sequential', layout, blockTokens: x.head.headTokens, blocks: one, concurrency: 1 });
   }
   if (f.mode === 'sequential') return out;
-  const sizes = f.blockTokens ? [f.blockTokens] : (x.blockSizes ?? DEFAULT_BLOCK_SIZES).filter((b) => b >= MIN_PLANNED_BLOCK && b < x.head.headTokens);
+  const sizes = f.blockTokens
+    ? [f.blockTokens]
+    : (x.blockSizes ?? DEFAULT_BLOCK_SIZES).filter((b) => b >= MIN_PLANNED_BLOCK && b < x.head.headTokens);
   for (const B of sizes) {
     const blocks = x.head.blocks(B);
     if (blocks.length < 2 && !f.blockTokens) continue;
     const n = blocks.length;
-    const concs = f.concurrency ? [Math.min(f.concurrency, n)] : [...new Set([...CONCURRENCIES.filter((c) => c < n), n].map((c) => Math.min(c, cap)))];
-    for (const layout of layouts) for (const concurrency of concs) out.push({ mode: 'parallel', layout, blockTokens: B, blocks, concurrency: Math.max(1, concurrency) });
+    const concs = f.concurrency
+      ? [Math.min(f.concurrency, n)]
+      : [...new Set([...CONCURRENCIES.filter((c) => c < n), n].map((c) => Math.min(c, cap)))];
+    for (const layout of layouts)
+      for (const concurrency of concs)
+        out.push({ mode: 'parallel', layout, blockTokens: B, blocks, concurrency: Math.max(1, concurrency) });
   }
   return out;
 }
@@ -132,9 +138,14 @@ export function candidateRequests(x: PlannerInput, c: Pick<Candidate, 'layout' |
     const before = cum - x.head.frameTokens;
     cum += b.tokens;
     const out = targets[k]!;
-    if (c.layout === 'cache-aligned') return { promptTokens: cum + x.head.instructionTokens['cache-aligned'], sharedTokens: cum, outputTokens: out, replica: 0 };
+    if (c.layout === 'cache-aligned')
+      return { promptTokens: cum + x.head.instructionTokens['cache-aligned'], sharedTokens: cum, outputTokens: out, replica: 0 };
     const context = Math.min(before, x.head.targetContextTokens);
-    return { promptTokens: TARGET_SYSTEM_TOKENS + context + b.transcriptTokens + x.head.instructionTokens['target-block'], sharedTokens: 0, outputTokens: out };
+    return {
+      promptTokens: TARGET_SYSTEM_TOKENS + context + b.transcriptTokens + x.head.instructionTokens['target-block'],
+      sharedTokens: 0,
+      outputTokens: out,
+    };
   });
 }
 
@@ -146,7 +157,10 @@ function dispatchOrder(c: Candidate, targets: readonly number[]): number[] {
 }
 
 function evaluate(x: PlannerInput, c: Candidate): WorkPlan {
-  const targets = splitVolume(x.summaryTokens, c.blocks.map((b) => b.tokens));
+  const targets = splitVolume(
+    x.summaryTokens,
+    c.blocks.map((b) => b.tokens),
+  );
   const maxTokens = targets.map(maxTokensFor);
   const order = dispatchOrder(c, targets);
   const reqs = candidateRequests(x, c, targets);
@@ -169,7 +183,8 @@ function evaluate(x: PlannerInput, c: Candidate): WorkPlan {
   option.predictedMs = Math.round(sim.wallMs);
   if (x.background && sim.agentTpotMs !== undefined && sim.agentAloneTpotMs) {
     option.agentSlowdown = Math.round((100 * sim.agentTpotMs) / sim.agentAloneTpotMs) / 100;
-    if (option.agentSlowdown > x.background.maxSlowdown) option.excluded = `slows the agent ${option.agentSlowdown}× (limit ${x.background.maxSlowdown}×)`;
+    if (option.agentSlowdown > x.background.maxSlowdown)
+      option.excluded = `slows the agent ${option.agentSlowdown}× (limit ${x.background.maxSlowdown}×)`;
   }
   return { option, blockTokens: c.blockTokens, targets, maxTokens, order };
 }
@@ -193,18 +208,25 @@ function simulateCandidate(x: PlannerInput, c: Pick<Candidate, 'concurrency'>, r
  */
 export function predictWithOutputs(x: PlannerInput, option: PlanOption, order: number[], outputs: readonly number[]): number {
   const blocks = option.mode === 'sequential' ? x.head.blocks(Number.MAX_SAFE_INTEGER) : x.head.blocks(option.blockTokens);
-  const reqs = candidateRequests(x, { layout: option.layout, blocks }, outputs.map((o) => Math.max(1, o)));
+  const reqs = candidateRequests(
+    x,
+    { layout: option.layout, blocks },
+    outputs.map((o) => Math.max(1, o)),
+  );
   return Math.round(simulateCandidate(x, option, reqs, order).wallMs);
 }
 
 /** Predicts every candidate and returns the fastest one allowed, with the rest as alternatives. */
 export function planWork(x: PlannerInput): PlannerResult {
   const all = candidates(x).map((c) => evaluate(x, c));
-  if (all.length === 0) throw new Error('The planner found nothing to consider: the head is empty or the forced settings rule out every plan.');
+  if (all.length === 0)
+    throw new Error('The planner found nothing to consider: the head is empty or the forced settings rule out every plan.');
   const byTime = (a: WorkPlan, b: WorkPlan) => a.option.predictedMs - b.option.predictedMs || a.option.blocks - b.option.blocks;
   const allowed = all.filter((w) => !w.option.excluded).sort(byTime);
   // When every option breaks the agent's bound, the gentlest one still runs: a compaction has to happen.
-  const gentlest = [...all].filter((w) => w.option.predictedMs > 0).sort((a, b) => (a.option.agentSlowdown ?? 0) - (b.option.agentSlowdown ?? 0) || byTime(a, b));
+  const gentlest = [...all]
+    .filter((w) => w.option.predictedMs > 0)
+    .sort((a, b) => (a.option.agentSlowdown ?? 0) - (b.option.agentSlowdown ?? 0) || byTime(a, b));
   const work = allowed[0] ?? gentlest[0] ?? all[0]!;
   const alternatives = all.filter((w) => w !== work).map((w) => w.option);
   alternatives.sort((a, b) => (a.excluded ? 1 : 0) - (b.excluded ? 1 : 0) || a.predictedMs - b.predictedMs);

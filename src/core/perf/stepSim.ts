@@ -87,7 +87,13 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
   let agentMs = 0;
   let now = 0;
   if (o.agentKvTokens !== undefined) {
-    const agent: Seq = { id: AGENT, req: { promptTokens: o.agentKvTokens, sharedTokens: 0, outputTokens: Infinity }, held: o.agentKvTokens, prefillLeft: 0, generated: 0 };
+    const agent: Seq = {
+      id: AGENT,
+      req: { promptTokens: o.agentKvTokens, sharedTokens: 0, outputTokens: Infinity },
+      held: o.agentKvTokens,
+      prefillLeft: 0,
+      generated: 0,
+    };
     replicas[0]!.running.push(agent);
     replicas[0]!.inFlight++;
   }

@@ -1,6 +1,6 @@
 import type { ChatMessage, StoredMessage } from '../messages';
 import { capTurnToBudget } from '../pretrim';
-import { leadingSystemCount } from '../turns';
+import { leadingSystemCount, splitIntoTurns } from '../turns';
 import { countMessageWith } from '../tokens/tokenCounter';
 import { COUNTER_ID } from '../tokens/bpeCounter';
 import type { CompactionRecord, PinItem, SessionEvent, StoredVerdict } from './schema';
@@ -255,10 +255,10 @@ function estimate(m: ChatMessage): number {
  */
 function capPreservedTurns(tail: readonly StoredMessage[], preservedEnd: number, budget: number): StoredMessage[] {
   const out: StoredMessage[] = [];
-  let k = 0;
-  while (k < tail.length) {
-    let end = k + 1;
-    while (end < tail.length && tail[end]!.role !== 'user') end++;
+  const turns = splitIntoTurns(tail);
+  // Agent output before the tail's first user message is held to the budget like a turn of its own.
+  const lead = turns[0]?.start ?? tail.length;
+  for (const { start: k, end } of lead > 0 ? [{ start: 0, end: lead }, ...turns] : turns) {
     const turn = tail.slice(k, end);
     if (k < preservedEnd && turn.reduce((s, m) => s + estimate(m), 0) > budget) {
       const capped = capTurnToBudget(turn, budget, estimate);
@@ -272,7 +272,6 @@ function capPreservedTurns(tail: readonly StoredMessage[], preservedEnd: number,
         }
       }
     } else out.push(...turn);
-    k = end;
   }
   return out;
 }

@@ -7,8 +7,9 @@ import { checkConnection } from './connectionCheck';
 export async function checkConnectionCommand(host: SplitpointHost): Promise<void> {
   const { settings } = host.currentSettings();
   const apiKey = await host.secrets.get(API_KEY_SECRET);
-  const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Splitpoint: checking ${settings.endpoint}…` }, () =>
-    checkConnection(settings.endpoint, { model: settings.model || undefined, apiKey }),
+  const report = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Splitpoint: checking ${settings.endpoint}…` },
+    () => checkConnection(settings.endpoint, { model: settings.model || undefined, apiKey }),
   );
   for (const l of [...report.lines, ...report.problems]) host.log.info(`connection check: ${l}`);
   const text = [...report.problems, ...report.lines].join(' · ');

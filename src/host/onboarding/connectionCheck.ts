@@ -26,14 +26,31 @@ export interface ConnectionReport {
 
 type Fetch = typeof fetch;
 
-export async function checkConnection(endpoint: string, opts: { model?: string; apiKey?: string; fetch?: Fetch; timeoutMs?: number } = {}): Promise<ConnectionReport> {
+export async function checkConnection(
+  endpoint: string,
+  opts: { model?: string; apiKey?: string; fetch?: Fetch; timeoutMs?: number } = {},
+): Promise<ConnectionReport> {
   const f = opts.fetch ?? fetch;
   const base = normalizeBaseURL(endpoint);
   const root = serverRoot(base);
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}),
+  };
   const timeout = opts.timeoutMs ?? 10_000;
   const call = async (url: string, init: RequestInit = {}) => f(url, { ...init, headers, signal: AbortSignal.timeout(timeout) });
-  const r: ConnectionReport = { endpoint: base, ok: false, model: null, models: [], window: null, tokenizeCount: null, toolCalls: 'unknown', prefixCaching: 'unknown', lines: [], problems: [] };
+  const r: ConnectionReport = {
+    endpoint: base,
+    ok: false,
+    model: null,
+    models: [],
+    window: null,
+    tokenizeCount: null,
+    toolCalls: 'unknown',
+    prefixCaching: 'unknown',
+    lines: [],
+    problems: [],
+  };
 
   try {
     const res = await call(`${base}/models`);
@@ -52,13 +69,20 @@ export async function checkConnection(endpoint: string, opts: { model?: string; 
       r.problems.push(`${base}/models lists no model.`);
       return r;
     }
-    if (opts.model && chosen.id !== opts.model) r.problems.push(`The configured model "${opts.model}" is not served here; the server has ${r.models.join(', ')}.`);
+    if (opts.model && chosen.id !== opts.model)
+      r.problems.push(`The configured model "${opts.model}" is not served here; the server has ${r.models.join(', ')}.`);
     r.model = chosen.id;
     r.window = chosen.maxModelLen ?? null;
     r.lines.push(`Model: ${chosen.id}${models.length > 1 ? ` (of ${models.length})` : ''}`);
-    r.lines.push(r.window ? `Context window: ${r.window.toLocaleString('en-US')} tokens (max_model_len)` : 'Context window: not reported; set splitpoint.contextWindow');
+    r.lines.push(
+      r.window
+        ? `Context window: ${r.window.toLocaleString('en-US')} tokens (max_model_len)`
+        : 'Context window: not reported; set splitpoint.contextWindow',
+    );
   } catch (err) {
-    r.problems.push(`Cannot reach ${base}: ${(err as Error).message}. Start the server (e.g. vllm serve MODEL --port 8000) or fix splitpoint.endpoint.`);
+    r.problems.push(
+      `Cannot reach ${base}: ${(err as Error).message}. Start the server (e.g. vllm serve MODEL --port 8000) or fix splitpoint.endpoint.`,
+    );
     return r;
   }
   const messages = [
@@ -72,12 +96,17 @@ export async function checkConnection(endpoint: string, opts: { model?: string; 
     if (res.ok && typeof body.count === 'number') {
       r.tokenizeCount = body.count;
       r.lines.push(`Exact token counts: yes (/tokenize counted ${body.count} tokens for a test chat)`);
-    } else r.lines.push(`Exact token counts: no (/tokenize answered HTTP ${res.status}); Splitpoint estimates locally and calibrates from usage`);
+    } else
+      r.lines.push(
+        `Exact token counts: no (/tokenize answered HTTP ${res.status}); Splitpoint estimates locally and calibrates from usage`,
+      );
   } catch (err) {
     r.lines.push(`Exact token counts: no (${(err as Error).message})`);
   }
 
-  const tools = [{ type: 'function', function: { name: 'noop', description: 'Does nothing.', parameters: { type: 'object', properties: {} } } }];
+  const tools = [
+    { type: 'function', function: { name: 'noop', description: 'Does nothing.', parameters: { type: 'object', properties: {} } } },
+  ];
   let cachedSecond: number | null = null;
   for (let i = 0; i < 2; i++) {
     try {

@@ -20,7 +20,15 @@ function source(m: ViewMessage): FactSource {
       return {
         role: 'assistant',
         content: m.content,
-        ...(m.toolCalls?.length ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
+        ...(m.toolCalls?.length
+          ? {
+              tool_calls: m.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
+          : {}),
         id: m.id,
         kind: m.kind,
       };
@@ -35,7 +43,10 @@ export function fidelityLoss(messages: readonly ViewMessage[], c: CompactionView
   const facts = headFactsMemo(head, messages, c, blockOf);
   const summarised = new Set(c.blocks.filter((b) => b.summary !== null).map((b) => b.index));
   const judged = facts.filter((f) => summarised.has(blockOf.get(f.messageIndex)!));
-  const kept = factsKeptIn(judged, c.blocks.flatMap((b) => (b.summary !== null ? [b.summary] : [])));
+  const kept = factsKeptIn(
+    judged,
+    c.blocks.flatMap((b) => (b.summary !== null ? [b.summary] : [])),
+  );
   const dropped: LossFactView[] = judged
     .filter((f) => !kept.has(f.id))
     .map((f) => ({
@@ -54,7 +65,12 @@ export function fidelityLoss(messages: readonly ViewMessage[], c: CompactionView
 /** Extraction costs ~100 ms on a 120K-token head: done once per message list and partition, not per block delta. */
 const memo = new WeakMap<readonly ViewMessage[], { key: string; facts: Fact[] }>();
 
-function headFactsMemo(head: readonly ViewMessage[], messages: readonly ViewMessage[], c: CompactionView, blockOf: Map<number, number>): Fact[] {
+function headFactsMemo(
+  head: readonly ViewMessage[],
+  messages: readonly ViewMessage[],
+  c: CompactionView,
+  blockOf: Map<number, number>,
+): Fact[] {
   const key = c.blocks.map((b) => `${b.firstMessage}-${b.lastMessage}`).join(',');
   const hit = memo.get(messages);
   if (hit && hit.key === key) return hit.facts;

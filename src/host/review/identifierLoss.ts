@@ -8,7 +8,8 @@ import type { CompactionView, ViewMessage } from '../../protocol/messages';
 import type { FactKindView, LossFactView, LossReportView } from '../../protocol/review';
 
 // Order matters: a path is also a run of identifier characters, so paths are matched first.
-const PATH = /(?:\.{0,2}\/)?(?:[\w.-]+\/)+[\w.-]+\.[A-Za-z]{1,5}\b|\b[\w-]+\.(?:ts|js|tsx|py|go|rs|json|md|yaml|yml|toml|sql|sh|c|h|cpp|java)\b/g;
+const PATH =
+  /(?:\.{0,2}\/)?(?:[\w.-]+\/)+[\w.-]+\.[A-Za-z]{1,5}\b|\b[\w-]+\.(?:ts|js|tsx|py|go|rs|json|md|yaml|yml|toml|sql|sh|c|h|cpp|java)\b/g;
 const ERROR = /\b[A-Z][A-Za-z]*(?:Error|Exception)\b/g;
 // camelCase, PascalCase with an inner capital, snake_case, or SCREAMING_CASE: names a reader cannot guess back.
 const IDENT = /\b(?:[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z][a-z0-9]*_[a-z0-9_]+|[A-Z][A-Z0-9]*_[A-Z0-9_]+)\b/g;

@@ -6,6 +6,7 @@
  */
 import type { CompactionView, HostToWebview, ViewSnapshot, WebviewToHost } from '../../protocol/messages';
 import type { HostToReview, LossReportView, PlanView, ReviewState, ReviewToHost } from '../../protocol/review';
+import { applySplitChange } from '../../protocol/messages';
 import { fidelityLoss } from './fidelityLoss';
 import { identifierLoss } from './identifierLoss';
 
@@ -52,7 +53,7 @@ export class ReviewBridge {
       case 'message-added':
         s.messages = [...s.messages.filter((m) => m.index < msg.message.index), msg.message];
         s.gauge = msg.gauge;
-        s.split = msg.split;
+        s.split = applySplitChange(s.split, msg.split);
         return { type: 'review-state', state: s };
       case 'split':
         s.split = msg.split;
@@ -114,7 +115,16 @@ export function hostMessageFor(msg: ReviewToHost): WebviewToHost | null {
 /** Without a planner's prediction: the measured wall time alone, once known. */
 export function measuredOnly(c: CompactionView): PlanView | null {
   if (!c.totals) return null;
-  return { compactionId: c.id, mode: '', layout: '', blockTokens: null, concurrency: null, predictedMs: null, measuredMs: c.totals.wallMs, candidates: [] };
+  return {
+    compactionId: c.id,
+    mode: '',
+    layout: '',
+    blockTokens: null,
+    concurrency: null,
+    predictedMs: null,
+    measuredMs: c.totals.wallMs,
+    candidates: [],
+  };
 }
 
 /** The fidelity module's report; identifiers alone if it throws on some input, so the editor never loses its report. */
@@ -139,6 +149,10 @@ export function planOf(c: CompactionView): PlanView | null {
     concurrency: o.mode === 'sequential' ? null : o.concurrency,
     predictedMs: o.predictedMs,
     measuredMs: p.measuredMs ?? c.totals?.wallMs ?? null,
-    candidates: [o, ...p.alternatives].map((a) => ({ label: a.excluded ? `${a.label} (ruled out: ${a.excluded})` : a.label, predictedMs: a.predictedMs, chosen: a === o })),
+    candidates: [o, ...p.alternatives].map((a) => ({
+      label: a.excluded ? `${a.label} (ruled out: ${a.excluded})` : a.label,
+      predictedMs: a.predictedMs,
+      chosen: a === o,
+    })),
   };
 }

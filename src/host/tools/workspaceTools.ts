@@ -10,6 +10,7 @@ import { sandboxDescription } from '../../node/tools/sandbox';
 import { searchTextTool } from '../../node/tools/searchTool';
 import { lstatSync } from 'node:fs';
 import { displayPath, resolveWorkspacePath } from '../../node/tools/workspacePath';
+import { pickFolder, shownPath, type FolderRef } from '../multiRoot';
 import type { ApprovalBroker, ApprovalCall, ApprovalPreview } from '../approvals';
 import type { ProposedChange } from '../../node/tools/proposedChange';
 import { proposeEdit, proposeWrite } from '../../node/tools/proposedChange';
@@ -25,6 +26,8 @@ import { proposeEdit, proposeWrite } from '../../node/tools/proposedChange';
 export interface ToolEnv {
   /** The first workspace folder; undefined when no folder is open. */
   root: () => vscode.Uri | undefined;
+  /** Every workspace folder, by name (multi-root); absent = the root alone. */
+  folders?: () => readonly FolderRef<vscode.Uri>[];
   trusted: () => boolean;
   allowlist: () => readonly string[];
   timeoutSeconds: () => number;
@@ -45,11 +48,17 @@ const RESTRICTED = (what: string): ToolResult => ({
 const MAX_READ_BYTES = 2 * 1024 * 1024;
 const LIST_EXCLUDE = '**/{node_modules,.git,dist,out,target,.venv,__pycache__,.next}/**';
 
-async function resolve(env: ToolEnv, given: string): Promise<{ root: vscode.Uri; uri: vscode.Uri; rel: string; link?: string }> {
-  const root = env.root();
-  if (!root) throw new ToolInputError('no folder is open');
-  const r = resolveWorkspacePath(root.fsPath, given);
-  return { root, uri: vscode.Uri.file(r.path), rel: displayPath(root.fsPath, r.path), ...(r.link ? { link: r.link } : {}) };
+async function resolve(env: ToolEnv, given: string): Promise<{ root: vscode.Uri; uri: vscode.Uri; rel: string; show: (abs: string) => string; link?: string }> {
+  const first = env.root();
+  if (!first) throw new ToolInputError('no folder is open');
+  // Multi-root: "name/path" resolves in the folder of that name, and the path shown back names its folder.
+  const folders = env.folders?.() ?? [];
+  const picked = pickFolder(folders.length ? folders : [{ name: '', uri: first }], given)!;
+  const root = picked.folder.uri;
+  const r = resolveWorkspacePath(root.fsPath, picked.rest);
+  const rel = shownPath(folders, picked.folder.name, displayPath(root.fsPath, r.path));
+  const show = (abs: string) => shownPath(folders, picked.folder.name, displayPath(root.fsPath, abs));
+  return { root, uri: vscode.Uri.file(r.path), rel, show, ...(r.link ? { link: r.link } : {}) };
 }
 
 /** The text as the user sees it: an open editor's buffer, else the file; undefined when missing. */
@@ -112,11 +121,11 @@ function listFilesTool(env: ToolEnv): AgentTool {
     describe: (a) => `list ${String(a.path ?? '.')}`,
     async execute(args) {
       if (!env.root()) return NO_FOLDER;
-      const { root, uri } = await resolve(env, typeof args.path === 'string' && args.path ? args.path : '.');
+      const { uri, show } = await resolve(env, typeof args.path === 'string' && args.path ? args.path : '.');
       const limit = 2000;
       // findFiles honours files.exclude; build output folders are skipped on top.
       const found = await vscode.workspace.findFiles(new vscode.RelativePattern(uri, '**/*'), LIST_EXCLUDE, limit + 1);
-      const paths = found.map((u) => displayPath(root.fsPath, u.fsPath)).sort();
+      const paths = found.map((u) => show(u.fsPath)).sort();
       if (paths.length === 0) return { content: '(no files)' };
       return {
         content: paths.slice(0, limit).join('\n') + (paths.length > limit ? `\n[stopped at ${limit} files; list a subfolder]` : ''),

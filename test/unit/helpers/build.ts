@@ -14,7 +14,12 @@ export function call(name: string, args: object, id = `call_${seq + 1}`): Stored
   const tc: ToolCall = { id, type: 'function', function: { name, arguments: JSON.stringify(args) } };
   return { role: 'assistant', content: null, tool_calls: [tc], ...meta() };
 }
-export const result = (toolCallId: string, content: string): StoredMessage => ({ role: 'tool', content, tool_call_id: toolCallId, ...meta() });
+export const result = (toolCallId: string, content: string): StoredMessage => ({
+  role: 'tool',
+  content,
+  tool_call_id: toolCallId,
+  ...meta(),
+});
 
 /** A tool call and its result as a pair. */
 export function toolPair(name: string, output: string): StoredMessage[] {

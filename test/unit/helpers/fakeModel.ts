@@ -27,7 +27,10 @@ export class FakeModel implements ModelPort {
     this.gate = undefined;
   }
 
-  async chat(req: ModelRequest, opts?: { signal?: AbortSignal; onDelta?: (d: { type: 'content'; text: string }) => void }): Promise<ModelResult> {
+  async chat(
+    req: ModelRequest,
+    opts?: { signal?: AbortSignal; onDelta?: (d: { type: 'content'; text: string }) => void },
+  ): Promise<ModelResult> {
     const n = this.requests.push(req);
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);

@@ -8,12 +8,14 @@ import Module from 'node:module';
 export interface FakeVscode {
   registeredCommands: string[];
   registeredViews: string[];
+  /** Webview panel types whose state is restored after a reload. */
+  registeredSerializers: string[];
   outputChannels: string[];
   api: Record<string, unknown>;
 }
 
 export function installFakeVscode(): { fake: FakeVscode; uninstall(): void } {
-  const fake: FakeVscode = { registeredCommands: [], registeredViews: [], outputChannels: [], api: {} };
+  const fake: FakeVscode = { registeredCommands: [], registeredViews: [], registeredSerializers: [], outputChannels: [], api: {} };
   const disposable = { dispose() {} };
   const uri = (p: string) => ({ fsPath: p, path: p, toString: () => `file://${p}` });
   fake.api = {
@@ -32,6 +34,10 @@ export function installFakeVscode(): { fake: FakeVscode; uninstall(): void } {
       },
       registerWebviewViewProvider: (id: string) => {
         fake.registeredViews.push(id);
+        return disposable;
+      },
+      registerWebviewPanelSerializer: (viewType: string) => {
+        fake.registeredSerializers.push(viewType);
         return disposable;
       },
       createStatusBarItem: () => ({ show() {}, hide() {}, dispose() {} }),

@@ -69,7 +69,9 @@ export async function api(): Promise<SplitpointTestApi> {
   const exports = (ext.isActive ? ext.exports : await ext.activate()) as Partial<SplitpointTestApi> | undefined;
   const missing = API_METHODS.filter((m) => typeof exports?.[m] !== 'function');
   if (missing.length > 0) {
-    throw new Error(`the extension's exports lack the test API (${missing.join(', ')}): activate() must return { receive, onDidPost, snapshot, settings } (test/vscode/README.md)`);
+    throw new Error(
+      `the extension's exports lack the test API (${missing.join(', ')}): activate() must return { receive, onDidPost, snapshot, settings } (test/vscode/README.md)`,
+    );
   }
   const a = exports as SplitpointTestApi;
   // The host starts lazily, as on the view's first `ready`: do what the view does.
@@ -80,7 +82,11 @@ export async function api(): Promise<SplitpointTestApi> {
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls `check` until it returns a truthy value. */
-export async function waitFor<T>(what: string, check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -107,7 +113,11 @@ export class PostLog {
   of<T extends HostToWebview['type']>(type: T): Extract<HostToWebview, { type: T }>[] {
     return this.messages.filter((m): m is Extract<HostToWebview, { type: T }> => m.type === type);
   }
-  waitFor<T extends HostToWebview['type']>(type: T, pred: (m: Extract<HostToWebview, { type: T }>) => boolean = () => true, timeoutMs = 20_000) {
+  waitFor<T extends HostToWebview['type']>(
+    type: T,
+    pred: (m: Extract<HostToWebview, { type: T }>) => boolean = () => true,
+    timeoutMs = 20_000,
+  ) {
     return waitFor(`a "${type}" message`, () => this.of(type).find(pred), timeoutMs);
   }
   dispose(): void {

@@ -21,7 +21,10 @@ describe('a chat turn with a tool call (scripted simulator)', () => {
       await log.waitFor('message-added', (m) => m.message.role === 'assistant' && m.message.content.includes('binding powers'), 30_000);
       await waitFor('the agent to stop', () => !a.snapshot().agent.running);
       assert.ok(log.of('assistant-delta').length > 0, 'the reply streamed');
-      const roles = a.snapshot().messages.map((m) => m.role).filter((r) => r !== 'system');
+      const roles = a
+        .snapshot()
+        .messages.map((m) => m.role)
+        .filter((r) => r !== 'system');
       assert.deepEqual(roles, ['user', 'assistant', 'tool', 'assistant']);
       assert.ok(a.snapshot().gauge.used > 0);
     } finally {

@@ -21,13 +21,23 @@ describe('compaction adopted and undone', () => {
     const log = new PostLog(a);
     try {
       await a.receive({ type: 'compact', focus: 'keep the parser decisions', tailStartIndex: null });
-      const ready = await log.waitFor('compaction', (m) => !!m.compaction && (m.compaction.state === 'ready' || m.compaction.state === 'adopted'), 60_000);
+      const ready = await log.waitFor(
+        'compaction',
+        (m) => !!m.compaction && (m.compaction.state === 'ready' || m.compaction.state === 'adopted'),
+        60_000,
+      );
       const c = ready.compaction!;
       assert.equal(c.focus, 'keep the parser decisions');
       assert.ok(c.blocks.length >= 2, `expected several blocks, got ${c.blocks.length}`);
-      assert.ok(log.of('block').some((b) => b.block.status === 'streaming' || b.block.status === 'done'), 'blocks streamed in');
+      assert.ok(
+        log.of('block').some((b) => b.block.status === 'streaming' || b.block.status === 'done'),
+        'blocks streamed in',
+      );
       assert.equal(c.state, 'ready', 'a /compact waits for the user to adopt');
-      assert.ok(c.blocks.every((b) => b.status === 'done' && b.summary), 'every block has a summary');
+      assert.ok(
+        c.blocks.every((b) => b.status === 'done' && b.summary),
+        'every block has a summary',
+      );
       assert.equal(a.snapshot().focus, 'keep the parser decisions', 'the focus becomes the standing focus');
 
       const edited = 'DECISIONS:\n- EDITED-BY-TEST: keep the Pratt parser.';

@@ -59,13 +59,26 @@ export async function run(): Promise<void> {
     for (const f of cfg.files) mocha.addFile(f);
     await new Promise<void>((resolve) => mocha.run(() => resolve()));
   } catch (err) {
-    fatal = err instanceof Error ? err.stack ?? err.message : String(err);
+    fatal = err instanceof Error ? (err.stack ?? err.message) : String(err);
   } finally {
     await sim.close().catch(() => {});
   }
   const count = (s: TestResult['state']) => results.filter((r) => r.state === s).length;
   writeFileSync(
     cfg.resultFile,
-    JSON.stringify({ phase: cfg.phase, passed: count('passed'), failed: count('failed') + (fatal ? 1 : 0), pending: count('pending'), ms: Date.now() - started, fatal: fatal ?? null, vscode: vscode.version, tests: results }, null, 2),
+    JSON.stringify(
+      {
+        phase: cfg.phase,
+        passed: count('passed'),
+        failed: count('failed') + (fatal ? 1 : 0),
+        pending: count('pending'),
+        ms: Date.now() - started,
+        fatal: fatal ?? null,
+        vscode: vscode.version,
+        tests: results,
+      },
+      null,
+      2,
+    ),
   );
 }

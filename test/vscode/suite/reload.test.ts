@@ -26,10 +26,15 @@ describe('session restored after a window reload', () => {
       assert.ok(existsSync(cfg.stateFile), 'the main phase left no note (did it fail?)');
       const saved = JSON.parse(readFileSync(cfg.stateFile, 'utf8')) as { sessionId: string; messages: number };
       const a = await api();
-      assert.ok(a.snapshot().sessions.some((x) => x.id === saved.sessionId), 'the session is listed');
+      assert.ok(
+        a.snapshot().sessions.some((x) => x.id === saved.sessionId),
+        'the session is listed',
+      );
       // Later tests of the main phase opened other sessions; the saved one must come back whole.
       await a.receive({ type: 'switch-session', sessionId: saved.sessionId });
-      const s = await waitFor('the saved session to be current', () => (a.snapshot().session.id === saved.sessionId ? a.snapshot() : undefined));
+      const s = await waitFor('the saved session to be current', () =>
+        a.snapshot().session.id === saved.sessionId ? a.snapshot() : undefined,
+      );
       assert.equal(s.messages.length, saved.messages);
       assert.ok(s.messages.some((m) => m.content.includes('pelican-42')));
     });

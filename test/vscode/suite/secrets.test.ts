@@ -49,7 +49,11 @@ describe('API key in SecretStorage', () => {
     const log = new PostLog(a);
     try {
       await a.receive({ type: 'send', text: 'hello with a key' });
-      await waitFor('a successful chat request', () => locked.stats.requests.some((r) => r.status === 'done' && (r.httpStatus === undefined || r.httpStatus === 200)), 20_000);
+      await waitFor(
+        'a successful chat request',
+        () => locked.stats.requests.some((r) => r.status === 'done' && (r.httpStatus === undefined || r.httpStatus === 200)),
+        20_000,
+      );
       await log.waitFor('message-added', (m) => m.message.role === 'assistant');
     } finally {
       log.dispose();

@@ -28,7 +28,10 @@ describe('settings validation', () => {
     const a = await api();
     await setSetting('splitpoint.compaction.hi', 0.3); // below lo = 0.4
     const r = await waitFor('a problem report', () => (a.settings().problems.length > 0 ? a.settings() : undefined));
-    assert.ok(r.problems.some((p) => p.includes('splitpoint.compaction')), r.problems.join('\n'));
+    assert.ok(
+      r.problems.some((p) => p.includes('splitpoint.compaction')),
+      r.problems.join('\n'),
+    );
     assert.equal(r.settings.thresholds.hi, 0.75);
   });
 
@@ -37,8 +40,14 @@ describe('settings validation', () => {
     await setSetting('splitpoint.endpoint', 'not a url');
     await setSetting('splitpoint.compaction.blockTokens', -5);
     const r = await waitFor('two problems', () => (a.settings().problems.length >= 2 ? a.settings() : undefined));
-    assert.ok(r.problems.some((p) => p.includes('splitpoint.endpoint')), r.problems.join('\n'));
-    assert.ok(r.problems.some((p) => p.includes('splitpoint.compaction.blockTokens')), r.problems.join('\n'));
+    assert.ok(
+      r.problems.some((p) => p.includes('splitpoint.endpoint')),
+      r.problems.join('\n'),
+    );
+    assert.ok(
+      r.problems.some((p) => p.includes('splitpoint.compaction.blockTokens')),
+      r.problems.join('\n'),
+    );
     assert.equal(r.settings.blockTokens, 4096);
   });
 

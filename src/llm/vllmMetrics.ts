@@ -1,0 +1,65 @@
+/**
+ * vLLM's Prometheus /metrics, read for the planner: how many requests run and
+ * wait, KV usage, and the server-side TTFT and TPOT histograms (their sums
+ * and counts; differences between two reads give the means over an interval,
+ * free of network time). Every field is optional: servers differ by version.
+ */
+export interface VllmMetrics {
+  running?: number;
+  waiting?: number;
+  /** 0–1. */
+  kvUsage?: number;
+  /** KV capacity in tokens, from vllm:cache_config_info (num_gpu_blocks × block_size) when exported. */
+  kvCapacityTokens?: number;
+  ttft?: { sum: number; count: number };
+  tpot?: { sum: number; count: number };
+}
+
+/** Parses Prometheus text: a metric's value summed over its label sets. */
+export function parseVllmMetrics(text: string): VllmMetrics {
+  const lines = text.split('\n').filter((l) => l.length > 0 && !l.startsWith('#'));
+  const sum = (...names: string[]): number | undefined => {
+    for (const name of names) {
+      let total: number | undefined;
+      for (const line of lines) {
+        if (!line.startsWith(name)) continue;
+        const rest = line.slice(name.length);
+        if (rest[0] !== ' ' && rest[0] !== '{') continue;
+        const v = Number(rest.slice(rest.lastIndexOf(' ') + 1));
+        if (Number.isFinite(v)) total = (total ?? 0) + v;
+      }
+      if (total !== undefined) return total;
+    }
+    return undefined;
+  };
+  const hist = (name: string) => {
+    const s = sum(`${name}_sum`);
+    const c = sum(`${name}_count`);
+    return s === undefined || c === undefined ? undefined : { sum: s, count: c };
+  };
+  const m: VllmMetrics = {};
+  const set = <K extends keyof VllmMetrics>(k: K, v: VllmMetrics[K] | undefined) => {
+    if (v !== undefined) m[k] = v;
+  };
+  set('running', sum('vllm:num_requests_running'));
+  set('waiting', sum('vllm:num_requests_waiting'));
+  set('kvUsage', sum('vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'));
+  set('ttft', hist('vllm:time_to_first_token_seconds'));
+  set('tpot', hist('vllm:time_per_output_token_seconds'));
+  const info = lines.find((l) => l.startsWith('vllm:cache_config_info{'));
+  const blocks = info && /num_gpu_blocks="(\d+)"/.exec(info)?.[1];
+  const size = info && /block_size="(\d+)"/.exec(info)?.[1];
+  if (blocks && size) m.kvCapacityTokens = Number(blocks) * Number(size);
+  return m;
+}
+
+/** GET {root}/metrics; undefined when the server has none. */
+export async function readVllmMetrics(root: string, signal?: AbortSignal): Promise<VllmMetrics | undefined> {
+  try {
+    const res = await fetch(`${root}/metrics`, signal ? { signal } : {});
+    if (!res.ok) return undefined;
+    return parseVllmMetrics(await res.text());
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { defaultSettings } from '../../src/core/config/settings';
+import type { ModelRequest } from '../../src/core/ports';
+import { unlimited } from '../../src/core/ports';
+import { SessionStore } from '../../src/core/session/sessionStore';
+import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
+import { TokenLedger } from '../../src/core/tokens/tokenLedger';
+import { MemoryLog } from '../../src/host/log';
+import { SessionController } from '../../src/host/sessionController';
+import type { HostToWebview, SplitView } from '../../src/protocol/messages';
+import { applySplitChange } from '../../src/protocol/messages';
+import { FakeModel } from './helpers/fakeModel';
+import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
+
+async function setup(wantsDeltas?: () => boolean) {
+  const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock: fixedClock() }, '/s/one.jsonl');
+  await store.append({ role: 'system', content: 'You are a test agent.' });
+  const agent = new FakeModel();
+  agent.chat = async (req: ModelRequest) => {
+    const last = req.messages[req.messages.length - 1]!;
+    return { message: { role: 'assistant', content: `ok: ${String(last.content).slice(0, 10)}` }, usage: undefined, finishReason: 'stop' };
+  };
+  const posted: HostToWebview[] = [];
+  let stateChanges = 0;
+  const c = new SessionController({
+    store,
+    ledger: new TokenLedger(new CharEstimateCounter()),
+    env: {
+      settings: { ...defaultSettings(), judge: { enabled: false, threshold: 7 } },
+      contextWindow: 32_768,
+      agent,
+      compactor: agent,
+      compactorLimiter: unlimited,
+      judge: agent,
+    },
+    workspaceTools: () => [],
+    approvalPreview: async (call) => ({ kind: 'ask', detail: { summary: call.summary } }),
+    clock: fixedClock(),
+    ids: counterIds(),
+    post: (m) => posted.push(m),
+    log: new MemoryLog(),
+    sessions: () => ({ session: { id: 'one', title: 'One', createdAt: 0, messageCount: store.snapshot.messages.length }, sessions: [] }),
+    connection: () => ({ state: 'ok', message: null }),
+    trusted: () => true,
+    setStrategy: () => undefined,
+    onStateChange: () => stateChanges++,
+    ...(wantsDeltas ? { wantsDeltas } : {}),
+  });
+  return { c, posted, stateChanges: () => stateChanges };
+}
+
+const snapshotOf = (posted: HostToWebview[]) =>
+  (posted.filter((m) => m.type === 'snapshot').pop() as Extract<HostToWebview, { type: 'snapshot' }>).snapshot;
+
+describe('host: deltas only when someone listens, and only what changed', () => {
+  it('sends the end of the allowed list per message, which rebuilds exactly the list a full snapshot has', async () => {
+    const { c, posted } = await setup();
+    try {
+      await c.handle({ type: 'ready' });
+      let split: SplitView = snapshotOf(posted).split;
+      for (const text of ['first question', 'second question', 'third question']) await c.handle({ type: 'send', text });
+      const added = posted.filter((m): m is Extract<HostToWebview, { type: 'message-added' }> => m.type === 'message-added');
+      assert.equal(added.length, 6);
+      for (const m of added) {
+        assert.ok(!('allowed' in m.split), 'the whole allowed list is not resent');
+        assert.ok('allowedAppend' in m.split && m.split.allowedAppend.length <= 2);
+        split = applySplitChange(split, m.split);
+      }
+      await c.handle({ type: 'ready' });
+      assert.deepEqual(split.allowed, snapshotOf(posted).split.allowed);
+      assert.equal(split.allowed.at(-1), 7);
+    } finally {
+      await c.dispose();
+    }
+  });
+
+  it('builds no deltas while nobody listens; the next visible gets a full snapshot', async () => {
+    let listening = false;
+    const { c, posted, stateChanges } = await setup(() => listening);
+    try {
+      await c.handle({ type: 'send', text: 'while hidden' });
+      assert.deepEqual(
+        posted.filter((m) => m.type === 'message-added' || m.type === 'snapshot'),
+        [],
+      );
+      assert.ok(stateChanges() >= 2, 'the status bar still follows');
+      listening = true;
+      await c.handle({ type: 'visible' });
+      const s = snapshotOf(posted);
+      assert.deepEqual(
+        s.messages.map((m) => m.role),
+        ['system', 'user', 'assistant'],
+      );
+      await c.handle({ type: 'send', text: 'now shown' });
+      assert.equal(posted.filter((m) => m.type === 'message-added').length, 2);
+    } finally {
+      await c.dispose();
+    }
+  });
+});

@@ -1,0 +1,116 @@
+import { strict as assert } from 'node:assert';
+import { ProfileLearner, learnProfile, leastSquares } from '../../src/core/perf/learn';
+import { UNIT_PROFILE } from '../../src/core/perf/profile';
+import type { ModelPort } from '../../src/core/ports';
+import { TimedModel } from '../../src/llm/timing';
+import { parseVllmMetrics } from '../../src/llm/vllmMetrics';
+
+describe('learned profile', () => {
+  it('least squares solves an exact system', () => {
+    const b = leastSquares(
+      [
+        [1, 1],
+        [1, 2],
+        [1, 3],
+      ],
+      [5, 7, 9],
+    )!;
+    assert.ok(Math.abs(b[0]! - 3) < 1e-9 && Math.abs(b[1]! - 2) < 1e-9);
+    assert.equal(
+      leastSquares(
+        [
+          [1, 1],
+          [2, 2],
+        ],
+        [1, 2],
+      ),
+      undefined,
+    );
+  });
+
+  it('fits prefill and decode coefficients to timings made by the step formula', () => {
+    // Truth: 2 ms per chunk of 1,000, 0.03 ms per token, 1e-6 per pair; decode 8 ms + 0.5 ms per 1K KV.
+    const ttft = (n: number) => 2 * Math.ceil(n / 1000) + 0.03 * n + 1e-6 * n * (n / 2);
+    const learner = new ProfileLearner(UNIT_PROFILE);
+    for (const n of [500, 2000, 6000, 12000]) learner.addPrefill({ newTokens: n, cachedTokens: 0, ttftMs: ttft(n) });
+    for (const kv of [1000, 40_000]) learner.addDecode({ kvTokens: kv, tpotMs: 8 + 0.5 * (kv / 1000) });
+    const p = learner.profile('learned', 'test');
+    const near = (a: number, b: number) => assert.ok(Math.abs(a - b) <= 1e-6 * Math.max(1, b) + 1e-9, `${a} vs ${b}`);
+    near(p.step.prefillBaseMs, 2);
+    near(p.step.prefillMsPerToken, 0.03);
+    near(p.step.attentionMsPerPair, 1e-6);
+    near(p.step.minStepMs, 8);
+    near(p.step.decodeKvMsPerKToken, 0.5);
+    assert.equal(p.maxNumSeqs, UNIT_PROFILE.maxNumSeqs);
+  });
+
+  it('keeps the base where the observations cannot pin a term down', () => {
+    const p = learnProfile(UNIT_PROFILE, { prefill: [{ newTokens: 100, cachedTokens: 0, ttftMs: 5 }], decode: [] }, 'x', 'y');
+    assert.deepEqual(p.step, UNIT_PROFILE.step);
+  });
+
+  it('the timing wrapper records TTFT against uncached tokens and TPOT against KV, when alone', async () => {
+    let t = 0;
+    const inner: ModelPort = {
+      chat: async (_req, opts) => {
+        t += 40; // prefill
+        opts?.onDelta?.({ type: 'content', text: 'a' });
+        t += 90; // 9 more tokens at 10 ms
+        return {
+          message: { role: 'assistant', content: 'a'.repeat(10) },
+          usage: { promptTokens: 1000, completionTokens: 10, cachedTokens: 200 },
+          finishReason: 'stop',
+        };
+      },
+    };
+    const pre: unknown[] = [];
+    const dec: unknown[] = [];
+    const m = new TimedModel(
+      inner,
+      { addPrefill: (o) => pre.push(o), addDecode: (o) => dec.push(o) },
+      () => 0,
+      () => t,
+    );
+    await m.chat({ messages: [{ role: 'user', content: 'x' }] });
+    assert.deepEqual(pre, [{ newTokens: 800, cachedTokens: 200, ttftMs: 40 }]);
+    assert.deepEqual(dec, [{ kvTokens: 1005, tpotMs: 10 }]);
+    const busy = new TimedModel(
+      inner,
+      { addPrefill: (o) => pre.push(o), addDecode: (o) => dec.push(o) },
+      () => 3,
+      () => t,
+    );
+    await busy.chat({ messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(pre.length, 1, 'not learned while other requests share the server');
+  });
+
+  it('reads vLLM metrics: gauges, histogram sums and counts, KV capacity', () => {
+    const m = parseVllmMetrics(
+      [
+        '# HELP vllm:num_requests_running x',
+        'vllm:num_requests_running{engine="0",model_name="m"} 3.0',
+        'vllm:kv_cache_usage_perc{engine="0"} 0.25',
+        'vllm:time_per_output_token_seconds_sum{engine="0"} 1.5',
+        'vllm:time_per_output_token_seconds_count{engine="0"} 150.0',
+        'vllm:time_to_first_token_seconds_sum{engine="0"} 2',
+        'vllm:time_to_first_token_seconds_count{engine="0"} 4',
+        'vllm:cache_config_info{block_size="16",num_gpu_blocks="1000"} 1.0',
+      ].join('\n'),
+    );
+    assert.deepEqual(m, { running: 3, kvUsage: 0.25, tpot: { sum: 1.5, count: 150 }, ttft: { sum: 2, count: 4 }, kvCapacityTokens: 16000 });
+  });
+});
+
+describe("profiles kept in the host's globalState", () => {
+  it('stores per endpoint and falls back to the named setting, then h100-7b', async () => {
+    const { profileFor, rememberProfile } = await import('../../src/core/perf/profileMemo');
+    const { H100_7B } = await import('../../src/core/perf/profile');
+    const data = new Map<string, unknown>();
+    const memo = { get: <T>(k: string) => data.get(k) as T | undefined, update: async (k: string, v: unknown) => void data.set(k, v) };
+    assert.equal(profileFor(memo, 'http://a/v1', undefined), H100_7B);
+    await rememberProfile(memo, 'http://a/v1/', { ...UNIT_PROFILE, name: 'learned-a' });
+    assert.equal(profileFor(memo, 'http://a/v1', undefined).name, 'learned-a');
+    assert.equal(profileFor(memo, 'http://a/v1', 'h100-7b'), H100_7B);
+    assert.equal(profileFor(memo, 'http://b/v1', undefined), H100_7B);
+  });
+});
