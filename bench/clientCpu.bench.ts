@@ -127,7 +127,8 @@ async function main(): Promise<void> {
   ];
   for (const c of chats) {
     const perEvent = c.transport === 'none' ? '' : `${((1000 * c.cpuMs) / c.events).toFixed(1)} µs`;
-    lines.push(`${c.transport.padEnd(9)}${c.wallMs.toFixed(0).padStart(8)}${c.cpuMs.toFixed(0).padStart(15)}${pct(c.cpuMs, c.wallMs).padStart(15)}${String(c.events).padStart(16)}  ${perEvent}`);
+    const cells = `${c.transport.padEnd(9)}${c.wallMs.toFixed(0).padStart(8)}${c.cpuMs.toFixed(0).padStart(15)}${pct(c.cpuMs, c.wallMs).padStart(15)}`;
+    lines.push(`${cells}${String(c.events).padStart(16)}  ${perEvent}`);
   }
   lines.push('', `B. ${SESSION}, parallel compaction, cold cache (CPU of the whole compaction, as splitpoint bench reports it)`);
   lines.push('layout         transport  blocks   wall ms  client CPU ms  share of wall  over non-streaming');
@@ -141,7 +142,8 @@ async function main(): Promise<void> {
   }
   const paced = results.filter((x) => x.transport === 'paced');
   const worst = Math.max(...paced.map((x) => x.r.clientCpuShare));
-  lines.push('', `target: client CPU ≤ 2 % of wall with streamed workers (paced, the default): worst ${(100 * worst).toFixed(2)} % — ${worst <= 0.02 ? 'meets' : 'MISSES'}`);
+  const verdict = worst <= 0.02 ? 'meets' : 'MISSES';
+  lines.push('', `target: client CPU ≤ 2 % of wall with streamed workers (paced, the default): worst ${(100 * worst).toFixed(2)} % — ${verdict}`);
   console.log(lines.join('\n'));
 }
 
