@@ -165,6 +165,22 @@ describe('host compaction wiring', () => {
     }
   });
 
+  it("the agent's streamed requests are timed into the learning sink", async () => {
+    const sim = await startSimulator({ timeScale: 0 });
+    try {
+      const prefill: number[] = [];
+      const sink = { addPrefill: (o: { newTokens: number }) => prefill.push(o.newTokens), addDecode: () => undefined };
+      const e = buildEndpoints(settingsWith({ endpoint: sim.url }), undefined, new MemoryLog(), () => undefined, sink);
+      const deltas: string[] = [];
+      await e.agent.chat({ messages: [{ role: 'user', content: 'hello there' }], maxTokens: 16 }, { onDelta: (d) => deltas.push(d.type) });
+      assert.ok(deltas.length > 0, 'the caller still gets its deltas');
+      assert.equal(prefill.length, 1);
+      assert.ok(prefill[0]! > 0, `${prefill[0]} uncached prompt tokens`);
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('maxAgentSlowdown reaches background compactions, and only them', async () => {
     const store = await history(8);
     const settings = agentSettingsFrom(settingsWith({ maxAgentSlowdown: 1.2, blockTokens: 256 }), 32_768);
