@@ -279,13 +279,17 @@ export async function runBench(o: {
 
 export function formatBench(r: BenchResult): string {
   const lines = [
-    `session ${r.session}: head ${r.headMessages} messages, ${r.headTokens} tokens (server count); B = ${r.blockTokens}; window ${r.contextWindow}; endpoint ${r.endpoint}`,
+    `session ${r.session}: head ${r.headMessages} messages, ${r.headTokens} tokens (server count); ` +
+      `B = ${r.blockTokens}; window ${r.contextWindow}; endpoint ${r.endpoint}`,
     '',
     'run                                       blocks  wall ms  reqs  max in flight  prompt tok  cached tok  uncached  prefill ratio  client CPU',
   ];
   for (const x of r.runs) {
     lines.push(
-      `${x.name.padEnd(42)}${String(x.blocks).padStart(6)}${String(x.wallMs).padStart(9)}${String(x.requests).padStart(6)}${String(x.maxInFlight).padStart(15)}${String(x.promptTokens).padStart(12)}${String(x.cachedTokens).padStart(12)}${String(x.uncachedTokens).padStart(10)}${x.prefillRatio.toFixed(3).padStart(15)}  ${x.clientCpuMs} ms (${(100 * x.clientCpuShare).toFixed(2)}%)` +
+      `${x.name.padEnd(42)}${String(x.blocks).padStart(6)}${String(x.wallMs).padStart(9)}${String(x.requests).padStart(6)}` +
+        `${String(x.maxInFlight).padStart(15)}${String(x.promptTokens).padStart(12)}${String(x.cachedTokens).padStart(12)}` +
+        `${String(x.uncachedTokens).padStart(10)}${x.prefillRatio.toFixed(3).padStart(15)}  ` +
+        `${x.clientCpuMs} ms (${(100 * x.clientCpuShare).toFixed(2)}%)` +
         (x.cacheResetWorked ? '' : '  [cache not reset]'),
     );
   }

@@ -191,7 +191,9 @@ function summaryText(p: PendingCompaction, before: number, after: number, adopte
   return [
     p.summaryText(),
     '',
-    `— ${p.blocks.length} block(s), ${t.wallMs} ms; ${before} → ${after} tokens (head ${t.headTokens} → summary ${t.summaryTokens}, ${t.compressionRatio.toFixed(1)}×); cached prompt tokens ${t.cachedTokens} of ${t.inputTokens}`,
+    `— ${p.blocks.length} block(s), ${t.wallMs} ms; ${before} → ${after} tokens ` +
+      `(head ${t.headTokens} → summary ${t.summaryTokens}, ${t.compressionRatio.toFixed(1)}×); ` +
+      `cached prompt tokens ${t.cachedTokens} of ${t.inputTokens}`,
     outcomeText(p),
     c.missingPins.length > 0 ? `! pins missing from the result: ${c.missingPins.join(', ')}` : '',
     c.openLoopsDropped ? `! open loops: ${c.openLoopsBefore} in the head, ${c.openLoopsAfter} in the summary` : '',
@@ -213,7 +215,8 @@ export function planText(c: PlanChoice | undefined, from: string): string {
     (o.agentSlowdown !== undefined ? `  agent ×${o.agentSlowdown}` : '') +
     (o.excluded ? `  (ruled out: ${o.excluded})` : '');
   return [
-    `plan (profile ${c.profile.name}, ${from}; ${c.cache} cache; ${c.replicas} endpoint${c.replicas > 1 ? 's' : ''}${c.forced.length ? `; fixed: ${c.forced.join(', ')}` : ''}):`,
+    `plan (profile ${c.profile.name}, ${from}; ${c.cache} cache; ${c.replicas} endpoint${c.replicas > 1 ? 's' : ''}` +
+      `${c.forced.length ? `; fixed: ${c.forced.join(', ')}` : ''}):`,
     line(c.chosen).replace(/^ /, '>'),
     ...c.alternatives.map(line),
   ].join('\n');

@@ -78,7 +78,8 @@ function formatText(path: string, r: InspectReport): string {
   lines.push('Split point by strategy (tail start = first message kept verbatim):');
   for (const [name, s] of Object.entries(r.strategies)) {
     lines.push(
-      `  ${name.padEnd(15)} tail starts at ${String(s.tailStartIndex).padStart(5)}  summarises ${s.headIndices.length} messages / ${s.headTokens} tokens, keeps ${s.keptTokens}  (${s.note})`,
+      `  ${name.padEnd(15)} tail starts at ${String(s.tailStartIndex).padStart(5)}  ` +
+        `summarises ${s.headIndices.length} messages / ${s.headTokens} tokens, keeps ${s.keptTokens}  (${s.note})`,
     );
   }
   return lines.join('\n');

@@ -59,7 +59,8 @@ const RULES: Rule[] = [
   // 1. current vLLM
   {
     re: new RegExp(
-      `maximum context length is ${NUM} tokens\\.?\\s*However, you requested ${NUM} output tokens and your prompt contains at least ${NUM} input tokens(?:, for a total of at least ${NUM} tokens)?`,
+      `maximum context length is ${NUM} tokens\\.?\\s*However, you requested ${NUM} output tokens ` +
+        `and your prompt contains at least ${NUM} input tokens(?:, for a total of at least ${NUM} tokens)?`,
       'i',
     ),
     pick: (m) => {

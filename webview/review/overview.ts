@@ -90,7 +90,9 @@ export function renderNumbers(into: HTMLElement, c: CompactionView): void {
         { class: 'rv-cache' },
         h('summary', { text: 'Workers and cache' }),
         h('p', {
-          text: `${c.blocks.length} workers sent ${formatTokens(c.totals.inputTokens)} prompt tokens in all (each replays what precedes its block), ${formatTokens(c.totals.cachedTokens)} of them from the prefix cache; they wrote ${formatTokens(c.totals.outputTokens)} tokens.`,
+          text:
+            `${c.blocks.length} workers sent ${formatTokens(c.totals.inputTokens)} prompt tokens in all (each replays what precedes its block), ` +
+            `${formatTokens(c.totals.cachedTokens)} of them from the prefix cache; they wrote ${formatTokens(c.totals.outputTokens)} tokens.`,
         }),
       ),
     );

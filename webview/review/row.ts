@@ -194,7 +194,9 @@ export class BlockRow {
     setText(
       this.worker,
       s
-        ? `The worker's prompt: ${formatTokens(s.inputTokens)} tok (it replays what precedes the block)${s.cachedTokens !== null ? `, ${formatTokens(s.cachedTokens)} from the prefix cache` : ''}; ${formatTokens(s.outputTokens)} tok written in ${formatMs(s.ms)}.`
+        ? `The worker's prompt: ${formatTokens(s.inputTokens)} tok (it replays what precedes the block)` +
+            `${s.cachedTokens !== null ? `, ${formatTokens(s.cachedTokens)} from the prefix cache` : ''}; ` +
+            `${formatTokens(s.outputTokens)} tok written in ${formatMs(s.ms)}.`
         : 'No worker result yet.',
     );
     if (!this.editing) this.renderSummary();

@@ -116,7 +116,8 @@ export class Chat {
 
   private key(m: ViewMessage): string {
     const expanded = this.ctx.ui.expanded.includes(m.id) ? `x${this.ctx.model.archived.get(m.id)?.length ?? -1}` : '';
-    return `${m.index}|${m.content.length}|${m.tokens}|${m.origin}|${m.kind}|${m.verdict?.overall ?? ''}|${this.ctx.ui.selectedId === m.id ? 's' : ''}${expanded}`;
+    const selected = this.ctx.ui.selectedId === m.id ? 's' : '';
+    return `${m.index}|${m.content.length}|${m.tokens}|${m.origin}|${m.kind}|${m.verdict?.overall ?? ''}|${selected}${expanded}`;
   }
 
   private updateMore(): void {

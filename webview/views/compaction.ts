@@ -180,7 +180,8 @@ export class CompactionPanel {
     if (!p && measured === null) return;
     const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
     const line = p
-      ? `Plan: ${p.chosen.label} — predicted ${sec(p.chosen.predictedMs)}${measured !== null ? `, measured ${sec(measured)} (${measured >= p.chosen.predictedMs ? '+' : '−'}${Math.round((Math.abs(measured - p.chosen.predictedMs) / Math.max(1, p.chosen.predictedMs)) * 100)} %)` : ''}`
+      ? `Plan: ${p.chosen.label} — predicted ${sec(p.chosen.predictedMs)}` +
+        (measured !== null ? `, measured ${sec(measured)} (${deviation(measured, p.chosen.predictedMs)})` : '')
       : `Took ${sec(measured!)}`;
     this.plan.append(h('span', { class: 'cp-plan-line', text: line }));
     if (p && p.alternatives.length) {
@@ -199,7 +200,9 @@ export class CompactionPanel {
           h('summary', { text: 'Workers and cache' }),
           h('span', {
             class: 'muted',
-            text: `workers' prompts ${formatTokens(c.totals.inputTokens)} tok in all, ${formatTokens(c.totals.cachedTokens)} from the prefix cache; wrote ${formatTokens(c.totals.outputTokens)} tok`,
+            text:
+              `workers' prompts ${formatTokens(c.totals.inputTokens)} tok in all, ` +
+              `${formatTokens(c.totals.cachedTokens)} from the prefix cache; wrote ${formatTokens(c.totals.outputTokens)} tok`,
           }),
         ),
       );
@@ -221,7 +224,9 @@ export class CompactionPanel {
     // The accessible name starts with the visible text, then says what the numbers count.
     chip.setAttribute(
       'aria-label',
-      `#${b.index + 1} ${STATUS_LABEL[b.status]} ${io}: block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}${b.summary !== null || b.status === 'streaming' ? ' in the summary' : ''}`,
+      `#${b.index + 1} ${STATUS_LABEL[b.status]} ${io}: block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}` +
+        `${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}` +
+        `${b.summary !== null || b.status === 'streaming' ? ' in the summary' : ''}`,
     );
     chip.title = `Block ${b.index + 1}: messages ${b.firstMessage}–${b.lastMessage} · ${b.status}`;
     clear(chip);
@@ -299,7 +304,9 @@ export class CompactionPanel {
           h('summary', { text: 'Worker details' }),
           h('span', {
             class: 'muted',
-            text: `prompt ${formatTokens(s.inputTokens)} tok${s.cachedTokens !== null ? ` (${formatTokens(s.cachedTokens)} cached)` : ''} · wrote ${formatTokens(s.outputTokens)} tok in ${s.ms} ms`,
+            text:
+              `prompt ${formatTokens(s.inputTokens)} tok${s.cachedTokens !== null ? ` (${formatTokens(s.cachedTokens)} cached)` : ''}` +
+              ` · wrote ${formatTokens(s.outputTokens)} tok in ${s.ms} ms`,
           }),
         ),
       );
@@ -376,4 +383,10 @@ export function verdictView(v: VerdictView): HTMLElement {
     }),
     v.diagnosis ? h('div', { class: 'verdict-diag', text: v.diagnosis }) : null,
   );
+}
+
+/** "+12 %" or "−8 %": how far the measured time fell from the prediction. */
+function deviation(measuredMs: number, predictedMs: number): string {
+  const pct = Math.round((Math.abs(measuredMs - predictedMs) / Math.max(1, predictedMs)) * 100);
+  return `${measuredMs >= predictedMs ? '+' : '−'}${pct} %`;
 }

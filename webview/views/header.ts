@@ -51,7 +51,8 @@ export class Header {
     const model = s.settings.model ?? (c.state === 'error' ? 'no model' : 'asking the server…');
     setText(
       this.conn,
-      `${c.state === 'ok' ? '●' : c.state === 'error' ? '●' : '○'} ${model} @ ${s.settings.endpoint}${c.state === 'error' && c.message ? ` — ${c.message}` : ''}`,
+      `${c.state === 'ok' || c.state === 'error' ? '●' : '○'} ${model} @ ${s.settings.endpoint}` +
+        `${c.state === 'error' && c.message ? ` — ${c.message}` : ''}`,
     );
     this.conn.title = `${s.settings.mode}, ${s.settings.layout}, ${s.settings.verbosity}${c.message ? ` · ${c.message}` : ''}`;
     this.conn.setAttribute('aria-label', `Connection ${c.state}${c.message ? `: ${c.message}` : ''}`);

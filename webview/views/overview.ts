@@ -39,7 +39,8 @@ export class Overview {
     const p = this.ctx.projection();
     setText(
       this.line,
-      `${formatTokens(g.used)} / ${formatTokens(win)} (${Math.round((g.used / win) * 100)}%) · split at #${this.ctx.tail()} → ${formatTokens(p.projected)} after`,
+      `${formatTokens(g.used)} / ${formatTokens(win)} (${Math.round((g.used / win) * 100)}%) · ` +
+        `split at #${this.ctx.tail()} → ${formatTokens(p.projected)} after`,
     );
     const c = s.compaction;
     const live = c && (c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held');

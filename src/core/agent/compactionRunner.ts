@@ -215,12 +215,18 @@ export class BackgroundCompaction {
       if (first === undefined) return { kind: 'cancelled' };
       if (first.kind === 'error') return { kind: 'held', pending: this.current, reason: first.message };
       if (first.accepted) return { kind: 'accepted', pending: this.current, verdict: first };
-      // Targeted update: the same snapshot, summarised in one pass with the diagnosis as focus.
+      // Targeted update: the same snapshot, summarised in one pass with the judge's diagnosis beside the earlier summary.
       const previous = this.current.summaryText();
       this.deps.emit({ type: 'compaction-amending', compactionId: this.current.id, diagnosis: first.diagnosis });
       const standing = this.current.currentFocus;
-      const focus = [standing, first.diagnosis].filter((s) => s && s.trim()).join('; ');
-      this.current = this.create({ ...this.settings.compaction, mode: 'sequential', focus, amendOf: previous });
+      // The diagnosis quotes the conversation: it goes to the worker as fenced data, not into the focus line.
+      this.current = this.create({
+        ...this.settings.compaction,
+        mode: 'sequential',
+        focus: standing,
+        amendOf: previous,
+        ...(first.diagnosis.trim() ? { amendNotes: first.diagnosis } : {}),
+      });
       await this.current.start();
       if (this.abort.signal.aborted || this.current.isCancelled) return { kind: 'cancelled' };
       if (!this.current.isComplete()) return { kind: 'fallback', reason: 'the targeted update failed' };
