@@ -7,6 +7,8 @@ import type { SpillPort } from '../core/agent/toolOutput';
 import type { AgentTool } from '../core/agent/tools';
 import { ToolRegistry } from '../core/agent/tools';
 import type { SplitpointSettings } from '../core/config/settings';
+import type { WorkerEndpoint } from '../core/compaction/workerRun';
+import type { PerfProfile } from '../core/perf/profile';
 import type { LimiterPort, ModelPort } from '../core/ports';
 import type { SessionEvent } from '../core/session/schema';
 import type { SessionStore } from '../core/session/sessionStore';
@@ -45,6 +47,10 @@ export interface ControllerEnvironment {
   compactor: ModelPort;
   compactorLimiter: LimiterPort;
   judge: ModelPort;
+  /** splitpoint.compaction.endpoints as clients: target-block workers spread over them and the compactor. */
+  replicas?: readonly WorkerEndpoint[];
+  /** The planner's performance profile (setting, else learned for the endpoint, else h100-7b), read at each compaction. */
+  profile?: () => PerfProfile;
 }
 
 export interface ControllerDeps {
@@ -172,6 +178,8 @@ export class SessionController {
         model: env.agent,
         compactor: env.compactor,
         compactorLimiter: env.compactorLimiter,
+        ...(env.replicas ? { replicas: env.replicas } : {}),
+        ...(env.profile ? { profile: env.profile } : {}),
         judge: env.judge,
         tools: this.tools,
         approvals: this.broker,
