@@ -91,10 +91,12 @@ async function setApiKey(host: SplitpointHost, given: string | undefined, givenR
   const secret = apiKeySecret(role);
   if (key.trim() === '') {
     await secrets.delete(secret);
+    await host.reloadApiKeys();
     host.log.info(`API key removed (${role})`);
     void vscode.window.showInformationMessage('Splitpoint: API key removed.');
   } else {
     await secrets.store(secret, key.trim());
+    await host.reloadApiKeys();
     host.log.info(`API key updated (${role})`);
     void vscode.window.showInformationMessage('Splitpoint: API key saved in secret storage.');
   }

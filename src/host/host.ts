@@ -134,10 +134,8 @@ export class SplitpointHost implements vscode.Disposable {
         this.log.info('workspace trusted: edits and commands are enabled');
         this.pushSnapshot();
       }),
-      this.context.secrets.onDidChange(async (e) => {
-        if (!e.key.startsWith(API_KEY_SECRET)) return;
-        this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
-        this.rebuildEnvironment();
+      this.context.secrets.onDidChange((e) => {
+        if (e.key.startsWith(API_KEY_SECRET)) void this.reloadApiKeys();
       }),
     );
   }
@@ -291,6 +289,15 @@ export class SplitpointHost implements vscode.Disposable {
   }
 
   /** The API key lives here only: never in settings, logs, session files or the webview. */
+  /**
+   * Reads the keys again and rebuilds the clients. Set API Key awaits it, so the very next request
+   * carries the new key; the secrets event alone fires later, after the command has returned.
+   */
+  async reloadApiKeys(): Promise<void> {
+    this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
+    this.rebuildEnvironment();
+  }
+
   get secrets(): vscode.SecretStorage {
     return this.context.secrets;
   }
