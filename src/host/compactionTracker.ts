@@ -2,7 +2,14 @@ import type { AgentEvent, AgentEventTable } from '../core/agent/events';
 import { onAgentEvent } from '../core/agent/events';
 import type { CompactionEvent, PlanChoice, PlanOption } from '../core/compaction/events';
 import type { PinItem } from '../core/session/schema';
-import type { CompactionPlanView, CompactionState, CompactionView, HostToWebview, PlanOptionView } from '../protocol/messages';
+import type {
+  CompactionPlanView,
+  CompactionState,
+  CompactionView,
+  HostToWebview,
+  LossHeadlineView,
+  PlanOptionView,
+} from '../protocol/messages';
 import { blockView, checksView, totalsView, verdictView } from './viewModel';
 
 /**
@@ -17,6 +24,8 @@ export interface TrackerOptions {
   pins: () => readonly PinItem[];
   /** Whether background results go to the judge (then "ready" means "judging"). */
   judgeEnabled: () => boolean;
+  /** The loss report in brief for a compaction whose blocks all have summaries. */
+  loss?: (view: CompactionView) => LossHeadlineView | null;
 }
 
 const TERMINAL: ReadonlySet<CompactionState> = new Set(['adopted', 'cancelled', 'failed']);
@@ -82,11 +91,17 @@ export class CompactionTracker {
   }
 
   /** Every block has a summary: totals, checks and the state that follows. */
-  private completed(compactionId: string, totals: Parameters<typeof totalsView>[0], checks: Parameters<typeof checksView>[0]): HostToWebview[] {
+  private completed(
+    compactionId: string,
+    totals: Parameters<typeof totalsView>[0],
+    checks: Parameters<typeof checksView>[0],
+  ): HostToWebview[] {
     if (!this.view || !this.owns(compactionId)) return [];
     this.view.totals = totalsView(totals);
     this.view.checks = checksView(checks, this.o.pins());
-    if (this.view.state === 'running') this.view.state = this.preview || !this.view.background ? 'ready' : this.o.judgeEnabled() ? 'judging' : 'ready';
+    this.view.loss = this.o.loss?.(this.view) ?? null;
+    if (this.view.state === 'running')
+      this.view.state = this.preview || !this.view.background ? 'ready' : this.o.judgeEnabled() ? 'judging' : 'ready';
     return [this.snapshotMsg()];
   }
 
@@ -106,6 +121,7 @@ export class CompactionTracker {
       v.focus = e.focus ?? v.focus;
       v.totals = null;
       v.checks = null;
+      v.loss = null;
       v.state = 'running';
       return [this.snapshotMsg()];
     }
@@ -133,7 +149,12 @@ export class CompactionTracker {
           b.summary = e.summary;
           b.error = null;
           b.streamedTokens = e.stats.outputTokens;
-          b.stats = { inputTokens: e.stats.inputTokens, outputTokens: e.stats.outputTokens, cachedTokens: e.stats.cachedTokens ?? null, ms: e.stats.ms };
+          b.stats = {
+            inputTokens: e.stats.inputTokens,
+            outputTokens: e.stats.outputTokens,
+            cachedTokens: e.stats.cachedTokens ?? null,
+            ms: e.stats.ms,
+          };
         }
         return blockMsg(e.block);
       }
@@ -147,6 +168,7 @@ export class CompactionTracker {
           v.state = 'running';
           v.totals = null;
           v.checks = null;
+          v.loss = null;
           return [this.snapshotMsg(), ...blockMsg(e.block)];
         }
         return blockMsg(e.block);
@@ -155,6 +177,7 @@ export class CompactionTracker {
         if (b) Object.assign(b, { status: 'edited', summary: e.summary, error: null });
         v.totals = null;
         v.checks = null;
+        v.loss = null;
         return blockMsg(e.block);
       }
       case 'ready':
@@ -186,10 +209,13 @@ export class CompactionTracker {
         if (e.verdict.kind === 'error') v.note = `The judge could not score the summary: ${e.verdict.message}`;
         return [t.snapshotMsg()];
       }),
-    'compaction-amending': (e, t) => t.ifOwned(e.compactionId, () => t.set('running', `The judge rejected the summary; amending it: ${e.diagnosis}`)),
+    'compaction-amending': (e, t) =>
+      t.ifOwned(e.compactionId, () => t.set('running', `The judge rejected the summary; amending it: ${e.diagnosis}`)),
     'compaction-held': (e, t) => t.ifOwned(e.compactionId, () => t.set('held', e.reason)),
     'compaction-adopted': (e, t) =>
-      t.ifOwned(e.compactionId, () => t.set('adopted', `${e.tokensBefore} → ${e.tokensAfter} tokens${e.judged ? ', accepted by the judge' : ''}.`)),
+      t.ifOwned(e.compactionId, () =>
+        t.set('adopted', `${e.tokensBefore} → ${e.tokensAfter} tokens${e.judged ? ', accepted by the judge' : ''}.`),
+      ),
     'compaction-fallback': (e, t) => t.ifOwned(e.compactionId, () => t.set('failed', `${e.reason}; compacting synchronously instead.`)),
     'compaction-superseded': (e, t) =>
       t.ifOwned(e.compactionId, (v) => {
@@ -216,10 +242,25 @@ export class CompactionTracker {
 
 function optionView(o: PlanOption): PlanOptionView {
   const { label, mode, layout, blockTokens, blocks, concurrency, summaryTokens, predictedMs } = o;
-  return { label, mode, layout, blockTokens, blocks, concurrency, summaryTokens, predictedMs, ...(o.excluded ? { excluded: o.excluded } : {}) };
+  return {
+    label,
+    mode,
+    layout,
+    blockTokens,
+    blocks,
+    concurrency,
+    summaryTokens,
+    predictedMs,
+    ...(o.excluded ? { excluded: o.excluded } : {}),
+  };
 }
 
 /** The planner's choice as the views show it; measured time follows on `ready`. */
 export function planView(p: PlanChoice): CompactionPlanView {
-  return { chosen: optionView(p.chosen), alternatives: p.alternatives.map(optionView), profile: `${p.profile.name} (${p.profile.source})`, measuredMs: null };
+  return {
+    chosen: optionView(p.chosen),
+    alternatives: p.alternatives.map(optionView),
+    profile: `${p.profile.name} (${p.profile.source})`,
+    measuredMs: null,
+  };
 }

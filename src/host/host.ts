@@ -58,6 +58,8 @@ export class SplitpointHost implements vscode.Disposable {
         if (c && c.environment.contextWindow !== this.server.contextWindow()) c.updateEnvironment(this.server.environment());
         else this.pushSnapshot();
       },
+      memo: context.globalState,
+      workspaceRoot: () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
     });
   }
 

@@ -1,7 +1,10 @@
 import type { SplitpointSettings } from '../core/config/settings';
 import type { ModelPort, ModelRequest, ModelResult } from '../core/ports';
-import { VllmClient, limiterFor } from '../llm';
+import { VllmClient, limiterFor, normalizeBaseURL } from '../llm';
 import type { Semaphore } from '../llm';
+import type { TimingSink } from '../llm/timing';
+import { TimedModel } from '../llm/timing';
+import { modelChoice } from './agentSettings';
 import { keysFor, type RoleKeys } from './apiKeys';
 import type { HostLog } from './log';
 import { redactSecrets } from './log';
@@ -54,10 +57,19 @@ export interface Endpoints {
   compactor: LoggedModel;
   judge: LoggedModel;
   compactorLimiter: Semaphore;
+  /** splitpoint.compaction.endpoints: replicas of the compactor's model, each with its own limiter and the compactor's key. */
+  replicas: { model: LoggedModel; limiter: Semaphore; baseURL: string }[];
 }
 
 /** `keys`: the agent's key alone (a string), or a key per role (compactor and judge on servers of their own). */
-export function buildEndpoints(s: SplitpointSettings, keys: string | undefined | RoleKeys, log: HostLog, onToolFallback: (reason: string) => void): Endpoints {
+/** `learn`: where the agent's own request timings go (the planner's learned profile); only when the agent is alone on the server. */
+export function buildEndpoints(
+  s: SplitpointSettings,
+  keys: string | undefined | RoleKeys,
+  log: HostLog,
+  onToolFallback: (reason: string) => void,
+  learn?: TimingSink,
+): Endpoints {
   const seq = { n: 0 };
   const byRole = keysFor(s, typeof keys === 'object' ? keys : keys ? { agent: keys } : {});
   const secrets = [...new Set(Object.values(byRole).filter((k): k is string => !!k))];
@@ -72,13 +84,24 @@ export function buildEndpoints(s: SplitpointSettings, keys: string | undefined |
     });
   const client = make(s.endpoint, s.model, byRole.agent);
   const compactorURL = s.compactor.endpoint ?? s.endpoint;
+  const compactorModel = modelChoice(s).compactor;
+  const compactorLimiter = limiterFor(compactorURL, s.maxConcurrency);
+  // Compaction workers on the agent's server make its timings those of a shared batch, not of the agent alone.
+  const sameServer = normalizeBaseURL(compactorURL) === normalizeBaseURL(s.endpoint);
   const compactorClient = s.compactor.endpoint ? make(s.compactor.endpoint, s.compactor.model, byRole.compactor) : client;
   const judgeClient = s.judgeEndpoint.endpoint ? make(s.judgeEndpoint.endpoint, s.judgeEndpoint.model, byRole.judge) : compactorClient;
   return {
     client,
-    agent: new LoggedModel(client, 'agent', log, seq, secrets),
+    agent: new LoggedModel(learn ? new TimedModel(client, learn, () => (sameServer ? compactorLimiter.inFlight : 0)) : client, 'agent', log, seq, secrets),
     compactor: new LoggedModel(compactorClient, 'compactor', log, seq, secrets),
     judge: new LoggedModel(judgeClient, 'judge', log, seq, secrets),
-    compactorLimiter: limiterFor(compactorURL, s.maxConcurrency),
+    compactorLimiter,
+    replicas: s.compactionEndpoints
+      .filter((url) => normalizeBaseURL(url) !== normalizeBaseURL(compactorURL))
+      .map((url) => ({
+        model: new LoggedModel(make(url, compactorModel, byRole.compactor), 'compactor', log, seq, secrets),
+        limiter: limiterFor(url, s.maxConcurrency),
+        baseURL: url,
+      })),
   };
 }

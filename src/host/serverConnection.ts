@@ -5,6 +5,9 @@ import { readVscodeSettings } from './config';
 import type { Endpoints } from './modelPorts';
 import type { RoleKeys } from './apiKeys';
 import { buildEndpoints } from './modelPorts';
+import type { MementoLike } from '../core/perf/profileMemo';
+import type { PerfProfile } from '../core/perf/profile';
+import { PROFILE_SETTING, ProfileRefresher, resolveHostProfile } from './compactionProfile';
 import type { ControllerEnvironment } from './sessionController';
 import { describeFailure } from './userFacing';
 
@@ -17,6 +20,10 @@ export interface ServerConnectionHooks {
   warn(text: string): void;
   /** The probe finished: the environment (window) or the connection state may have changed. */
   probed(): void;
+  /** Where learned performance profiles are kept (the extension's globalState). */
+  memo: MementoLike;
+  /** Relative profile file paths in the settings resolve against it (the first workspace folder). */
+  workspaceRoot(): string | undefined;
 }
 
 /**
@@ -35,6 +42,7 @@ export class ServerConnection {
   private serverWindow: number | undefined;
   private probing: Promise<void> | undefined;
   private reportedProblems = '';
+  private reportedProfileProblem = '';
 
   constructor(private readonly hooks: ServerConnectionHooks) {}
 
@@ -54,13 +62,15 @@ export class ServerConnection {
   }
 
   rebuildEndpoints(): void {
-    this.endpoints = buildEndpoints(this.settings!, this.apiKeys, this.hooks.log, (reason) => {
+    const s = this.settings!;
+    const refresher = new ProfileRefresher(this.hooks.memo, s.endpoint, (m) => this.hooks.log.warn(m));
+    this.endpoints = buildEndpoints(s, this.apiKeys, this.hooks.log, (reason) => {
       this.hooks.log.warn(`the server has no tool-call parser; using the text tool protocol (${reason.slice(0, 200)})`);
       this.hooks.warn(
         'The server was started without a tool-call parser, so Splitpoint describes tools in the prompt instead. ' +
           'For native tool calls start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>.',
       );
-    });
+    }, refresher);
   }
 
   contextWindow(): number {
@@ -69,8 +79,24 @@ export class ServerConnection {
 
   environment(): ControllerEnvironment {
     const e = this.endpoints!;
-    const { agent, compactor, compactorLimiter, judge } = e;
-    return { settings: this.settings!, contextWindow: this.contextWindow(), agent, compactor, compactorLimiter, judge };
+    const { agent, compactor, compactorLimiter, judge, replicas } = e;
+    this.profile(); // a bad profile setting is reported when the settings change, not at the first compaction
+    const profile = () => this.profile();
+    return { settings: this.settings!, contextWindow: this.contextWindow(), agent, compactor, compactorLimiter, judge, replicas, profile };
+  }
+
+  /** Resolved at each compaction: the learned profile for the endpoint refreshes as the agent's requests are timed. */
+  private profile(): PerfProfile {
+    const s = this.settings!;
+    const p = resolveHostProfile(s.perfProfile, s.compactor.endpoint ?? s.endpoint, this.hooks.memo, this.hooks.workspaceRoot());
+    if (p.problem && p.problem !== this.reportedProfileProblem) {
+      this.hooks.log.warn(`settings: ${p.problem}`);
+      void vscode.window.showWarningMessage(`Splitpoint: ${p.problem}`, 'Open Settings').then((a) => {
+        if (a) void vscode.commands.executeCommand('workbench.action.openSettings', PROFILE_SETTING);
+      });
+    }
+    this.reportedProfileProblem = p.problem ?? '';
+    return p.profile;
   }
 
   /** Settings changed: a new endpoint or model forgets what the old server said. True when it must be probed again. */

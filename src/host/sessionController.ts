@@ -7,6 +7,8 @@ import type { SpillPort } from '../core/agent/toolOutput';
 import type { AgentTool } from '../core/agent/tools';
 import { ToolRegistry } from '../core/agent/tools';
 import type { SplitpointSettings } from '../core/config/settings';
+import type { WorkerEndpoint } from '../core/compaction/workerRun';
+import type { PerfProfile } from '../core/perf/profile';
 import type { LimiterPort, ModelPort } from '../core/ports';
 import type { SessionEvent } from '../core/session/schema';
 import type { SessionStore } from '../core/session/sessionStore';
@@ -22,7 +24,8 @@ import { controllerAgentEvents } from './agentEventLog';
 import { CompactionTracker } from './compactionTracker';
 import type { HostLog } from './log';
 import { PinActions } from './pinActions';
-import { sessionGauge, sessionSnapshot, sessionSplit } from './sessionSnapshot';
+import { lossHeadline } from './review/lossHeadline';
+import { sessionGauge, sessionSnapshot, sessionSplit, viewMessages } from './sessionSnapshot';
 import { UserCompactions } from './userCompactions';
 import { toViewMessage, verdictView } from './viewModel';
 import type { SessionOps } from './webviewDispatch';
@@ -44,6 +47,10 @@ export interface ControllerEnvironment {
   compactor: ModelPort;
   compactorLimiter: LimiterPort;
   judge: ModelPort;
+  /** splitpoint.compaction.endpoints as clients: target-block workers spread over them and the compactor. */
+  replicas?: readonly WorkerEndpoint[];
+  /** The planner's performance profile (setting, else learned for the endpoint, else h100-7b), read at each compaction. */
+  profile?: () => PerfProfile;
 }
 
 export interface ControllerDeps {
@@ -111,8 +118,16 @@ export class SessionController {
       onAsked: (v) => deps.onApprovalAsked?.(v),
       onResolved: (id) => deps.onApprovalResolved?.(id),
     });
-    this.tools = new ToolRegistry([...deps.workspaceTools(this.broker), recallTool(() => this.store.archived()), pinTool(this.store, deps.ids, deps.clock)]);
-    this.tracker = new CompactionTracker({ pins: () => this.store.snapshot.pins, judgeEnabled: () => this.env.settings.judge.enabled });
+    this.tools = new ToolRegistry([
+      ...deps.workspaceTools(this.broker),
+      recallTool(() => this.store.archived()),
+      pinTool(this.store, deps.ids, deps.clock),
+    ]);
+    this.tracker = new CompactionTracker({
+      pins: () => this.store.snapshot.pins,
+      judgeEnabled: () => this.env.settings.judge.enabled,
+      loss: (view) => lossHeadline(viewMessages(this.store, deps.ledger, this.verdicts), view),
+    });
     this.compactions = new UserCompactions({
       store: this.store,
       ledger: deps.ledger,
@@ -163,6 +178,8 @@ export class SessionController {
         model: env.agent,
         compactor: env.compactor,
         compactorLimiter: env.compactorLimiter,
+        ...(env.replicas ? { replicas: env.replicas } : {}),
+        ...(env.profile ? { profile: env.profile } : {}),
         judge: env.judge,
         tools: this.tools,
         approvals: this.broker,
@@ -281,7 +298,8 @@ export class SessionController {
   async send(text: string): Promise<void> {
     const slash = parseSlashCommand(text);
     if (slash?.command === 'compact') return this.compact(slash.focus, null);
-    if (slash?.command === 'unknown') return this.notice('warning', `Unknown command /${slash.name}. Available: /compact "what must survive".`);
+    if (slash?.command === 'unknown')
+      return this.notice('warning', `Unknown command /${slash.name}. Available: /compact "what must survive".`);
     if (!text.trim()) return;
     if (this.run) return this.notice('warning', 'The agent is still working on the last message. Wait for it, or press Stop.');
     this.postAll(this.tracker.clearIfDone());
@@ -341,7 +359,8 @@ export class SessionController {
 
   expand(summaryId: string): void {
     const active = this.store.active();
-    if (!active.compaction || active.compaction.summary.id !== summaryId) return this.notice('warning', 'That summary is not in force any more.');
+    if (!active.compaction || active.compaction.summary.id !== summaryId)
+      return this.notice('warning', 'That summary is not in force any more.');
     const all = this.store.snapshot.messages;
     const position = new Map(all.map((m, i) => [m.id, i]));
     // Archived originals carry their position in the full log, not in the active context.

@@ -86,7 +86,7 @@ export class UserCompactions {
     const settings = agentSettingsFrom(env.settings, env.contextWindow);
     const choice = tailStartIndex === null ? { strategy: env.settings.strategy } : { manualIndex: tailStartIndex };
     const { snapshot, pending } = planSessionCompaction(
-      { ...this.d, compactor: env.compactor, compactorLimiter: env.compactorLimiter },
+      { ...this.d, compactor: env.compactor, compactorLimiter: env.compactorLimiter, replicas: env.replicas, profile: env.profile },
       choice,
       this.d.tools(),
       { ...settings.compaction, focus: standing },

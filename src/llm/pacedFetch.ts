@@ -58,8 +58,9 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     new Headers(init.headers).forEach((v, k) => (headers[k] = v));
     const body = await requestBody(init.body);
     if (body && headers['content-length'] === undefined) headers['content-length'] = String(body.byteLength);
-    const mod = url.protocol === 'https:' ? https : http;
-    const req = (mod.request as typeof http.request)(url, { method: init.method ?? 'GET', headers, agent: url.protocol === 'https:' ? agents.https : agents.http });
+    const secure = url.protocol === 'https:';
+    const request = (secure ? https.request : http.request) as typeof http.request;
+    const req = request(url, { method: init.method ?? 'GET', headers, agent: secure ? agents.https : agents.http });
     const onAbort = () => req.destroy(abortError(signal!));
     signal?.addEventListener('abort', onAbort, { once: true });
     req.once('close', () => signal?.removeEventListener('abort', onAbort));

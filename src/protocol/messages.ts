@@ -150,6 +150,17 @@ export interface CompactionView {
   note: string | null;
   /** The planner's choice and what it weighed (absent when no planner ran). */
   plan?: CompactionPlanView | null;
+  /** What the summaries would lose, once every block has one (the review editor has the full list). */
+  loss?: LossHeadlineView | null;
+}
+
+/** The loss report in brief: counts by kind and the first few dropped facts, each tied to its message. */
+export interface LossHeadlineView {
+  /** "Dropped 7 of 212 facts: 3 identifiers, 2 error lines" (or that nothing was dropped). */
+  headline: string;
+  dropped: number;
+  /** At most a handful, in head order; the review editor lists them all. */
+  first: Array<{ kind: string; key: string; text: string; messageId: string; messageIndex: number }>;
 }
 
 /** One option the planner considered, with its predicted wall time. */

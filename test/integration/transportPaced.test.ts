@@ -175,7 +175,8 @@ describe('paced transport on the wire', function () {
     const s = await sseServer(pieces);
     server = s.server;
     const t0 = Date.now();
-    const e = await failure(new VllmClient({ baseURL: s.url, model: 'm', fetch: paced, idleTimeoutMs: 300, retry: { maxRetries: 0 } }).chat({ messages: convo }));
+    const c = new VllmClient({ baseURL: s.url, model: 'm', fetch: paced, idleTimeoutMs: 300, retry: { maxRetries: 0 } });
+    const e = await failure(c.chat({ messages: convo }));
     assert.ok(e instanceof TimeoutError, String(e));
     assert.ok(Date.now() - t0 < 1000, `took ${Date.now() - t0} ms`);
   });

@@ -35,6 +35,11 @@ function messageText(m: WireMessage): string {
 
 function parseInstruction(instruction: string) {
   const focusLines = [...instruction.matchAll(/^[ \t]*FOCUS:[ \t]*(.+)$/gm)].map((m) => m[1].trim()).filter((s) => s.length > 0);
+  // A targeted update's reviewer notes (fenced data) say what the earlier summary lacked: weigh them like a focus.
+  for (const m of instruction.matchAll(/<REVIEW_NOTES(?:_[0-9a-f]+)?>\n([\s\S]*?)\n<\/REVIEW_NOTES(?:_[0-9a-f]+)?>/g)) {
+    const note = m[1].trim().replace(/\s+/g, ' ');
+    if (note) focusLines.push(note);
+  }
   const v = instruction.match(/^[ \t]*VERBOSITY:[ \t]*(concise|very detailed|detailed)\b/im);
   const t = instruction.match(/^[ \t]*TARGET_TOKENS:[ \t]*(\d+)/m);
   return {

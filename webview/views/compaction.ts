@@ -10,6 +10,7 @@ import { fillMarkdown } from '../markdown';
 import { formatTokens } from '../projection';
 import { post } from '../vscodeApi';
 import { blockSummaryTokens, meter } from './gauges';
+import { renderLoss } from './lossLine';
 
 const STATUS_LABEL: Record<BlockView['status'], string> = {
   queued: 'queued',
@@ -43,6 +44,7 @@ export class CompactionPanel {
     title: 'Open the review editor: each block next to its originals, with what would be lost',
   });
   private plan = h('div', { class: 'cp-plan' });
+  private loss = h('div', { class: 'cp-loss', 'aria-live': 'polite', hidden: true });
   private chips = new Map<number, HTMLElement>();
   private editing: { block: number; text: string } | null = null;
   private dismissedId: string | null = null;
@@ -81,6 +83,7 @@ export class CompactionPanel {
       this.verdict,
       this.grid,
       this.checks,
+      this.loss,
       this.preview,
     );
   }
@@ -164,6 +167,7 @@ export class CompactionPanel {
         }),
       );
     }
+    renderLoss(this.loss, c, this.ctx);
     const live = c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held';
     const allReady = c.blocks.length > 0 && c.blocks.every((b) => b.status === 'done' || b.status === 'edited');
     this.adopt.hidden = !live;

@@ -2,6 +2,8 @@ import type { CompactionEvent } from '../compaction/events';
 import type { SplitChoice } from '../compaction/fromSession';
 import { createCompaction, snapshotSession } from '../compaction/fromSession';
 import type { CompactionDeps, PendingCompaction } from '../compaction/pendingCompaction';
+import type { WorkerEndpoint } from '../compaction/workerRun';
+import type { PerfProfile } from '../perf/profile';
 import type { CompactionSettings, CompactionSnapshot } from '../compaction/plan';
 import type { ChatMessage, StoredMessage } from '../messages';
 import type { LimiterPort, ModelPort, ToolSpec } from '../ports';
@@ -23,6 +25,10 @@ export interface CompactionRunnerDeps {
   clock: Clock;
   ids: IdSource;
   emit: (e: AgentEvent) => void;
+  /** More compaction endpoints (splitpoint.compaction.endpoints) besides the compactor. */
+  replicas?: readonly WorkerEndpoint[];
+  /** The planner's profile, read at each compaction so a learned one can refresh; the settings' own profile wins. */
+  profile?: () => PerfProfile;
 }
 
 export interface CompactionRunnerSettings {
@@ -30,21 +36,27 @@ export interface CompactionRunnerSettings {
   compaction: CompactionSettings;
   replyReserve: number;
   judge: { enabled: boolean; threshold: number; model?: string | undefined };
+  /** Most a background compaction may slow the agent's decoding; unset = 1.5. */
+  maxAgentSlowdown?: number;
 }
 
 /** The model side of a compaction, the same for background runs and the user's previews. */
-export function compactionDeps(d: Pick<CompactionRunnerDeps, 'compactor' | 'compactorLimiter' | 'ledger' | 'clock' | 'ids'>): CompactionDeps {
-  return { model: d.compactor, limiter: d.compactorLimiter, count: (m) => d.ledger.estimate(m), clock: d.clock, ids: d.ids };
+export function compactionDeps(
+  d: Pick<CompactionRunnerDeps, 'compactor' | 'compactorLimiter' | 'ledger' | 'clock' | 'ids' | 'replicas'>,
+): CompactionDeps {
+  const replicas = d.replicas?.length ? { replicas: d.replicas } : {};
+  return { model: d.compactor, limiter: d.compactorLimiter, count: (m) => d.ledger.estimate(m), clock: d.clock, ids: d.ids, ...replicas };
 }
 
 /** Freezes the session at `choice` and plans a compaction of it: the one setup every compaction starts from. */
 export function planSessionCompaction(
-  d: Pick<CompactionRunnerDeps, 'store' | 'compactor' | 'compactorLimiter' | 'ledger' | 'clock' | 'ids'>,
+  d: Pick<CompactionRunnerDeps, 'store' | 'compactor' | 'compactorLimiter' | 'ledger' | 'clock' | 'ids' | 'replicas' | 'profile'>,
   choice: SplitChoice,
   tools: readonly ToolSpec[],
-  settings: CompactionSettings,
+  given: CompactionSettings,
   replyReserve: number,
 ): { snapshot: CompactionSnapshot; pending: PendingCompaction } {
+  const settings = given.profile || !d.profile ? given : { ...given, profile: d.profile() };
   const base = compactionBase(d.store);
   const snapshot = snapshotSession(d.store, d.ledger, choice, tools, { contextWindow: settings.contextWindow, replyReserve });
   return { snapshot, pending: recordBase(createCompaction(snapshot, settings, compactionDeps(d)), base) };
@@ -87,7 +99,7 @@ export class BackgroundCompaction {
   ) {
     // The agent keeps decoding on the same server meanwhile, its prefix cached: the plan bounds how much it slows it.
     const c = settings.compaction;
-    const compaction = { ...c, focus, cache: c.cache ?? 'warm', background: c.background ?? { maxSlowdown: 1.5 } };
+    const compaction = { ...c, focus, cache: c.cache ?? 'warm', background: c.background ?? { maxSlowdown: settings.maxAgentSlowdown ?? 1.5 } };
     const first = planSessionCompaction(deps, { strategy: settings.strategy }, tools, compaction, settings.replyReserve);
     this.snapshot = first.snapshot;
     this.base = compactionBase(deps.store);
@@ -203,12 +215,18 @@ export class BackgroundCompaction {
       if (first === undefined) return { kind: 'cancelled' };
       if (first.kind === 'error') return { kind: 'held', pending: this.current, reason: first.message };
       if (first.accepted) return { kind: 'accepted', pending: this.current, verdict: first };
-      // Targeted update: the same snapshot, summarised in one pass with the diagnosis as focus.
+      // Targeted update: the same snapshot, summarised in one pass with the judge's diagnosis beside the earlier summary.
       const previous = this.current.summaryText();
       this.deps.emit({ type: 'compaction-amending', compactionId: this.current.id, diagnosis: first.diagnosis });
       const standing = this.current.currentFocus;
-      const focus = [standing, first.diagnosis].filter((s) => s && s.trim()).join('; ');
-      this.current = this.create({ ...this.settings.compaction, mode: 'sequential', focus, amendOf: previous });
+      // The diagnosis quotes the conversation: it goes to the worker as fenced data, not into the focus line.
+      this.current = this.create({
+        ...this.settings.compaction,
+        mode: 'sequential',
+        focus: standing,
+        amendOf: previous,
+        ...(first.diagnosis.trim() ? { amendNotes: first.diagnosis } : {}),
+      });
       await this.current.start();
       if (this.abort.signal.aborted || this.current.isCancelled) return { kind: 'cancelled' };
       if (!this.current.isComplete()) return { kind: 'fallback', reason: 'the targeted update failed' };

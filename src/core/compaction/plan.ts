@@ -46,6 +46,8 @@ export interface CompactionSettings {
   streamWorkers: boolean;
   /** Set for a targeted update: the summary being corrected. */
   amendOf?: string;
+  /** The judge's diagnosis of that summary, sent as fenced data (see InstructionInput.amendNotes). */
+  amendNotes?: string;
   /** Workers in flight at once; 0 or unset = the planner chooses (up to maxConcurrency). */
   concurrency?: number;
   /** Most workers in flight the endpoint allows (its limiter). */

@@ -53,6 +53,7 @@ export function instructionInput(plan: CompactionPlan, block: Block, focus: stri
     blockNumber: block.index + 1,
     blockCount: plan.blocks.length,
     amendOf: plan.settings.amendOf,
+    amendNotes: plan.settings.amendNotes,
     blockTokens: block.tokens,
     targetTokens: plan.workers.targets[block.index],
   };

@@ -1,0 +1,207 @@
+/**
+ * The compaction planner's inputs as the extension passes them: the profile
+ * setting (name or file, else learned for the endpoint, else h100-7b), the
+ * compaction endpoints (replicas, with the compactor's key), and the bound on
+ * how much a background compaction may slow the agent.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BackgroundCompaction } from '../../src/core/agent/compactionRunner';
+import { defaultSettings } from '../../src/core/config/settings';
+import type { SplitpointSettings } from '../../src/core/config/settings';
+import type { WorkerEndpoint } from '../../src/core/compaction/workerRun';
+import { H100_7B, UNIT_PROFILE } from '../../src/core/perf/profile';
+import type { PerfProfile } from '../../src/core/perf/profile';
+import type { MementoLike } from '../../src/core/perf/profileMemo';
+import { profileFor } from '../../src/core/perf/profileMemo';
+import { unlimited } from '../../src/core/ports';
+import { SessionStore } from '../../src/core/session/sessionStore';
+import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
+import { TokenLedger } from '../../src/core/tokens/tokenLedger';
+import { agentSettingsFrom } from '../../src/host/agentSettings';
+import { ProfileRefresher, resolveHostProfile } from '../../src/host/compactionProfile';
+import { MemoryLog } from '../../src/host/log';
+import { buildEndpoints } from '../../src/host/modelPorts';
+import { SessionController } from '../../src/host/sessionController';
+import type { HostToWebview } from '../../src/protocol/messages';
+import { startSimulator } from '../sim';
+import { FakeModel } from './helpers/fakeModel';
+import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
+
+class Memo implements MementoLike {
+  readonly data = new Map<string, unknown>();
+  get<T>(key: string): T | undefined {
+    return this.data.get(key) as T | undefined;
+  }
+  async update(key: string, value: unknown): Promise<void> {
+    this.data.set(key, value);
+  }
+}
+
+const ENDPOINT = 'http://gpu:8000/v1';
+
+function profileDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sp-profile-'));
+  writeFileSync(join(dir, 'mine.json'), JSON.stringify({ ...UNIT_PROFILE, name: 'mine', source: 'bench --calibrate' }));
+  writeFileSync(join(dir, 'broken.json'), JSON.stringify({ name: 'broken', step: { minStepMs: 'fast' } }));
+  return dir;
+}
+
+async function history(pairs: number): Promise<SessionStore> {
+  const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock: fixedClock() }, '/s/w.jsonl');
+  await store.append({ role: 'system', content: 'You are a test agent.' });
+  for (let i = 0; i < pairs; i++) {
+    await store.append({ role: 'user', content: `question ${i} ${'lorem ipsum '.repeat(60)}` });
+    await store.append({ role: 'assistant', content: `answer ${i} ${'dolor sit amet '.repeat(60)}` });
+  }
+  return store;
+}
+
+/** A controller on fake models, with the planner inputs the host would pass. */
+async function controller(settings: SplitpointSettings, extra: { profile?: () => PerfProfile; replicas?: WorkerEndpoint[] }) {
+  const store = await history(8);
+  const posted: HostToWebview[] = [];
+  const compactor = new FakeModel();
+  const c = new SessionController({
+    store,
+    ledger: new TokenLedger(new CharEstimateCounter()),
+    env: { settings, contextWindow: 32_768, agent: new FakeModel(), compactor, compactorLimiter: unlimited, judge: compactor, ...extra },
+    workspaceTools: () => [],
+    approvalPreview: async (call) => ({ kind: 'ask', detail: { summary: call.summary, path: 'x', diff: '' } }),
+    clock: fixedClock(),
+    ids: counterIds(),
+    post: (m) => posted.push(m),
+    log: new MemoryLog(),
+    sessions: () => ({ session: { id: 'w', title: 'W', createdAt: 0, messageCount: store.snapshot.messages.length }, sessions: [] }),
+    connection: () => ({ state: 'ok', message: null }),
+    trusted: () => true,
+    setStrategy: () => undefined,
+  });
+  await c.handle({ type: 'send', text: '/compact' });
+  const views = posted.filter((m): m is Extract<HostToWebview, { type: 'compaction' }> => m.type === 'compaction').map((m) => m.compaction!);
+  const ready = views[views.length - 1]!;
+  await c.dispose();
+  return { ready, compactor };
+}
+
+const settingsWith = (o: Partial<SplitpointSettings>): SplitpointSettings => ({
+  ...defaultSettings(),
+  judge: { enabled: false, threshold: 7 },
+  ...o,
+});
+
+describe('host compaction wiring', () => {
+  const dir = profileDir();
+
+  it('resolves the profile setting: a name, a file relative to the workspace, else learned, else h100-7b', async () => {
+    const memo = new Memo();
+    const named = resolveHostProfile('unit', ENDPOINT, memo, dir);
+    assert.deepEqual([named.from, named.profile.name, named.problem], ['named', 'unit', undefined]);
+    const file = resolveHostProfile('mine.json', ENDPOINT, memo, dir);
+    assert.deepEqual([file.from, file.profile.name, file.problem], ['file', 'mine', undefined]);
+    assert.deepEqual(resolveHostProfile(undefined, ENDPOINT, memo).from, 'default');
+    assert.equal(resolveHostProfile('', ENDPOINT, memo).profile, H100_7B);
+
+    // The agent's own timings, fed through the refresher, become the endpoint's learned profile.
+    const refresher = new ProfileRefresher(memo, ENDPOINT, (m) => assert.fail(m), 3);
+    for (const n of [1000, 4000, 9000]) refresher.addPrefill({ newTokens: n, cachedTokens: 0, ttftMs: 5 + n * 0.05 });
+    await new Promise((r) => setImmediate(r));
+    const learned = resolveHostProfile(undefined, `${ENDPOINT}/`, memo);
+    assert.equal(learned.from, 'learned');
+    assert.match(learned.profile.name, /^learned /);
+    assert.ok(Math.abs(learned.profile.step.prefillMsPerToken - 0.05) < 0.01, `fitted ${learned.profile.step.prefillMsPerToken} ms/token`);
+    assert.equal(profileFor(memo, ENDPOINT, undefined).name, learned.profile.name, 'stored through profileMemo');
+  });
+
+  it('an invalid profile file names the setting and the fault, and falls back to the default', () => {
+    for (const spec of ['broken.json', 'missing.json']) {
+      const r = resolveHostProfile(spec, ENDPOINT, new Memo(), dir);
+      assert.equal(r.profile, H100_7B);
+      assert.equal(r.from, 'default');
+      assert.match(r.problem ?? '', /splitpoint\.compaction\.profile "/);
+      assert.ok(r.problem!.includes(join(dir, spec)), r.problem);
+      assert.match(r.problem!, /Using h100-7b instead; fix the file .* or clear the setting/);
+    }
+    assert.match(resolveHostProfile('broken.json', ENDPOINT, new Memo(), dir).problem!, /step\.minStepMs/);
+  });
+
+  it('a /compact made through the controller is planned with the configured profile, and h100-7b after a bad file', async () => {
+    const memo = new Memo();
+    const s = settingsWith({ perfProfile: 'mine.json' });
+    const good = await controller(s, { profile: () => resolveHostProfile(s.perfProfile, ENDPOINT, memo, dir).profile });
+    assert.equal(good.ready.plan?.profile, 'mine (bench --calibrate)');
+    const bad = await controller(s, { profile: () => resolveHostProfile('broken.json', ENDPOINT, memo, dir).profile });
+    assert.equal(bad.ready.plan?.profile, `h100-7b (${H100_7B.source})`);
+  });
+
+  it('replicas from the settings reach the compaction deps: target-block workers run on them too', async () => {
+    const replica = new FakeModel();
+    const s = settingsWith({ layout: 'target-block', blockTokens: 256 });
+    const { ready, compactor } = await controller(s, { replicas: [{ model: replica, limiter: unlimited }] });
+    assert.equal(ready.state, 'ready');
+    assert.ok(ready.blocks.length >= 2, `${ready.blocks.length} blocks`);
+    assert.ok(replica.requests.length > 0 && compactor.requests.length > 0, `compactor ${compactor.requests.length}, replica ${replica.requests.length}`);
+    assert.equal(replica.requests.length + compactor.requests.length, ready.blocks.length);
+  });
+
+  it('buildEndpoints makes a client per compaction endpoint, with the compactor key, skipping the compactor itself', async () => {
+    const sim = await startSimulator({ apiKey: 'k-compact', timeScale: 0 });
+    try {
+      const s = settingsWith({ endpoint: 'http://127.0.0.1:9/v1', compactionEndpoints: [sim.url, 'http://127.0.0.1:9/v1/'] });
+      const e = buildEndpoints(s, { agent: 'k-compact' }, new MemoryLog(), () => undefined);
+      assert.deepEqual(
+        e.replicas.map((r) => r.baseURL),
+        [sim.url],
+      );
+      const req = { messages: [{ role: 'user' as const, content: 'hello' }], maxTokens: 4 };
+      const r = await e.replicas[0]!.model.chat(req);
+      assert.ok(r.usage && r.usage.promptTokens > 0, 'the replica answered with the key');
+      const wrong = buildEndpoints(s, { agent: 'nope' }, new MemoryLog(), () => undefined);
+      await assert.rejects(wrong.replicas[0]!.model.chat(req), /401|auth|key/i);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it("the agent's streamed requests are timed into the learning sink", async () => {
+    const sim = await startSimulator({ timeScale: 0 });
+    try {
+      const prefill: number[] = [];
+      const sink = { addPrefill: (o: { newTokens: number }) => prefill.push(o.newTokens), addDecode: () => undefined };
+      const e = buildEndpoints(settingsWith({ endpoint: sim.url }), undefined, new MemoryLog(), () => undefined, sink);
+      const deltas: string[] = [];
+      await e.agent.chat({ messages: [{ role: 'user', content: 'hello there' }], maxTokens: 16 }, { onDelta: (d) => deltas.push(d.type) });
+      assert.ok(deltas.length > 0, 'the caller still gets its deltas');
+      assert.equal(prefill.length, 1);
+      assert.ok(prefill[0]! > 0, `${prefill[0]} uncached prompt tokens`);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('maxAgentSlowdown reaches background compactions, and only them', async () => {
+    const store = await history(8);
+    const settings = agentSettingsFrom(settingsWith({ maxAgentSlowdown: 1.2, blockTokens: 256 }), 32_768);
+    const compactor = new FakeModel();
+    const deps = {
+      store,
+      ledger: new TokenLedger(new CharEstimateCounter()),
+      compactor,
+      compactorLimiter: unlimited,
+      judge: compactor,
+      clock: fixedClock(),
+      ids: counterIds(),
+      emit: () => undefined,
+    };
+    const bg = new BackgroundCompaction(deps, settings, [], undefined);
+    bg.cancel();
+    await bg.done;
+    assert.deepEqual(bg.pending.plan.settings.background, { maxSlowdown: 1.2 });
+    assert.equal(bg.pending.plan.choice?.background, true);
+    const chosen = bg.pending.plan.choice!.chosen;
+    assert.ok(chosen.agentSlowdown === undefined || chosen.agentSlowdown <= 1.2 || chosen.excluded, `chosen slows ×${chosen.agentSlowdown}`);
+    assert.equal(settings.compaction.background, undefined, "the user's own /compact is not bounded");
+  });
+});
