@@ -15,7 +15,7 @@ import { ROOT, startSim } from '../vscode/harness.mjs';
 import { packageVsix } from '../../scripts/package.mjs';
 import agentScript from '../vscode/fixtures/agent-script.json';
 import { launchTarget, type Target } from './target';
-import { axeSerious, REVIEW, reviewFrame, setSideBarWidth, sideways } from './review';
+import { axeSerious, closeReviewEditor, REVIEW, reviewFrame, setSideBarWidth, sideways } from './review';
 import { messageInput, NAMES, numberAttr, openView, until, viewFrame } from './ui';
 
 const OUT = process.env.SPLITPOINT_E2E_OUTPUT ?? join(ROOT, '.test-output', 'e2e');
@@ -179,16 +179,7 @@ describe('Splitpoint in VS Code (e2e)', function () {
     const editor = await reviewFrame(target.page);
     await editor.getByRole('region', { name: REVIEW.summary(1) }).waitFor();
     await frameShot(3, editor);
-    // Its tab's close button: the palette would type into the editor that has the focus.
-    await target.page.getByRole('tab', { name: /^Review Compaction/ }).getByRole('button', { name: /^Close/ }).click();
-    await until(
-      'the review editor to close',
-      async () =>
-        !(await reviewFrame(target.page, 1500).then(
-          () => true,
-          () => false,
-        )),
-    );
+    await closeReviewEditor(target.page);
   });
 
   step('previews a block, edits its summary, and adopts', async () => {
@@ -325,16 +316,7 @@ describe('Splitpoint in VS Code (e2e)', function () {
   });
 
   step('opens the review editor from the command palette', async () => {
-    // Closed by its tab: with the editor focused, keys typed before the palette shows reach the editor's shortcuts.
-    await target.page.getByRole('tab', { name: /^Review Compaction/ }).getByRole('button', { name: /^Close/ }).click();
-    await until(
-      'the review editor to close',
-      async () =>
-        !(await reviewFrame(target.page, 1500).then(
-          () => true,
-          () => false,
-        )),
-    );
+    await closeReviewEditor(target.page);
     await target.page.keyboard.press('F1');
     await target.page.locator('.quick-input-widget input').first().waitFor({ state: 'visible' });
     await target.page.keyboard.type(REVIEW.paletteCommand);
