@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Frame, Page } from 'playwright-core';
 import { findFrame } from '../vscode/harness.mjs';
+import { until } from './ui';
 
 export const REVIEW = {
   heading: 'Review compaction',
@@ -20,6 +21,25 @@ export const REVIEW = {
 /** The review editor's frame (a webview panel in the editor area). */
 export function reviewFrame(page: Page, timeoutMs = 30_000): Promise<Frame> {
   return findFrame(page, (f) => f.getByRole('heading', { name: REVIEW.heading, exact: true }), { timeoutMs });
+}
+
+/**
+ * Closes the review editor by its tab's close button. Not by the palette: with
+ * the editor focused, keys typed before the palette shows reach its shortcuts.
+ */
+export async function closeReviewEditor(page: Page): Promise<void> {
+  await page
+    .getByRole('tab', { name: /^Review Compaction/ })
+    .getByRole('button', { name: /^Close/ })
+    .click();
+  await until(
+    'the review editor to close',
+    async () =>
+      !(await reviewFrame(page, 1500).then(
+        () => true,
+        () => false,
+      )),
+  );
 }
 
 /** Sets the side bar's width by dragging the sash on its right edge. */
