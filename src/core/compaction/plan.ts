@@ -182,6 +182,9 @@ export function planCompaction(snapshot: CompactionSnapshot, settings: Compactio
   return { ...base, settings: resolved, blocks, summaryTokens: input.summaryTokens, workers: workersOf(work), choice };
 }
 
+/** Head models per snapshot (snapshots are immutable) and head, so planning and the post-run prediction share one. */
+const headModels = new WeakMap<CompactionSnapshot, Map<string, ReturnType<typeof headModel>>>();
+
 /** What the planner is told about this head and these settings. */
 function plannerInput(
   snapshot: CompactionSnapshot,
@@ -191,16 +194,17 @@ function plannerInput(
   headTokens: number,
 ) {
   const { context, tokens } = snapshot;
-  const model = headModel({
-    context,
-    tokens,
-    head,
-    priorSummaries,
-    tools: snapshot.tools,
-    verbosity: settings.verbosity,
-    focus: settings.focus,
-    targetContextTokens: settings.targetContextTokens ?? TARGET_CONTEXT_TOKENS,
-  });
+  const targetContextTokens = settings.targetContextTokens ?? TARGET_CONTEXT_TOKENS;
+  // predictWritten asks again for the same head after the run; its salience scan is the costly part, so keep it.
+  const key = JSON.stringify([head, priorSummaries, settings.verbosity, settings.focus ?? null, targetContextTokens]);
+  let models = headModels.get(snapshot);
+  if (!models) headModels.set(snapshot, (models = new Map()));
+  let model = models.get(key);
+  if (!model) {
+    const { verbosity, focus } = settings;
+    model = headModel({ context, tokens, head, priorSummaries, tools: snapshot.tools, verbosity, focus, targetContextTokens });
+    models.set(key, model);
+  }
   const total = tokens.reduce((a, b) => a + b, 0);
   const room = summaryRoom({ lo: settings.targetFraction ?? 0.4, window: settings.contextWindow, keptTokens: total - headTokens });
   const input: PlannerInput = {

@@ -199,7 +199,9 @@ function targetBlock(
     : deduplicateToolOutputs(truncateLargeToolOutputs(blockMessages(plan, block), DEFAULT_PRETRIM).messages).messages;
   const target = renderTranscript(ownRaw, first);
   const instructionOnly = targetBlockPrompt('', '', x);
-  const fixed = instructionOnly.reduce((s, m) => s + count(m), 0) + count({ role: 'user', content: target });
+  // The block's transcript is the prompt's largest part: count it once, not once more for the instruction share.
+  const transcriptTokens = count({ role: 'user', content: target });
+  const fixed = instructionOnly.reduce((s, m) => s + count(m), 0) + transcriptTokens;
   // Transcript framing adds a few tokens per message over the message counts.
   let contextTokens = 0;
   for (let i = 0; i < upto; i++) contextTokens += tc.tokens[i]! + 6;
@@ -217,7 +219,7 @@ function targetBlock(
   return {
     request,
     promptTokens: fixed + contextTokens,
-    instructionTokens: fixed - count({ role: 'user', content: target }),
+    instructionTokens: fixed - transcriptTokens,
     trimmed: upto > 0,
     targetText: target,
   };

@@ -12,7 +12,37 @@ export type Salience = (line: string) => number;
 const TAGGED_RE = /^\W*(?:DECISION|CONSTRAINT|INSTRUCTION|NOTE|IMPORTANT)\b/;
 const TRACE_RE = /^\s*(?:at\s+\S+\s+\(|File "[^"]+", line \d+)/;
 
+/**
+ * Per-line results, kept across calls: one compaction scans the same tool
+ * output lines for the planner's head model and again for each block's worker
+ * prompt, and the regular expressions are most of pre-trim's cost. Bounded by
+ * the characters held, since a line can be long.
+ */
+const MEMO_CHARS = 16_000_000;
+const baseMemo = new Map<string, number>();
+const tokenMemo = new Map<string, string[]>();
+let memoChars = 0;
+
+function memo<T>(m: Map<string, T>, line: string, f: (l: string) => T): T {
+  let v = m.get(line);
+  if (v === undefined) {
+    if (memoChars + line.length > MEMO_CHARS) {
+      baseMemo.clear();
+      tokenMemo.clear();
+      memoChars = 0;
+    }
+    v = f(line);
+    m.set(line, v);
+    memoChars += line.length;
+  }
+  return v;
+}
+
 export function baseSalience(line: string): number {
+  return memo(baseMemo, line, scoreLine);
+}
+
+function scoreLine(line: string): number {
   if (line.trim().length === 0) return 0;
   const t = testLine(line);
   if (t?.status === 'failed') return 5;
@@ -33,8 +63,8 @@ export function mentionTokens(text: string): Set<string> {
 }
 
 /** Tokens of a line that could be mentioned elsewhere. */
-function lineTokens(line: string): string[] {
-  return [...identifiersIn(line), ...pathsIn(line), ...numbersIn(line)];
+function lineTokens(line: string): readonly string[] {
+  return memo(tokenMemo, line, (l) => [...identifiersIn(l), ...pathsIn(l), ...numbersIn(l)]);
 }
 
 /**
