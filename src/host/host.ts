@@ -163,7 +163,10 @@ export class SplitpointHost implements vscode.Disposable {
       allowlist: () => (vscode.workspace.isTrusted ? (this.server.settings?.commandAllowlist ?? []) : []),
       timeoutSeconds: () => this.server.settings?.commandTimeoutSeconds ?? 120,
       commandEnv: () => this.server.settings?.commandEnv ?? [...DEFAULT_COMMAND_ENV],
-      sandbox: () => ({ mode: this.server.settings?.commandSandbox ?? 'auto', allowNetwork: this.server.settings?.commandNetwork ?? false }),
+      sandbox: () => ({
+        mode: this.server.settings?.commandSandbox ?? 'auto',
+        allowNetwork: this.server.settings?.commandNetwork ?? false,
+      }),
     };
   }
 
@@ -200,7 +203,9 @@ export class SplitpointHost implements vscode.Disposable {
     await this.refreshList();
     for (const r of store.repairs) this.log.warn(`session ${id}: ${r}`);
     // Counts the log lacks are made on a worker and stored, so neither this open nor the next counts on this thread.
-    await primeCounts(store, (this.counting ??= new BackgroundCounter())).catch((err: unknown) => this.log.warn(`token counts: ${(err as Error).message}`));
+    await primeCounts(store, (this.counting ??= new BackgroundCounter())).catch((err: unknown) =>
+      this.log.warn(`token counts: ${(err as Error).message}`),
+    );
     this.ledger!.calibration.load(store.snapshot.calibration);
     const tools = this.toolEnv();
     const controller = new SessionController({
@@ -267,7 +272,11 @@ export class SplitpointHost implements vscode.Disposable {
   async newSession(): Promise<void> {
     await this.ensureStarted();
     if (this.controller?.isRunning) {
-      const go = await vscode.window.showWarningMessage('The agent is still working. Stop it and start a new session?', { modal: true }, 'Stop and Start New');
+      const go = await vscode.window.showWarningMessage(
+        'The agent is still working. Stop it and start a new session?',
+        { modal: true },
+        'Stop and Start New',
+      );
       if (!go) return;
     }
     await this.openNew();
@@ -276,7 +285,8 @@ export class SplitpointHost implements vscode.Disposable {
   async switchTo(id: string): Promise<void> {
     await this.ensureStarted();
     if (id === this.activeId) return this.pushSnapshot();
-    if (this.controller?.isRunning) return this.post({ type: 'notice', level: 'warning', text: 'Stop the agent before switching sessions.' });
+    if (this.controller?.isRunning)
+      return this.post({ type: 'notice', level: 'warning', text: 'Stop the agent before switching sessions.' });
     const opened = await this.tryOpen(id);
     if (!opened) {
       const text = `Session ${id} could not be opened; the current session stays open. See the notification for details.`;

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Frame, Page } from 'playwright-core';
-import { findFrame } from '../vscode/harness.mjs';
+import { findFrame, waitForWorkbench } from '../vscode/harness.mjs';
 import { until } from './ui';
 
 export const REVIEW = {
@@ -88,4 +88,21 @@ export async function sideways(frame: Frame, selector: string): Promise<string[]
     }
     return out;
   }, selector)) as string[];
+}
+
+/**
+ * Reloads the window as a user does (Developer: Reload Window). Unlike a bare
+ * page reload it runs the workbench's shutdown, which writes the editor layout
+ * (and so the open review editor) to the browser's storage first; a bare
+ * reload can race that asynchronous write and lose the editor.
+ */
+export async function reloadWindowCommand(page: Page): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input').first();
+  await input.waitFor({ state: 'visible' });
+  await input.fill('>Developer: Reload Window');
+  const loaded = page.waitForEvent('load', { timeout: 60_000 });
+  await page.keyboard.press('Enter');
+  await loaded;
+  await waitForWorkbench(page);
 }

@@ -15,7 +15,7 @@ import { ROOT, startSim } from '../vscode/harness.mjs';
 import { packageVsix } from '../../scripts/package.mjs';
 import agentScript from '../vscode/fixtures/agent-script.json';
 import { launchTarget, type Target } from './target';
-import { axeSerious, closeReviewEditor, REVIEW, reviewFrame, setSideBarWidth, sideways } from './review';
+import { axeSerious, closeReviewEditor, REVIEW, reloadWindowCommand, reviewFrame, setSideBarWidth, sideways } from './review';
 import { messageInput, NAMES, numberAttr, openView, until, viewFrame } from './ui';
 
 const OUT = process.env.SPLITPOINT_E2E_OUTPUT ?? join(ROOT, '.test-output', 'e2e');
@@ -379,7 +379,7 @@ describe('Splitpoint in VS Code (e2e)', function () {
   });
 
   step('the review editor comes back after a reload (its serializer) and asks the host for its state', async () => {
-    await target.reload();
+    await reloadWindowCommand(target.page);
     review = await reviewFrame(target.page, 45_000);
     // The adopted compaction is history now: the restored editor offers to start the next one.
     await review.getByText(/No compaction is open/).waitFor({ timeout: 30_000 });
