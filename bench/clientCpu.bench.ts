@@ -28,7 +28,9 @@ const WINDOW = 131_072;
 const LAYOUTS = ['cache-aligned', 'target-block'] as const;
 const TRANSPORTS = ['fetch', 'http', 'paced', 'none'] as const;
 type Transport = (typeof TRANSPORTS)[number];
-const LONG = Array.from({ length: 80 }, (_, i) => `Step ${i}: the scheduler admits waiting requests while KV blocks remain free.`).join(' ');
+const LONG = Array.from({ length: 80 }, (_, i) => `Step ${i}: the scheduler admits waiting requests while KV blocks remain free.`).join(
+  ' ',
+);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -43,14 +45,29 @@ async function freePort(): Promise<number> {
 
 /** The child: the simulator, one event per word, long scripted replies for part A. */
 async function runSimChild(port: number): Promise<void> {
-  await startSimulator({ port, profile: 'h100-7b', timeScale: 1, maxModelLen: WINDOW, streamChunkTokens: 1, script: [{ content: LONG, repeat: true }] });
+  await startSimulator({
+    port,
+    profile: 'h100-7b',
+    timeScale: 1,
+    maxModelLen: WINDOW,
+    streamChunkTokens: 1,
+    script: [{ content: LONG, repeat: true }],
+  });
 }
 
 async function startSim(port: number) {
-  const child = spawn(process.execPath, ['--import=tsx', process.argv[1]!, 'sim', String(port)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, ['--import=tsx', process.argv[1]!, 'sim', String(port)], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const url = `http://127.0.0.1:${port}/v1`;
   for (let i = 0; i < 200; i++) {
-    if (await fetch(`${url}/models`).then((r) => r.ok, () => false)) return { url, close: () => child.kill() };
+    if (
+      await fetch(`${url}/models`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { url, close: () => child.kill() };
     await new Promise((r) => setTimeout(r, 100));
   }
   child.kill();
@@ -79,7 +96,9 @@ async function measureChats(url: string, transport: Transport): Promise<ChatRun>
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await Promise.all(
-      Array.from({ length: 8 }, () => client.chat({ messages, maxTokens: 1200, stream: transport !== 'none' }, { onDelta: () => events++ })),
+      Array.from({ length: 8 }, () =>
+        client.chat({ messages, maxTokens: 1200, stream: transport !== 'none' }, { onDelta: () => events++ }),
+      ),
     );
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
@@ -134,7 +153,8 @@ async function main(): Promise<void> {
   lines.push('layout         transport  blocks   wall ms  client CPU ms  share of wall  over non-streaming');
   for (const { layout, transport, r } of results) {
     const floor = results.find((x) => x.layout === layout && x.transport === 'none')!.r;
-    const extra = transport === 'none' ? '' : `${r.clientCpuMs - floor.clientCpuMs} ms (${pct(r.clientCpuMs - floor.clientCpuMs, r.wallMs)})`;
+    const extra =
+      transport === 'none' ? '' : `${r.clientCpuMs - floor.clientCpuMs} ms (${pct(r.clientCpuMs - floor.clientCpuMs, r.wallMs)})`;
     lines.push(
       `${layout.padEnd(15)}${transport.padEnd(11)}${String(r.blocks).padStart(6)}${String(r.wallMs).padStart(10)}${String(r.clientCpuMs).padStart(15)}` +
         `${pct(r.clientCpuMs, r.wallMs).padStart(15)}  ${extra}`,
@@ -143,7 +163,10 @@ async function main(): Promise<void> {
   const paced = results.filter((x) => x.transport === 'paced');
   const worst = Math.max(...paced.map((x) => x.r.clientCpuShare));
   const verdict = worst <= 0.02 ? 'meets' : 'MISSES';
-  lines.push('', `target: client CPU ≤ 2 % of wall with streamed workers (paced, the default): worst ${(100 * worst).toFixed(2)} % — ${verdict}`);
+  lines.push(
+    '',
+    `target: client CPU ≤ 2 % of wall with streamed workers (paced, the default): worst ${(100 * worst).toFixed(2)} % — ${verdict}`,
+  );
   console.log(lines.join('\n'));
 }
 

@@ -19,7 +19,7 @@ export interface UiState {
   expanded: string[];
   /** The session this UI state belongs to; a different session starts fresh. */
   sessionId: string | null;
-  /** Timeline and gauges expanded; null = by the view's height. */
+  /** Timeline and gauges expanded; null = never toggled (collapsed). */
   overviewOpen: boolean | null;
   pinsOpen: boolean;
 }

@@ -112,7 +112,7 @@ export async function calibrate(o: CalibrateOptions): Promise<Calibration> {
   }
   // Decode alone at a short and a long KV (the long prompt is cached by now, so its prefill is short).
   const decode: DecodeObservation[] = [];
-  for (const text of [freshText(32, seed++), longest]) {
+  for (const text of [freshText(32, seed), longest]) {
     const { t, server: s } = await timedRequest(o.client, text, 128);
     server &&= s;
     if (t.tpotMs !== undefined && t.completionTokens > 8) {

@@ -10,25 +10,12 @@ import { dirname, join } from 'node:path';
 import { H100_7B, NAMED_PROFILES, namedProfile, perfProfileSchema } from '../core/perf/profile';
 import type { PerfProfile } from '../core/perf/profile';
 import { normalizeBaseURL } from '../llm';
+import { readProfileFile } from '../node/profileFile';
 
 /** $SPLITPOINT_PROFILES, else $XDG_CONFIG_HOME/splitpoint/profiles.json, else ~/.config/splitpoint/profiles.json. */
 export function learnedProfilesPath(env: NodeJS.ProcessEnv = process.env): string {
   if (env.SPLITPOINT_PROFILES) return env.SPLITPOINT_PROFILES;
   return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'splitpoint', 'profiles.json');
-}
-
-/** Reads and validates a profile file; the error names the file and the bad fields. */
-export function readProfileFile(path: string): PerfProfile {
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (e) {
-    throw new Error(`cannot read profile ${path}: ${(e as Error).message}`);
-  }
-  const r = perfProfileSchema.safeParse(json);
-  if (r.success) return r.data;
-  const issues = r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-  throw new Error(`${path} is not a valid performance profile (${issues})`);
 }
 
 function readStore(path: string): Record<string, PerfProfile> {
@@ -39,6 +26,7 @@ function readStore(path: string): Record<string, PerfProfile> {
   } catch (e) {
     throw new Error(
       `the learned profiles file ${path} is not JSON (${(e as Error).message}); move it aside and Splitpoint will start a new one`,
+      { cause: e },
     );
   }
   const out: Record<string, PerfProfile> = {};

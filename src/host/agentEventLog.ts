@@ -48,7 +48,10 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   'judge-verdict': (e, s) => {
     const v = verdictView(e.verdict, e.attempt);
     if (v) s.recordVerdict(e.compactionId, v);
-    const result = e.verdict.kind === 'scored' ? `${e.verdict.overall}/10 ${e.verdict.accepted ? 'accepted' : 'rejected'}` : `error: ${e.verdict.message}`;
+    const result =
+      e.verdict.kind === 'scored'
+        ? `${e.verdict.overall}/10 ${e.verdict.accepted ? 'accepted' : 'rejected'}`
+        : `error: ${e.verdict.message}`;
     s.log.info(`[${s.sid}] judge on ${e.compactionId} (attempt ${e.attempt}, ${e.nextSteps} next steps): ${result}`);
   },
   // The tracker shows amending and superseding in the compaction view; nothing else to do.
@@ -59,7 +62,9 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
     s.held(e.compactionId);
   },
   'compaction-adopted': (e, s) =>
-    s.log.info(`[${s.sid}] compaction ${e.compactionId} adopted: ${e.tokensBefore} → ${e.tokensAfter} tokens${e.judged ? ' (judged)' : ''}`),
+    s.log.info(
+      `[${s.sid}] compaction ${e.compactionId} adopted: ${e.tokensBefore} → ${e.tokensAfter} tokens${e.judged ? ' (judged)' : ''}`,
+    ),
   compaction: (e, s) => {
     const ev = e.event;
     if (ev.type === 'ready' || ev.type === 'adopted') {
@@ -75,7 +80,9 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   'compaction-fallback': (e, s) => s.log.warn(`[${s.sid}] ${e.type} ${e.compactionId}: ${e.reason}`),
   'compaction-failed': (e, s) => s.log.warn(`[${s.sid}] ${e.type} ${e.compactionId}: ${e.error}`),
   'compaction-started': (e, s) =>
-    s.log.info(`[${s.sid}] compaction ${e.compactionId} started${e.background ? ' in the background' : ''}${e.focus ? ' with a focus' : ''}`),
+    s.log.info(
+      `[${s.sid}] compaction ${e.compactionId} started${e.background ? ' in the background' : ''}${e.focus ? ' with a focus' : ''}`,
+    ),
   notice: (e, s) => s.notice('info', e.text),
   error: (e, s) => {
     s.log.error(`[${s.sid}] agent error: ${e.error}`);

@@ -39,7 +39,12 @@ export const COMMANDS = [
     enablement: CONTEXT_KEYS.hasMessages,
     viewTitle: { group: 'navigation@2' },
   },
-  { id: 'splitpoint.compactWithFocus', title: 'Compact with Focus…', enablement: CONTEXT_KEYS.hasMessages, viewTitle: { group: '1_compaction@1' } },
+  {
+    id: 'splitpoint.compactWithFocus',
+    title: 'Compact with Focus…',
+    enablement: CONTEXT_KEYS.hasMessages,
+    viewTitle: { group: '1_compaction@1' },
+  },
   {
     id: 'splitpoint.undoCompaction',
     title: 'Undo Last Compaction',
@@ -77,5 +82,9 @@ export function manifestCommands(): { command: string; title: string; category: 
 
 /** The package.json contributes.menus["view/title"] entries this table implies. */
 export function manifestViewTitleMenu(): { command: string; when: string; group: string }[] {
-  return COMMANDS.filter((c: CommandDef) => c.viewTitle).map((c: CommandDef) => ({ command: c.id, when: inView, group: c.viewTitle!.group }));
+  return COMMANDS.filter((c: CommandDef) => c.viewTitle).map((c: CommandDef) => ({
+    command: c.id,
+    when: inView,
+    group: c.viewTitle!.group,
+  }));
 }

@@ -46,7 +46,8 @@ export function commandHandlers(host: SplitpointHost, review: { open(): void }):
     },
     'splitpoint.checkConnection': () => checkConnectionCommand(host),
     // Each of these takes its answer as an argument too (scripts, keybindings, tests) instead of asking.
-    'splitpoint.setApiKey': (key?: unknown, role?: unknown) => setApiKey(host, typeof key === 'string' ? key : undefined, isRole(role) ? role : undefined),
+    'splitpoint.setApiKey': (key?: unknown, role?: unknown) =>
+      setApiKey(host, typeof key === 'string' ? key : undefined, isRole(role) ? role : undefined),
     'splitpoint.selectModel': (id?: unknown) => selectModel(host, typeof id === 'string' ? id : undefined),
     'splitpoint.exportSession': (uri?: unknown, format?: unknown) =>
       exportSession(host, uri instanceof vscode.Uri ? uri : undefined, isFormat(format) ? format : undefined),
@@ -75,26 +76,31 @@ async function setApiKey(host: SplitpointHost, given: string | undefined, givenR
     const url = (r: KeyRole) => (r === 'agent' ? s.endpoint : r === 'compactor' ? s.compactor.endpoint : s.judgeEndpoint.endpoint) ?? '';
     const pick = await vscode.window.showQuickPick(
       roles.map((r) => ({ label: ROLE_LABEL[r], description: url(r), role: r })),
-      { title: 'Splitpoint: API Key for…', placeHolder: 'The compactor and the judge use the agent\'s key unless they have their own' },
+      { title: 'Splitpoint: API Key for…', placeHolder: "The compactor and the judge use the agent's key unless they have their own" },
     );
     if (!pick) return;
     role = pick.role;
   }
-  const key = given ?? await vscode.window.showInputBox({
-    title: `Splitpoint: API Key (${ROLE_LABEL[role]})`,
-    prompt: 'The key your server expects (vLLM --api-key). Stored in VS Code\'s secret storage, never in settings. Leave empty to remove it.',
-    password: true,
-    ignoreFocusOut: true,
-  });
+  const key =
+    given ??
+    (await vscode.window.showInputBox({
+      title: `Splitpoint: API Key (${ROLE_LABEL[role]})`,
+      prompt:
+        "The key your server expects (vLLM --api-key). Stored in VS Code's secret storage, never in settings. Leave empty to remove it.",
+      password: true,
+      ignoreFocusOut: true,
+    }));
   if (key === undefined) return;
   const secrets = host.secrets;
   const secret = apiKeySecret(role);
   if (key.trim() === '') {
     await secrets.delete(secret);
+    await host.reloadApiKeys();
     host.log.info(`API key removed (${role})`);
     void vscode.window.showInformationMessage('Splitpoint: API key removed.');
   } else {
     await secrets.store(secret, key.trim());
+    await host.reloadApiKeys();
     host.log.info(`API key updated (${role})`);
     void vscode.window.showInformationMessage('Splitpoint: API key saved in secret storage.');
   }
@@ -126,7 +132,11 @@ async function selectModel(host: SplitpointHost, given: string | undefined): Pro
   const picked = await vscode.window.showQuickPick(
     [
       { label: 'First model the server lists', description: models[0]!.id, id: '' },
-      ...models.map((m) => ({ label: m.id, description: m.maxModelLen ? `${m.maxModelLen.toLocaleString('en-US')} tokens` : 'window not reported', id: m.id })),
+      ...models.map((m) => ({
+        label: m.id,
+        description: m.maxModelLen ? `${m.maxModelLen.toLocaleString('en-US')} tokens` : 'window not reported',
+        id: m.id,
+      })),
     ].map((i) => ({ ...i, picked: i.id === current, detail: i.id === current ? 'current' : undefined })),
     { title: 'Splitpoint: Select Model', placeHolder: `Models on ${e.client.baseURL}` },
   );
@@ -137,26 +147,34 @@ async function selectModel(host: SplitpointHost, given: string | undefined): Pro
 async function exportSession(host: SplitpointHost, givenUri: vscode.Uri | undefined, givenFormat: ExportFormat | undefined): Promise<void> {
   const c = await host.ensureStarted();
   const inferred: ExportFormat | undefined = givenFormat ?? (givenUri ? (givenUri.path.endsWith('.jsonl') ? 'log' : 'active') : undefined);
-  const format = inferred ? { id: inferred } : await vscode.window.showQuickPick(
-    [
-      { label: 'Splitpoint session log (.jsonl)', detail: 'Everything: originals, compactions, undos, pins. Import it back to continue.', id: 'log' as const },
-      {
-        label: 'OpenAI messages, active context (.json)',
-        detail: 'What the agent sends now: system, pinned block, summary, recent messages.',
-        id: 'active' as const,
-      },
-      { label: 'OpenAI messages, all originals (.json)', detail: 'The full uncompacted conversation.', id: 'originals' as const },
-    ],
-    { title: 'Splitpoint: Export Session' },
-  );
+  const format = inferred
+    ? { id: inferred }
+    : await vscode.window.showQuickPick(
+        [
+          {
+            label: 'Splitpoint session log (.jsonl)',
+            detail: 'Everything: originals, compactions, undos, pins. Import it back to continue.',
+            id: 'log' as const,
+          },
+          {
+            label: 'OpenAI messages, active context (.json)',
+            detail: 'What the agent sends now: system, pinned block, summary, recent messages.',
+            id: 'active' as const,
+          },
+          { label: 'OpenAI messages, all originals (.json)', detail: 'The full uncompacted conversation.', id: 'originals' as const },
+        ],
+        { title: 'Splitpoint: Export Session' },
+      );
   if (!format) return;
   const stem = (c.store.snapshot.title ?? host.activeSessionId ?? 'session').replace(/[^\w.-]+/g, '-').slice(0, 60);
   const ext = format.id === 'log' ? 'jsonl' : 'json';
-  const target = givenUri ?? await vscode.window.showSaveDialog({
-    defaultUri: vscode.Uri.joinPath(vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(homedir()), `${stem}.${ext}`),
-    filters: format.id === 'log' ? { 'Splitpoint session': ['jsonl'] } : { 'JSON messages': ['json'] },
-    title: 'Export Session',
-  });
+  const target =
+    givenUri ??
+    (await vscode.window.showSaveDialog({
+      defaultUri: vscode.Uri.joinPath(vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(homedir()), `${stem}.${ext}`),
+      filters: format.id === 'log' ? { 'Splitpoint session': ['jsonl'] } : { 'JSON messages': ['json'] },
+      title: 'Export Session',
+    }));
   if (!target) return;
   let text: string;
   if (format.id === 'log') {
@@ -176,11 +194,13 @@ async function exportSession(host: SplitpointHost, givenUri: vscode.Uri | undefi
 
 async function importSession(host: SplitpointHost, givenUri: vscode.Uri | undefined): Promise<void> {
   await host.ensureStarted();
-  const picked = givenUri ? [givenUri] : await vscode.window.showOpenDialog({
-    canSelectMany: false,
-    filters: { 'Sessions and message arrays': ['jsonl', 'json'], 'All files': ['*'] },
-    title: 'Import Session: a Splitpoint log or an OpenAI messages array',
-  });
+  const picked = givenUri
+    ? [givenUri]
+    : await vscode.window.showOpenDialog({
+        canSelectMany: false,
+        filters: { 'Sessions and message arrays': ['jsonl', 'json'], 'All files': ['*'] },
+        title: 'Import Session: a Splitpoint log or an OpenAI messages array',
+      });
   const uri = picked?.[0];
   if (!uri) return;
   const library = host.sessionLibrary!;
@@ -193,7 +213,9 @@ async function importSession(host: SplitpointHost, givenUri: vscode.Uri | undefi
     void vscode.window.showInformationMessage(`Splitpoint: imported ${store.snapshot.messages.length} messages as a new session.`);
   } catch (err) {
     const message =
-      err instanceof SessionCorruptError ? err.message.replace(/ The file has not been changed.*$/, ' Nothing was imported.') : (err as Error).message;
+      err instanceof SessionCorruptError
+        ? err.message.replace(/ The file has not been changed.*$/, ' Nothing was imported.')
+        : (err as Error).message;
     host.log.warn(`import failed: ${message}`);
     void vscode.window.showErrorMessage(`Splitpoint: ${message}`);
   }

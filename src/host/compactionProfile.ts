@@ -6,15 +6,15 @@
  * profileMemo.ts), else h100-7b. A bad file never stops a compaction: the
  * problem is reported and the fallback used. No vscode import (unit tested).
  */
-import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { ProfileLearner } from '../core/perf/learn';
 import type { DecodeObservation, PrefillObservation } from '../core/perf/learn';
-import { H100_7B, NAMED_PROFILES, namedProfile, perfProfileSchema } from '../core/perf/profile';
+import { H100_7B, NAMED_PROFILES, namedProfile } from '../core/perf/profile';
 import type { PerfProfile } from '../core/perf/profile';
 import type { MementoLike } from '../core/perf/profileMemo';
 import { profileFor, rememberProfile } from '../core/perf/profileMemo';
 import type { TimingSink } from '../llm/timing';
+import { readProfileFile } from '../node/profileFile';
 
 export const PROFILE_SETTING = 'splitpoint.compaction.profile';
 
@@ -33,7 +33,7 @@ export function resolveHostProfile(setting: string | undefined, endpoint: string
     if (named) return { profile: named, from: 'named' };
     const path = isAbsolute(spec) || !baseDir ? spec : join(baseDir, spec);
     try {
-      return { profile: readProfile(path), from: 'file' };
+      return { profile: readProfileFile(path), from: 'file' };
     } catch (e) {
       const fallback = unset(endpoint, memo);
       const names = Object.keys(NAMED_PROFILES).join(', ');
@@ -50,18 +50,6 @@ function unset(endpoint: string, memo: MementoLike): HostProfile {
   const profile = profileFor(memo, endpoint, undefined);
   // profileFor hands back H100_7B itself when nothing valid is stored for the endpoint.
   return { profile, from: profile === H100_7B ? 'default' : 'learned' };
-}
-
-function readProfile(path: string): PerfProfile {
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (e) {
-    throw new Error(`cannot read ${path} (${(e as Error).message})`);
-  }
-  const r = perfProfileSchema.safeParse(json);
-  if (r.success) return r.data;
-  throw new Error(`${path} has bad fields (${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`);
 }
 
 /**

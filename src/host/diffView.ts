@@ -37,17 +37,22 @@ export class DiffView implements vscode.TextDocumentContentProvider, vscode.Disp
     const real = vscode.Uri.joinPath(p.root, p.change.path);
     const left = p.change.before === undefined ? this.uriFor(callId, p.change.path, 'before') : real;
     const title = `${p.change.path} ↔ proposed by Splitpoint (${p.change.before === undefined ? 'new file' : 'needs approval'})`;
-    await vscode.commands.executeCommand('vscode.diff', left, this.uriFor(callId, p.change.path, 'after'), title, { preview: true, preserveFocus: true });
+    await vscode.commands.executeCommand('vscode.diff', left, this.uriFor(callId, p.change.path, 'after'), title, {
+      preview: true,
+      preserveFocus: true,
+    });
   }
 
   /** Closes the diff tab of an answered card and forgets the proposal. */
   async close(callId: string): Promise<void> {
     if (!this.proposed.delete(callId)) return;
-    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => {
-      const input = t.input;
-      if (!(input instanceof vscode.TabInputTextDiff) || input.modified.scheme !== PROPOSED_SCHEME) return false;
-      return new URLSearchParams(input.modified.query).get('call') === callId;
-    });
+    const tabs = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((t) => {
+        const input = t.input;
+        if (!(input instanceof vscode.TabInputTextDiff) || input.modified.scheme !== PROPOSED_SCHEME) return false;
+        return new URLSearchParams(input.modified.query).get('call') === callId;
+      });
     if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true);
   }
 

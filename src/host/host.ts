@@ -134,10 +134,8 @@ export class SplitpointHost implements vscode.Disposable {
         this.log.info('workspace trusted: edits and commands are enabled');
         this.pushSnapshot();
       }),
-      this.context.secrets.onDidChange(async (e) => {
-        if (!e.key.startsWith(API_KEY_SECRET)) return;
-        this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
-        this.rebuildEnvironment();
+      this.context.secrets.onDidChange((e) => {
+        if (e.key.startsWith(API_KEY_SECRET)) void this.reloadApiKeys();
       }),
     );
   }
@@ -165,7 +163,10 @@ export class SplitpointHost implements vscode.Disposable {
       allowlist: () => (vscode.workspace.isTrusted ? (this.server.settings?.commandAllowlist ?? []) : []),
       timeoutSeconds: () => this.server.settings?.commandTimeoutSeconds ?? 120,
       commandEnv: () => this.server.settings?.commandEnv ?? [...DEFAULT_COMMAND_ENV],
-      sandbox: () => ({ mode: this.server.settings?.commandSandbox ?? 'auto', allowNetwork: this.server.settings?.commandNetwork ?? false }),
+      sandbox: () => ({
+        mode: this.server.settings?.commandSandbox ?? 'auto',
+        allowNetwork: this.server.settings?.commandNetwork ?? false,
+      }),
     };
   }
 
@@ -202,7 +203,9 @@ export class SplitpointHost implements vscode.Disposable {
     await this.refreshList();
     for (const r of store.repairs) this.log.warn(`session ${id}: ${r}`);
     // Counts the log lacks are made on a worker and stored, so neither this open nor the next counts on this thread.
-    await primeCounts(store, (this.counting ??= new BackgroundCounter())).catch((err: unknown) => this.log.warn(`token counts: ${(err as Error).message}`));
+    await primeCounts(store, (this.counting ??= new BackgroundCounter())).catch((err: unknown) =>
+      this.log.warn(`token counts: ${(err as Error).message}`),
+    );
     this.ledger!.calibration.load(store.snapshot.calibration);
     const tools = this.toolEnv();
     const controller = new SessionController({
@@ -269,7 +272,11 @@ export class SplitpointHost implements vscode.Disposable {
   async newSession(): Promise<void> {
     await this.ensureStarted();
     if (this.controller?.isRunning) {
-      const go = await vscode.window.showWarningMessage('The agent is still working. Stop it and start a new session?', { modal: true }, 'Stop and Start New');
+      const go = await vscode.window.showWarningMessage(
+        'The agent is still working. Stop it and start a new session?',
+        { modal: true },
+        'Stop and Start New',
+      );
       if (!go) return;
     }
     await this.openNew();
@@ -278,7 +285,8 @@ export class SplitpointHost implements vscode.Disposable {
   async switchTo(id: string): Promise<void> {
     await this.ensureStarted();
     if (id === this.activeId) return this.pushSnapshot();
-    if (this.controller?.isRunning) return this.post({ type: 'notice', level: 'warning', text: 'Stop the agent before switching sessions.' });
+    if (this.controller?.isRunning)
+      return this.post({ type: 'notice', level: 'warning', text: 'Stop the agent before switching sessions.' });
     const opened = await this.tryOpen(id);
     if (!opened) {
       const text = `Session ${id} could not be opened; the current session stays open. See the notification for details.`;
@@ -291,6 +299,15 @@ export class SplitpointHost implements vscode.Disposable {
   }
 
   /** The API key lives here only: never in settings, logs, session files or the webview. */
+  /**
+   * Reads the keys again and rebuilds the clients. Set API Key awaits it, so the very next request
+   * carries the new key; the secrets event alone fires later, after the command has returned.
+   */
+  async reloadApiKeys(): Promise<void> {
+    this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
+    this.rebuildEnvironment();
+  }
+
   get secrets(): vscode.SecretStorage {
     return this.context.secrets;
   }

@@ -44,7 +44,8 @@ export class LoggedModel implements ModelPort {
       this.lastError = err;
       const kind = (err as { kind?: string }).kind ?? (err as Error).name;
       if (kind === 'aborted' || opts?.signal?.aborted) this.log.debug(`✗ ${id} cancelled after ${Date.now() - started} ms`);
-      else this.log.warn(`✗ ${id} ${Date.now() - started} ms ${kind}: ${redactSecrets((err as Error).message ?? String(err), this.secrets)}`);
+      else
+        this.log.warn(`✗ ${id} ${Date.now() - started} ms ${kind}: ${redactSecrets((err as Error).message ?? String(err), this.secrets)}`);
       throw err;
     }
   }
@@ -92,7 +93,13 @@ export function buildEndpoints(
   const judgeClient = s.judgeEndpoint.endpoint ? make(s.judgeEndpoint.endpoint, s.judgeEndpoint.model, byRole.judge) : compactorClient;
   return {
     client,
-    agent: new LoggedModel(learn ? new TimedModel(client, learn, () => (sameServer ? compactorLimiter.inFlight : 0)) : client, 'agent', log, seq, secrets),
+    agent: new LoggedModel(
+      learn ? new TimedModel(client, learn, () => (sameServer ? compactorLimiter.inFlight : 0)) : client,
+      'agent',
+      log,
+      seq,
+      secrets,
+    ),
     compactor: new LoggedModel(compactorClient, 'compactor', log, seq, secrets),
     judge: new LoggedModel(judgeClient, 'judge', log, seq, secrets),
     compactorLimiter,

@@ -64,13 +64,19 @@ export class ServerConnection {
   rebuildEndpoints(): void {
     const s = this.settings!;
     const refresher = new ProfileRefresher(this.hooks.memo, s.endpoint, (m) => this.hooks.log.warn(m));
-    this.endpoints = buildEndpoints(s, this.apiKeys, this.hooks.log, (reason) => {
-      this.hooks.log.warn(`the server has no tool-call parser; using the text tool protocol (${reason.slice(0, 200)})`);
-      this.hooks.warn(
-        'The server was started without a tool-call parser, so Splitpoint describes tools in the prompt instead. ' +
-          'For native tool calls start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>.',
-      );
-    }, refresher);
+    this.endpoints = buildEndpoints(
+      s,
+      this.apiKeys,
+      this.hooks.log,
+      (reason) => {
+        this.hooks.log.warn(`the server has no tool-call parser; using the text tool protocol (${reason.slice(0, 200)})`);
+        this.hooks.warn(
+          'The server was started without a tool-call parser, so Splitpoint describes tools in the prompt instead. ' +
+            'For native tool calls start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>.',
+        );
+      },
+      refresher,
+    );
   }
 
   contextWindow(): number {
@@ -125,13 +131,18 @@ export class ServerConnection {
       const want = this.settings!.model;
       const chosen = want ? models.find((m) => m.id === want) : models[0];
       if (want && !chosen) {
-        this.connection = { state: 'error', message: `The server lists no model "${want}" (it has: ${models.map((m) => m.id).join(', ') || 'none'}).` };
+        this.connection = {
+          state: 'error',
+          message: `The server lists no model "${want}" (it has: ${models.map((m) => m.id).join(', ') || 'none'}).`,
+        };
       } else {
         const message = chosen ? `${chosen.id}${chosen.maxModelLen ? `, ${chosen.maxModelLen} tokens` : ''}` : null;
         this.connection = { state: 'ok', message, model: chosen?.id ?? null };
         this.serverWindow = chosen?.maxModelLen;
       }
-      log.info(`probe ${e.client.baseURL}: ${models.length} model(s) in ${Date.now() - t0} ms; window ${this.serverWindow ?? 'not reported'}`);
+      log.info(
+        `probe ${e.client.baseURL}: ${models.length} model(s) in ${Date.now() - t0} ms; window ${this.serverWindow ?? 'not reported'}`,
+      );
     } catch (err) {
       this.connection = { state: 'error', message: (err as Error).message };
       log.warn(`probe ${e.client.baseURL} failed after ${Date.now() - t0} ms: ${(err as { kind?: string }).kind ?? 'error'}`);

@@ -42,13 +42,15 @@ export function summarizeLog(id: string, path: string, text: string): LibraryEnt
     if (firstUser === undefined && line.includes('"role":"user"')) {
       try {
         const e = JSON.parse(line) as { message?: { role?: string; content?: unknown; kind?: string } };
-        if (e.message?.role === 'user' && e.message.kind !== 'pinned' && typeof e.message.content === 'string') firstUser = e.message.content;
+        if (e.message?.role === 'user' && e.message.kind !== 'pinned' && typeof e.message.content === 'string')
+          firstUser = e.message.content;
       } catch {
         // A damaged line is reported when the session is opened.
       }
     }
   }
-  const title = typeof header.title === 'string' && header.title ? header.title : firstUser !== undefined ? titleFrom(firstUser) : 'New session';
+  const title =
+    typeof header.title === 'string' && header.title ? header.title : firstUser !== undefined ? titleFrom(firstUser) : 'New session';
   const createdAt = typeof header.createdAt === 'number' ? header.createdAt : 0;
   return { id, path, title, createdAt, messageCount, lastUsedAt: lastTime(text, createdAt), bytes: byteLength(text) };
 }
@@ -158,7 +160,12 @@ export class SessionLibrary {
       });
     }
     const title = sourceName.replace(/^.*[\\/]/, '').replace(/\.[^.]+$/, '');
-    const store = await SessionStore.importArray({ storage: this.storage, clock: this.clock, ids: this.ids }, path, raw, `Imported: ${title}`);
+    const store = await SessionStore.importArray(
+      { storage: this.storage, clock: this.clock, ids: this.ids },
+      path,
+      raw,
+      `Imported: ${title}`,
+    );
     return { id, store, kind: 'messages' };
   }
 }

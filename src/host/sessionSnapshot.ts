@@ -1,7 +1,16 @@
 import { viewVersion } from '../core/agent/planBase';
 import type { SessionStore } from '../core/session/sessionStore';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
-import type { ApprovalView, CompactionView, GaugeView, SessionListItem, SplitView, VerdictView, ViewMessage, ViewSnapshot } from '../protocol/messages';
+import type {
+  ApprovalView,
+  CompactionView,
+  GaugeView,
+  SessionListItem,
+  SplitView,
+  VerdictView,
+  ViewMessage,
+  ViewSnapshot,
+} from '../protocol/messages';
 import { agentSettingsFrom } from './agentSettings';
 import type { ControllerEnvironment } from './sessionController';
 import { gaugeView, pinView, splitView, toViewMessage } from './viewModel';
@@ -43,7 +52,9 @@ export function sessionSplit(store: SessionStore, ledger: TokenLedger, env: Cont
   const active = store.active();
   const stats = active.compaction?.stats;
   const perBlock =
-    stats && typeof stats.summaryTokens === 'number' && typeof stats.blocks === 'number' && stats.blocks > 0 ? stats.summaryTokens / stats.blocks : undefined;
+    stats && typeof stats.summaryTokens === 'number' && typeof stats.blocks === 'number' && stats.blocks > 0
+      ? stats.summaryTokens / stats.blocks
+      : undefined;
   const s = env.settings;
   return splitView(active.messages, ledger, {
     strategy: s.strategy,
@@ -72,7 +83,13 @@ export function sessionSnapshot(src: SnapshotSource): ViewSnapshot {
     compactionDepth: store.snapshot.compactions.length,
     agent: src.agent,
     // The header names the model the server serves when the setting leaves it to the server (never "model ?").
-    settings: { endpoint: s.endpoint, model: s.model || src.connection.model || null, mode: s.mode, layout: s.layout, verbosity: s.verbosity },
+    settings: {
+      endpoint: s.endpoint,
+      model: s.model || src.connection.model || null,
+      mode: s.mode,
+      layout: s.layout,
+      verbosity: s.verbosity,
+    },
     connection: src.connection,
     trusted: src.trusted,
   };

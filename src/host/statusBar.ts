@@ -19,7 +19,9 @@ export class HostStatus implements vscode.Disposable {
     item.text = s.text;
     item.tooltip = s.tooltip;
     item.backgroundColor =
-      s.level === 'normal' ? undefined : new vscode.ThemeColor(s.level === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
+      s.level === 'normal'
+        ? undefined
+        : new vscode.ThemeColor(s.level === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
     item.show();
     const store = c?.store;
     const setContext = (key: string, value: boolean) => void vscode.commands.executeCommand('setContext', key, value);

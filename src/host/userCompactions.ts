@@ -70,7 +70,10 @@ export class UserCompactions {
     const bg = loop.backgroundCompaction;
     if (tailStartIndex === null && bg && !bg.outcome) {
       await loop.userCompact(f, new AbortController().signal);
-      return this.d.notice('info', f ? `The background compaction now uses your focus: "${f}".` : 'A background compaction is already running.');
+      return this.d.notice(
+        'info',
+        f ? `The background compaction now uses your focus: "${f}".` : 'A background compaction is already running.',
+      );
     }
     if (tailStartIndex === null && f !== undefined && this.owned && this.d.tracker.isPreview && !this.owned.isComplete()) {
       // A new focus while the preview still runs: redo its unfinished blocks with it.
@@ -106,13 +109,18 @@ export class UserCompactions {
       log.info(`[${store.id}] preview ${e.compactionId} ready: ${t.headTokens} → ${t.summaryTokens} tokens in ${stats}`);
     });
     const plan = pending.plan;
-    log.info(`[${store.id}] preview ${pending.id}: ${plan.blocks.length} blocks, ${plan.headTokens} head tokens, split at ${snapshot.split.tailStartIndex}`);
+    log.info(
+      `[${store.id}] preview ${pending.id}: ${plan.blocks.length} blocks, ${plan.headTokens} head tokens, split at ${snapshot.split.tailStartIndex}`,
+    );
     await pending.start();
     if (!pending.isCancelled && !pending.isComplete()) {
       const failed = pending.blocks.filter((b) => b.status === 'failed');
       if (failed.length > 0) {
         const n = failed.length;
-        this.d.notice('warning', `${n} block${n > 1 ? 's' : ''} failed (${failed[0]!.error}). Regenerate ${n > 1 ? 'them' : 'it'}, edit the text, or cancel.`);
+        this.d.notice(
+          'warning',
+          `${n} block${n > 1 ? 's' : ''} failed (${failed[0]!.error}). Regenerate ${n > 1 ? 'them' : 'it'}, edit the text, or cancel.`,
+        );
       }
     }
   }
@@ -156,7 +164,8 @@ export class UserCompactions {
     // A background summary held for the next message may be adopted by hand; the loop then lets it go.
     const p = this.owned?.id === id ? this.owned : bg && bg.pending.id === id && bg.heldForNextMessage ? bg.pending : undefined;
     if (!p) return this.d.notice('warning', 'That compaction cannot be adopted now (it is not finished, or it is no longer open).');
-    if (!p.isComplete()) return this.d.notice('warning', 'Not every block has a summary yet: wait, regenerate the failed ones, or edit them.');
+    if (!p.isComplete())
+      return this.d.notice('warning', 'Not every block has a summary yet: wait, regenerate the failed ones, or edit them.');
     const before = loop.contextTokens();
     try {
       await adoptPlanned(p, this.d.store);

@@ -30,7 +30,10 @@ export function describeFailure(err: unknown, text: string, endpoint: string): A
         settingsQuery: 'splitpoint.endpoint',
       };
     case 'auth':
-      return { message: `The server at ${url} rejected the API key. Set the right one with "Splitpoint: Set API Key".`, actions: ['Set API Key', 'Show Log'] };
+      return {
+        message: `The server at ${url} rejected the API key. Set the right one with "Splitpoint: Set API Key".`,
+        actions: ['Set API Key', 'Show Log'],
+      };
     case 'not-found':
       return {
         message: `${text} Check the model (splitpoint.model) and the endpoint.`,
@@ -38,7 +41,10 @@ export function describeFailure(err: unknown, text: string, endpoint: string): A
         settingsQuery: 'splitpoint.model',
       };
     case 'timeout':
-      return { message: `The model server at ${url} did not answer in time. It may be overloaded or still loading the model.`, actions: ['Show Log'] };
+      return {
+        message: `The model server at ${url} did not answer in time. It may be overloaded or still loading the model.`,
+        actions: ['Show Log'],
+      };
     case 'context-overflow':
       return {
         message:

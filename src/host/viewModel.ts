@@ -24,7 +24,10 @@ export function cutForView(text: string, max = VIEW_TOOL_OUTPUT_CHARS): { conten
   if (text.length <= max) return { content: text, truncated: false };
   const head = Math.floor(max * 0.7);
   const tail = max - head;
-  return { content: `${text.slice(0, head)}\n… [${text.length - max} characters not shown] …\n${text.slice(text.length - tail)}`, truncated: true };
+  return {
+    content: `${text.slice(0, head)}\n… [${text.length - max} characters not shown] …\n${text.slice(text.length - tail)}`,
+    truncated: true,
+  };
 }
 
 export function toViewMessage(m: StoredMessage, index: number, origin: ActiveOrigin, ledger: TokenLedger): ViewMessage {
@@ -41,7 +44,8 @@ export function toViewMessage(m: StoredMessage, index: number, origin: ActiveOri
   };
   if (m.role === 'assistant') {
     if (m.reasoning) v.reasoning = m.reasoning;
-    if (m.tool_calls && m.tool_calls.length > 0) v.toolCalls = m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
+    if (m.tool_calls && m.tool_calls.length > 0)
+      v.toolCalls = m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
   }
   if (m.role === 'tool') v.toolCallId = m.tool_call_id;
   return v;
@@ -93,7 +97,14 @@ export function pinView(p: PinItem): PinView {
 
 export function verdictView(v: Verdict, attempt: number): VerdictView | null {
   if (v.kind !== 'scored') return null;
-  return { alignment: v.alignment, nonContradiction: v.nonContradiction, overall: v.overall, accepted: v.accepted, diagnosis: v.diagnosis, attempt };
+  return {
+    alignment: v.alignment,
+    nonContradiction: v.nonContradiction,
+    overall: v.overall,
+    accepted: v.accepted,
+    diagnosis: v.diagnosis,
+    attempt,
+  };
 }
 
 export function blockView(b: CoreBlockView): BlockView {

@@ -3,7 +3,16 @@ export * from './types';
 export * from './errors';
 export { VllmClient, type VllmClientOptions } from './client';
 export { Semaphore, limiterFor } from './limiter';
-export { DEFAULT_RETRY_POLICY, backoffDelay, realSleep, withRetry, type RetryPolicy, type RetryInfo, type RetryOptions, type Sleep } from './retry';
+export {
+  DEFAULT_RETRY_POLICY,
+  backoffDelay,
+  realSleep,
+  withRetry,
+  type RetryPolicy,
+  type RetryInfo,
+  type RetryOptions,
+  type Sleep,
+} from './retry';
 export { StreamAssembler, usageFromRaw, type RawChunk, type RawToolCallDelta } from './streamAssembler';
 export {
   describeToolsForPrompt,

@@ -70,7 +70,8 @@ export function pacedBody(req: ClientRequest, res: IncomingMessage, intervalMs: 
       res.once('aborted', () => fail(Object.assign(new Error('terminated: the server closed the response early'), { code: 'ECONNRESET' })));
       req.once('error', fail);
       res.once('close', () => {
-        if (!res.complete) fail(Object.assign(new Error('terminated: the connection closed before the response ended'), { code: 'ECONNRESET' }));
+        if (!res.complete)
+          fail(Object.assign(new Error('terminated: the connection closed before the response ended'), { code: 'ECONNRESET' }));
       });
     },
     cancel() {

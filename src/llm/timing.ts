@@ -38,7 +38,8 @@ export class TimedModel implements ModelPort {
     if (first !== undefined && u && this.others() === 0) {
       const cached = u.cachedTokens ?? 0;
       this.sink.addPrefill({ newTokens: u.promptTokens - cached, cachedTokens: cached, ttftMs: first - sent });
-      if (u.completionTokens > 8) this.sink.addDecode({ kvTokens: u.promptTokens + u.completionTokens / 2, tpotMs: (end - first) / (u.completionTokens - 1) });
+      if (u.completionTokens > 8)
+        this.sink.addDecode({ kvTokens: u.promptTokens + u.completionTokens / 2, tpotMs: (end - first) / (u.completionTokens - 1) });
     }
     return result;
   }

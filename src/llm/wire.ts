@@ -19,7 +19,11 @@ export function cleanMessage(m: ChatMessage): ChatMessage {
     case 'assistant': {
       const out: AssistantWire = { role: 'assistant', content: m.content };
       if (m.tool_calls && m.tool_calls.length > 0) {
-        out.tool_calls = m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
+        out.tool_calls = m.tool_calls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.function.name, arguments: c.function.arguments },
+        }));
       }
       return out;
     }

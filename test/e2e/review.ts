@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Frame, Page } from 'playwright-core';
-import { findFrame } from '../vscode/harness.mjs';
+import { findFrame, waitForWorkbench } from '../vscode/harness.mjs';
+import { until } from './ui';
 
 export const REVIEW = {
   heading: 'Review compaction',
@@ -20,6 +21,25 @@ export const REVIEW = {
 /** The review editor's frame (a webview panel in the editor area). */
 export function reviewFrame(page: Page, timeoutMs = 30_000): Promise<Frame> {
   return findFrame(page, (f) => f.getByRole('heading', { name: REVIEW.heading, exact: true }), { timeoutMs });
+}
+
+/**
+ * Closes the review editor by its tab's close button. Not by the palette: with
+ * the editor focused, keys typed before the palette shows reach its shortcuts.
+ */
+export async function closeReviewEditor(page: Page): Promise<void> {
+  await page
+    .getByRole('tab', { name: /^Review Compaction/ })
+    .getByRole('button', { name: /^Close/ })
+    .click();
+  await until(
+    'the review editor to close',
+    async () =>
+      !(await reviewFrame(page, 1500).then(
+        () => true,
+        () => false,
+      )),
+  );
 }
 
 /** Sets the side bar's width by dragging the sash on its right edge. */
@@ -68,4 +88,21 @@ export async function sideways(frame: Frame, selector: string): Promise<string[]
     }
     return out;
   }, selector)) as string[];
+}
+
+/**
+ * Reloads the window as a user does (Developer: Reload Window). Unlike a bare
+ * page reload it runs the workbench's shutdown, which writes the editor layout
+ * (and so the open review editor) to the browser's storage first; a bare
+ * reload can race that asynchronous write and lose the editor.
+ */
+export async function reloadWindowCommand(page: Page): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input').first();
+  await input.waitFor({ state: 'visible' });
+  await input.fill('>Developer: Reload Window');
+  const loaded = page.waitForEvent('load', { timeout: 60_000 });
+  await page.keyboard.press('Enter');
+  await loaded;
+  await waitForWorkbench(page);
 }

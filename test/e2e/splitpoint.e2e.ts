@@ -15,7 +15,7 @@ import { ROOT, startSim } from '../vscode/harness.mjs';
 import { packageVsix } from '../../scripts/package.mjs';
 import agentScript from '../vscode/fixtures/agent-script.json';
 import { launchTarget, type Target } from './target';
-import { axeSerious, REVIEW, reviewFrame, setSideBarWidth, sideways } from './review';
+import { axeSerious, closeReviewEditor, REVIEW, reloadWindowCommand, reviewFrame, setSideBarWidth, sideways } from './review';
 import { messageInput, NAMES, numberAttr, openView, until, viewFrame } from './ui';
 
 const OUT = process.env.SPLITPOINT_E2E_OUTPUT ?? join(ROOT, '.test-output', 'e2e');
@@ -44,6 +44,10 @@ describe('Splitpoint in VS Code (e2e)', function () {
     await el.screenshot({ path: join(DOCS, `${name}.png`) });
   };
   const input = () => messageInput(view);
+  /** The gauges live in the side bar's collapsed row; their values are read without opening it. */
+  const meter = (name: string) => view.getByRole('meter', { name, includeHidden: true });
+  /** The README's image sequence of a compaction: each frame clipped to the webview it shows. */
+  const frameShot = (n: number, frame: Frame) => doc(`compaction-${n}`, frame);
   const conversation = () => view.getByRole('log', { name: NAMES.conversation });
   const send = async (text: string) => {
     await input().fill(text);
@@ -141,8 +145,9 @@ describe('Splitpoint in VS Code (e2e)', function () {
 
   let usedBefore = 0;
   step(`/compact "${FOCUS}" streams blocks into the overlay`, async () => {
-    const used = view.getByRole('meter', { name: NAMES.contextMeter });
-    usedBefore = await numberAttr(used);
+    usedBefore = await numberAttr(meter(NAMES.contextMeter));
+    assert.equal(await view.locator('details.overview').getAttribute('open'), null, 'the timeline row starts collapsed');
+    await frameShot(1, view);
     await send(`/compact "${FOCUS}"`);
     const blocks = view.getByRole('listbox', { name: NAMES.blocks });
     await blocks.waitFor({ timeout: 30_000 });
@@ -160,13 +165,21 @@ describe('Splitpoint in VS Code (e2e)', function () {
         if (!streamingShot && ls.some((l) => /streaming/i.test(l))) {
           streamingShot = true;
           await snap('blocks-streaming');
+          await frameShot(2, view);
         }
         return ls.length >= 2 && ls.every((l) => /done/i.test(l));
       },
       60_000,
     );
     assert.ok(!seen.has('failed'), 'no block failed');
+    if (!streamingShot) await frameShot(2, view);
     await snap('blocks-done');
+    // The sequence's third frame: the summaries beside their originals in the review editor, closed again after.
+    await view.getByRole('button', { name: REVIEW.sidebarButton, exact: true }).click();
+    const editor = await reviewFrame(target.page);
+    await editor.getByRole('region', { name: REVIEW.summary(1) }).waitFor();
+    await frameShot(3, editor);
+    await closeReviewEditor(target.page);
   });
 
   step('previews a block, edits its summary, and adopts', async () => {
@@ -186,17 +199,22 @@ describe('Splitpoint in VS Code (e2e)', function () {
     await view.getByRole('button', { name: NAMES.adopt, exact: true }).click();
     await seeInChat(/EDITED-BY-E2E/);
     const usedAfter = await until('the context gauge to drop', async () => {
-      const v = await numberAttr(view.getByRole('meter', { name: NAMES.contextMeter }));
+      const v = await numberAttr(meter(NAMES.contextMeter));
       return v < usedBefore ? v : undefined;
     });
     assert.ok(usedAfter < usedBefore);
     await snap('adopted');
+    await frameShot(4, view);
   });
 
   step('drags the split point with the mouse and moves it with arrow keys; the projected gauge follows', async () => {
     // One more turn, so the kept tail has more than one place to split.
     await send('Please remember the release codename');
     await seeInChat(/pelican-42/);
+    // The timeline and gauges are behind the side bar's compact row: open it as a user would.
+    const row = view.locator('details.overview');
+    if ((await row.getAttribute('open')) === null) await row.locator('summary').click();
+    await until('the timeline row to open', async () => (await row.getAttribute('open')) !== null);
     const slider = view.getByRole('slider', { name: NAMES.slider });
     const projected = view.getByRole('meter', { name: NAMES.projectedMeter });
     await slider.waitFor();
@@ -298,18 +316,9 @@ describe('Splitpoint in VS Code (e2e)', function () {
   });
 
   step('opens the review editor from the command palette', async () => {
+    await closeReviewEditor(target.page);
     await target.page.keyboard.press('F1');
-    await target.page.keyboard.type('View: Close All Editors');
-    await target.page.keyboard.press('Enter');
-    await until(
-      'the review editor to close',
-      async () =>
-        !(await reviewFrame(target.page, 1500).then(
-          () => true,
-          () => false,
-        )),
-    );
-    await target.page.keyboard.press('F1');
+    await target.page.locator('.quick-input-widget input').first().waitFor({ state: 'visible' });
     await target.page.keyboard.type(REVIEW.paletteCommand);
     await target.page.keyboard.press('Enter');
     review = await reviewFrame(target.page);
@@ -370,7 +379,7 @@ describe('Splitpoint in VS Code (e2e)', function () {
   });
 
   step('the review editor comes back after a reload (its serializer) and asks the host for its state', async () => {
-    await target.reload();
+    await reloadWindowCommand(target.page);
     review = await reviewFrame(target.page, 45_000);
     // The adopted compaction is history now: the restored editor offers to start the next one.
     await review.getByText(/No compaction is open/).waitFor({ timeout: 30_000 });

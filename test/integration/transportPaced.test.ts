@@ -26,7 +26,11 @@ async function until(cond: () => boolean, ms = 3000): Promise<void> {
 /** A long scripted reply, so that tokens keep arriving for a second or more. */
 const LONG = Array.from({ length: 60 }, (_, i) => `Step ${i}: the scheduler admits waiting requests while KV blocks remain.`).join(' ');
 
-const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 describe('paced transport against the simulator (h100-7b, time scale 1)', function () {
   this.timeout(30_000);
@@ -101,7 +105,9 @@ describe('paced transport against the simulator (h100-7b, time scale 1)', functi
     assert.equal(over.window, sim.maxModelLen);
     const port = sim.port;
     await sim.close();
-    const refused = await failure(new VllmClient({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'm', fetch: paced }).chat({ messages: convo }));
+    const refused = await failure(
+      new VllmClient({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'm', fetch: paced }).chat({ messages: convo }),
+    );
     assert.ok(refused instanceof ConnectionError, String(refused));
     assert.match(refused.message, /connection refused/);
     sim = await startSimulator({ timeScale: 0 });

@@ -1,6 +1,6 @@
 /** The simulator's options and handle, and how a performance profile is chosen. */
-import { readFileSync } from 'node:fs';
 import { NAMED_PROFILES, namedProfile, perfProfileSchema, type PerfProfile } from '../../src/core/perf/profile';
+import { readProfileFile } from '../../src/node/profileFile';
 import type { SimFault } from './faults';
 import type { PrefixCache } from './prefixCache';
 import type { JudgeVerdict } from './replies';
@@ -108,27 +108,8 @@ export interface SimHandle {
   close(): Promise<void>;
 }
 
-/** Reads and validates a PerfProfile JSON file; the error names the file and the bad fields. */
-export function loadProfileFile(path: string): PerfProfile {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new Error(`cannot read profile file ${path}: ${(e as Error).message}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`profile file ${path} is not JSON: ${(e as Error).message}`);
-  }
-  const parsed = perfProfileSchema.safeParse(json);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new Error(`profile file ${path} is not a valid performance profile (${issues})`);
-  }
-  return parsed.data;
-}
+/** Reads and validates a PerfProfile JSON file (shared with the CLI and the extension). */
+export const loadProfileFile = readProfileFile;
 
 /** The profile named or given, with the limits overrides applied. */
 export function resolveProfile(opts: Pick<SimOptions, 'profile' | 'maxNumSeqs' | 'maxNumBatchedTokens'>): PerfProfile {

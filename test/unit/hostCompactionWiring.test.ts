@@ -80,7 +80,9 @@ async function controller(settings: SplitpointSettings, extra: { profile?: () =>
     setStrategy: () => undefined,
   });
   await c.handle({ type: 'send', text: '/compact' });
-  const views = posted.filter((m): m is Extract<HostToWebview, { type: 'compaction' }> => m.type === 'compaction').map((m) => m.compaction!);
+  const views = posted
+    .filter((m): m is Extract<HostToWebview, { type: 'compaction' }> => m.type === 'compaction')
+    .map((m) => m.compaction!);
   const ready = views[views.length - 1]!;
   await c.dispose();
   return { ready, compactor };
@@ -142,7 +144,10 @@ describe('host compaction wiring', () => {
     const { ready, compactor } = await controller(s, { replicas: [{ model: replica, limiter: unlimited }] });
     assert.equal(ready.state, 'ready');
     assert.ok(ready.blocks.length >= 2, `${ready.blocks.length} blocks`);
-    assert.ok(replica.requests.length > 0 && compactor.requests.length > 0, `compactor ${compactor.requests.length}, replica ${replica.requests.length}`);
+    assert.ok(
+      replica.requests.length > 0 && compactor.requests.length > 0,
+      `compactor ${compactor.requests.length}, replica ${replica.requests.length}`,
+    );
     assert.equal(replica.requests.length + compactor.requests.length, ready.blocks.length);
   });
 
@@ -201,7 +206,10 @@ describe('host compaction wiring', () => {
     assert.deepEqual(bg.pending.plan.settings.background, { maxSlowdown: 1.2 });
     assert.equal(bg.pending.plan.choice?.background, true);
     const chosen = bg.pending.plan.choice!.chosen;
-    assert.ok(chosen.agentSlowdown === undefined || chosen.agentSlowdown <= 1.2 || chosen.excluded, `chosen slows ×${chosen.agentSlowdown}`);
+    assert.ok(
+      chosen.agentSlowdown === undefined || chosen.agentSlowdown <= 1.2 || chosen.excluded,
+      `chosen slows ×${chosen.agentSlowdown}`,
+    );
     assert.equal(settings.compaction.background, undefined, "the user's own /compact is not bounded");
   });
 });

@@ -26,16 +26,12 @@ describe('source files have one job: size limits', () => {
   });
 
   it(`no file in src/ or webview/ is over ${MAX_LINES} lines`, () => {
-    const over = files
-      .filter((f) => lineCount(f.lines) > MAX_LINES)
-      .map((f) => `${f.path}: ${lineCount(f.lines)}`);
+    const over = files.filter((f) => lineCount(f.lines) > MAX_LINES).map((f) => `${f.path}: ${lineCount(f.lines)}`);
     assert.deepEqual(over, []);
   });
 
   it(`no line in src/ or webview/ is over ${MAX_LINE_CHARS} characters`, () => {
-    const long = files.flatMap((f) =>
-      f.lines.flatMap((l, i) => (l.length > MAX_LINE_CHARS ? [`${f.path}:${i + 1} (${l.length})`] : [])),
-    );
+    const long = files.flatMap((f) => f.lines.flatMap((l, i) => (l.length > MAX_LINE_CHARS ? [`${f.path}:${i + 1} (${l.length})`] : [])));
     assert.deepEqual(long, []);
   });
 });

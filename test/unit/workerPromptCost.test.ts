@@ -18,15 +18,30 @@ async function snapshot(turns = 16) {
   for (let t = 0; t < turns; t++) {
     await store.append({ role: 'user', content: `Turn ${t}: fix bug ${t} in src/mod${t}.ts.` });
     const args = `{"path":"src/mod${t}.ts"}`;
-    await store.append({ role: 'assistant', content: null, tool_calls: [{ id: `c${t}`, type: 'function', function: { name: 'read_file', arguments: args } }] });
-    const lines = Array.from({ length: 300 }, (_, i) => (i === 150 ? `TypeError: parseHeader${t} is not a function` : `line ${i} of mod${t}`));
+    await store.append({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: `c${t}`, type: 'function', function: { name: 'read_file', arguments: args } }],
+    });
+    const lines = Array.from({ length: 300 }, (_, i) =>
+      i === 150 ? `TypeError: parseHeader${t} is not a function` : `line ${i} of mod${t}`,
+    );
     await store.append({ role: 'tool', tool_call_id: `c${t}`, content: lines.join('\n') });
     await store.append({ role: 'assistant', content: `Patched parseHeader${t} in src/mod${t}.ts.` });
   }
-  return snapshotSession(store, new TokenLedger(counter), { strategy: 'token-fraction' }, [], { contextWindow: 200_000, replyReserve: 4096 });
+  return snapshotSession(store, new TokenLedger(counter), { strategy: 'token-fraction' }, [], {
+    contextWindow: 200_000,
+    replyReserve: 4096,
+  });
 }
 
-const settings = { ...DEFAULT_COMPACTION_SETTINGS, contextWindow: 200_000, profile: UNIT_PROFILE, mode: 'parallel', layout: 'target-block' } as const;
+const settings = {
+  ...DEFAULT_COMPACTION_SETTINGS,
+  contextWindow: 200_000,
+  profile: UNIT_PROFILE,
+  mode: 'parallel',
+  layout: 'target-block',
+} as const;
 
 describe('target-block worker prompts: client work per compaction', () => {
   it('counts each block transcript once, and each context message once per compaction, not once per worker', async () => {
@@ -46,7 +61,9 @@ describe('target-block worker prompts: client work per compaction', () => {
     }
     // Tool outputs of the context before later blocks: pre-trimmed and counted once for the whole plan.
     const toolTexts = snap.context.filter((m) => m.role === 'tool').map((m) => m.content);
-    const counted = [...calls].filter(([text]) => toolTexts.some((t) => text.startsWith(t.slice(0, 40))) && !prompts.some((p) => p.targetText === text));
+    const counted = [...calls].filter(
+      ([text]) => toolTexts.some((t) => text.startsWith(t.slice(0, 40))) && !prompts.some((p) => p.targetText === text),
+    );
     assert.ok(counted.length > 0, 'context tool outputs are counted');
     for (const [text, n] of counted) assert.equal(n, 1, `counted ${n} times: ${text.slice(0, 40)}`);
   });

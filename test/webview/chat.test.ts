@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { openView, screenshot, type View } from './harness';
+import { openView, screenshot, type View, expandOverview } from './harness';
 import { makeSnapshot } from './snapshot';
 
 describe('webview: chat, /compact, approvals, pins', function () {
@@ -8,6 +8,7 @@ describe('webview: chat, /compact, approvals, pins', function () {
   before(async () => {
     view = await openView();
     await view.send({ type: 'snapshot', snapshot: snap });
+    await expandOverview(view);
   });
   after(async () => view?.close());
   const input = () => view.page.getByRole('combobox', { name: 'Message to the agent' });

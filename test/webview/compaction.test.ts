@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { BlockView } from '../../src/protocol/messages';
-import { openView, screenshot, type View } from './harness';
+import { openView, screenshot, type View, expandOverview } from './harness';
 import { makeCompaction, makeSnapshot } from './snapshot';
 
 describe('webview: block overlay during a compaction', function () {
@@ -10,6 +10,7 @@ describe('webview: block overlay during a compaction', function () {
   before(async () => {
     view = await openView();
     await view.send({ type: 'snapshot', snapshot: snap });
+    await expandOverview(view);
   });
   after(async () => view?.close());
 

@@ -197,3 +197,12 @@ export async function distinctColours(view: View, png: Buffer): Promise<number> 
     await p.close();
   }
 }
+
+/** Opens the collapsed timeline-and-gauges row as a user would: focus its summary and press Enter. */
+export async function expandOverview(view: View): Promise<void> {
+  if ((await view.page.locator('details.overview').getAttribute('open')) !== null) return;
+  await view.page.locator('.ov-summary').focus();
+  await view.page.keyboard.press('Enter');
+  await view.frame();
+  if ((await view.page.locator('details.overview').getAttribute('open')) === null) throw new Error('the overview row did not open');
+}

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { openView, type View } from './harness';
+import { openView, type View, expandOverview } from './harness';
 import { makeCompaction, makeSnapshot } from './snapshot';
 
 /** Issue 16: after a compaction "In → out" showed 14.8K → 172 for a 3,058-token head; chips showed prompt sizes. */
@@ -12,6 +12,7 @@ describe('webview: meters count what they say', function () {
   before(async () => {
     view = await openView();
     await view.send({ type: 'snapshot', snapshot: snap });
+    await expandOverview(view);
   });
   after(async () => view?.close());
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { CHROMIUM, distinctColours, openView, screenshot, type View } from './harness';
+import { CHROMIUM, distinctColours, openView, screenshot, type View, expandOverview } from './harness';
 import { makeSnapshot } from './snapshot';
 
 describe('webview: snapshot rendering', function () {
@@ -19,6 +19,7 @@ describe('webview: snapshot rendering', function () {
     assert.deepEqual(posted[0], { type: 'ready' });
     const snap = makeSnapshot(60);
     await view.send({ type: 'snapshot', snapshot: snap });
+    await expandOverview(view);
     const p = view.page;
     assert.equal(await p.locator('.chat-list article.msg').count(), 40, 'the chat shows a window of the last 40 messages');
     assert.match((await p.locator('.chat .load-more').first().textContent()) ?? '', /20 more/);

@@ -254,3 +254,22 @@ describe('review editor: restore and themes', function () {
     }
   });
 });
+
+describe('review editor (webview): the summary count matches the side bar', function () {
+  let view: View;
+  after(async () => view?.close());
+
+  it('once complete, Summary and Ratio count the merged summary message (block summaries plus part headers), as the side bar does', async () => {
+    const state = makeReviewState({ headTokens: 14_000, blocks: 5 });
+    const c = state.compaction!;
+    const blockSum = c.blocks.reduce((a, b) => a + b.stats!.outputTokens, 0);
+    // The merged message carries headers the block summaries do not: the side bar shows this count.
+    const merged = blockSum + 102;
+    const totals = { ...c.totals!, summaryTokens: merged, compressionRatio: c.headTokens / merged };
+    view = await openView({ bundle: 'review', width: 1400, height: 900 });
+    await view.send(review({ ...state, compaction: { ...c, totals } }));
+    const nums = (await view.page.locator('.rv-numbers').innerText()).replace(/\s+/g, ' ');
+    assert.match(nums, new RegExp(`Summary ${merged.toLocaleString('en-US')} tok`));
+    assert.match(nums, new RegExp(`Ratio ${(c.headTokens / merged).toFixed(1)}×`));
+  });
+});

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { seriousViolations } from './axe';
-import { openView, screenshot } from './harness';
+import { expandOverview, openView, screenshot } from './harness';
 import { makeCompaction, makeSnapshot } from './snapshot';
 
 /** Elements wider than their box (cut text, sideways scroll), by a readable name. */
@@ -30,7 +30,10 @@ describe('webview: a calmer side bar', function () {
       try {
         const snap = makeSnapshot(60);
         await view.send({ type: 'snapshot', snapshot: { ...snap, compaction: makeCompaction(snap, 4) } });
-        assert.deepEqual(await clipped(view.page), []);
+        assert.deepEqual(await clipped(view.page), [], 'collapsed');
+        assert.deepEqual(await seriousViolations(view.page), []);
+        await expandOverview(view);
+        assert.deepEqual(await clipped(view.page), [], 'timeline and gauges open');
         assert.deepEqual(await seriousViolations(view.page), []);
         await screenshot(view, `sidebar-${width}`);
       } finally {
@@ -39,7 +42,7 @@ describe('webview: a calmer side bar', function () {
     });
   }
 
-  it('one compact row says context, split and compaction status; collapsing it gives the chat the room', async () => {
+  it('one compact row says context, split and compaction status; it starts collapsed so the chat comes first', async () => {
     const view = await openView({ width: 320, height: 900 });
     try {
       const snap = makeSnapshot(60);
@@ -47,13 +50,16 @@ describe('webview: a calmer side bar', function () {
       const line = await view.page.locator('.ov-summary').textContent();
       assert.match(line!, new RegExp(`split at #${snap.split.tailStartIndex} → .* after · compaction 0/4`));
       assert.equal(await view.page.locator('.pins').getAttribute('open'), null, 'pins start behind their disclosure');
+      assert.equal(await view.page.locator('details.overview').getAttribute('open'), null, 'timeline and gauges start collapsed');
+      assert.equal(await view.page.locator('.tl-canvas').isVisible(), false);
       const before = (await view.page.locator('.chat').boundingBox())!.height;
       await view.page.locator('.ov-summary').click();
       await view.frame();
+      assert.equal(await view.page.locator('.tl-canvas').isVisible(), true, 'a click opens the timeline');
       const after = (await view.page.locator('.chat').boundingBox())!.height;
-      assert.ok(after > before + 100, `chat grows from ${before} to ${after} px`);
+      assert.ok(before > after + 100, `chat shrinks from ${before} to ${after} px when the row opens`);
       const states = (await view.states()) as { overviewOpen: boolean }[];
-      assert.equal(states.at(-1)!.overviewOpen, false, 'the choice is kept');
+      assert.equal(states.at(-1)!.overviewOpen, true, 'the choice is kept');
     } finally {
       await view.close();
     }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { openView, screenshot, type View } from './harness';
+import { openView, screenshot, type View, expandOverview } from './harness';
 import { makeSnapshot } from './snapshot';
 import { buildPrefix, project } from '../../webview/projection';
 
@@ -13,6 +13,7 @@ describe('webview: split handle and gauges', function () {
   before(async () => {
     view = await openView();
     await view.send({ type: 'snapshot', snapshot: snap });
+    await expandOverview(view);
   });
   after(async () => view?.close());
 

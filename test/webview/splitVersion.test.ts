@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { openView, type View } from './harness';
+import { openView, type View, expandOverview } from './harness';
 import { makeSnapshot } from './snapshot';
 
 describe('webview: a dragged split belongs to one version of the context', function () {
@@ -10,6 +10,7 @@ describe('webview: a dragged split belongs to one version of the context', funct
   before(async () => {
     view = await openView();
     await view.send({ type: 'snapshot', snapshot: snap });
+    await expandOverview(view);
   });
   after(async () => view?.close());
 
@@ -41,6 +42,7 @@ describe('webview: one timeline paint per appended message', function () {
   before(async () => {
     view = await openView();
     await view.send({ type: 'snapshot', snapshot: snap });
+    await expandOverview(view);
   });
   after(async () => view?.close());
 

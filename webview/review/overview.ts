@@ -65,8 +65,11 @@ export function renderStrip(into: HTMLElement, s: ReviewState, selected: number,
 export function renderNumbers(into: HTMLElement, c: CompactionView): void {
   clear(into);
   const ready = c.blocks.filter((b) => b.summary !== null);
-  const sumTok = ready.reduce((a, b) => a + (summaryTokens(b)?.n ?? 0), 0);
-  const estimate = ready.some((b) => summaryTokens(b)?.estimate);
+  // Once complete, the merged summary message is what enters the context (block summaries plus their part headers),
+  // the same count the side bar shows; while blocks run, the finished blocks' own summaries.
+  const merged = c.totals?.summaryTokens ?? null;
+  const sumTok = merged ?? ready.reduce((a, b) => a + (summaryTokens(b)?.n ?? 0), 0);
+  const estimate = merged === null && ready.some((b) => summaryTokens(b)?.estimate);
   const complete = ready.length === c.blocks.length;
   const item = (label: string, value: string, title: string) =>
     h('div', { class: 'rv-num', title }, h('span', { class: 'muted', text: label }), h('strong', { text: value }));
@@ -75,7 +78,9 @@ export function renderNumbers(into: HTMLElement, c: CompactionView): void {
     item(
       complete ? 'Summary' : `Summary (${ready.length}/${c.blocks.length} blocks)`,
       `${estimate ? '≈' : ''}${formatTokens(sumTok)} tok`,
-      'Tokens of the summaries written so far; ≈ when a hand-edited block is estimated at 4 characters per token',
+      merged !== null
+        ? 'Tokens of the summary message that replaces the head (the block summaries with their part headers)'
+        : 'Tokens of the summaries written so far; ≈ when a hand-edited block is estimated at 4 characters per token',
     ),
     item(
       'Ratio',

@@ -23,6 +23,8 @@ export class Composer {
   private menu = h('ul', { class: 'slash-list', id: 'slash-list', role: 'listbox', 'aria-label': 'Commands', hidden: true });
   private focusChip = h('div', { class: 'standing-focus', hidden: true });
   private hint = h('div', { class: 'composer-hint muted', 'aria-live': 'polite' });
+  /** The compaction on screen when /compact was sent: the hint stays until another state of it (or a new one) arrives. */
+  private compactHint: { id: string | null; state: string | null } | null = null;
   private histPos = -1;
   private histDraft = '';
   private active = 0;
@@ -74,6 +76,16 @@ export class Composer {
       x.addEventListener('click', () => post({ type: 'clear-focus' }));
       this.focusChip.append(h('span', { class: 'muted', text: 'Standing focus: ' }), h('span', { class: 'focus-text', text: s.focus }), x);
     } else this.focusChip.hidden = true;
+    this.clearCompactHint();
+  }
+
+  /** "Compacting…" describes the wait; once the compaction has left `running` it is stale (the panel shows the result). */
+  private clearCompactHint(): void {
+    const c = this.ctx.model.snap?.compaction;
+    const was = this.compactHint;
+    if (!was || !c || c.state === 'running' || (c.id === was.id && c.state === was.state)) return;
+    this.compactHint = null;
+    setText(this.hint, '');
   }
 
   private submit(): void {
@@ -87,6 +99,7 @@ export class Composer {
           const moved = s && this.ctx.ui.dragTail !== null && this.ctx.ui.dragTail !== s.split.tailStartIndex;
           post({ type: 'compact', focus: cmd.focus, tailStartIndex: moved ? this.ctx.ui.dragTail : null });
           setText(this.hint, cmd.focus ? `Compacting with focus “${cmd.focus}”` : 'Compacting…');
+          this.compactHint = { id: s?.compaction?.id ?? null, state: s?.compaction?.state ?? null };
           break;
         }
         case 'unknown':
@@ -207,6 +220,7 @@ export class Composer {
     if (!o) return;
     this.setValue(`${o.name} `);
     this.closeMenu();
+    this.compactHint = null;
     setText(this.hint, `${o.hint} — Enter runs it; the focus text is optional, quotes too.`);
     this.input.focus();
   }

@@ -17,7 +17,8 @@ export class Overview {
     body: HTMLElement[],
     onToggle: (open: boolean) => void,
   ) {
-    const open = ctx.ui.overviewOpen ?? window.innerHeight >= 640;
+    // Collapsed until the user opens it: the chat comes first in the side bar.
+    const open = ctx.ui.overviewOpen ?? false;
     this.el = h(
       'details',
       { class: 'overview', open },

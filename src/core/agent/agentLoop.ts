@@ -201,7 +201,8 @@ export class AgentLoop {
       }
       // The factor is kept in the log (only when it moved) so a reopened session starts calibrated.
       const calibration = this.deps.ledger.calibration;
-      if (result.usage && calibration.observe(result.usage.promptTokens, localPrompt)) await this.deps.store.recordCalibration(calibration.toJSON());
+      if (result.usage && calibration.observe(result.usage.promptTokens, localPrompt))
+        await this.deps.store.recordCalibration(calibration.toJSON());
       const m = result.message;
       const stored = await this.deps.store.append({
         role: 'assistant',
@@ -216,7 +217,10 @@ export class AgentLoop {
 
   /** The server knows its window better than our settings: use it from now on. */
   private correctWindow(window: number): void {
-    this.emit({ type: 'notice', text: `The server's context window is ${window} tokens, not ${this.settings.contextWindow}; using ${window}.` });
+    this.emit({
+      type: 'notice',
+      text: `The server's context window is ${window} tokens, not ${this.settings.contextWindow}; using ${window}.`,
+    });
     this.settings.contextWindow = window;
     this.settings.compaction = { ...this.settings.compaction, contextWindow: window };
   }

@@ -99,7 +99,12 @@ export class BackgroundCompaction {
   ) {
     // The agent keeps decoding on the same server meanwhile, its prefix cached: the plan bounds how much it slows it.
     const c = settings.compaction;
-    const compaction = { ...c, focus, cache: c.cache ?? 'warm', background: c.background ?? { maxSlowdown: settings.maxAgentSlowdown ?? 1.5 } };
+    const compaction = {
+      ...c,
+      focus,
+      cache: c.cache ?? 'warm',
+      background: c.background ?? { maxSlowdown: settings.maxAgentSlowdown ?? 1.5 },
+    };
     const first = planSessionCompaction(deps, { strategy: settings.strategy }, tools, compaction, settings.replyReserve);
     this.snapshot = first.snapshot;
     this.base = compactionBase(deps.store);

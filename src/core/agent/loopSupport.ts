@@ -10,7 +10,8 @@ export class Cancelled extends Error {
 /** The server's context-length refusal, from a typed client error or from its message text. */
 export function isOverflow(err: unknown): { window: number; input: number | undefined } | undefined {
   const e = err as { kind?: unknown; window?: unknown; input?: unknown; message?: unknown };
-  if (e && e.kind === 'context-overflow' && typeof e.window === 'number') return { window: e.window, input: typeof e.input === 'number' ? e.input : undefined };
+  if (e && e.kind === 'context-overflow' && typeof e.window === 'number')
+    return { window: e.window, input: typeof e.input === 'number' ? e.input : undefined };
   return typeof e?.message === 'string' ? parseContextOverflow(e.message) : undefined;
 }
 

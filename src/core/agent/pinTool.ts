@@ -5,7 +5,12 @@ import type { AgentTool } from './tools';
 import { stringArg } from './tools';
 
 /** Adds a pin; duplicates (same text) are not added twice. */
-export async function addPin(store: SessionStore, item: Omit<PinItem, 'id' | 'createdAt'>, ids: IdSource, clock: Clock): Promise<PinItem | undefined> {
+export async function addPin(
+  store: SessionStore,
+  item: Omit<PinItem, 'id' | 'createdAt'>,
+  ids: IdSource,
+  clock: Clock,
+): Promise<PinItem | undefined> {
   const pins = store.snapshot.pins;
   if (pins.some((p) => p.text === item.text)) return undefined;
   const pin: PinItem = { ...item, id: ids.next('pin'), createdAt: clock.now() };

@@ -32,7 +32,10 @@ export function recordBase(pending: PendingCompaction, base: string): PendingCom
 
 /** Thrown when a compaction would be adopted onto a session it was not planned on. */
 export class StaleCompactionError extends Error {
-  constructor(readonly planned: string, readonly current: string) {
+  constructor(
+    readonly planned: string,
+    readonly current: string,
+  ) {
     super(
       'This compaction was planned on a different version of the conversation ' +
         `(compactions in force then: ${planned}; now: ${current}), so it was not adopted. Run it again on the current conversation.`,

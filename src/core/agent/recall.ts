@@ -15,7 +15,14 @@ export interface RecallHit {
 }
 
 function terms(query: string): string[] {
-  return [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}_./-]+/u).filter((t) => t.length >= 2))];
+  return [
+    ...new Set(
+      query
+        .toLowerCase()
+        .split(/[^\p{L}\p{N}_./-]+/u)
+        .filter((t) => t.length >= 2),
+    ),
+  ];
 }
 
 export function searchArchive(archive: readonly StoredMessage[], query: string, limit = 5, window = 240): RecallHit[] {

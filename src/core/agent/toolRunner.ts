@@ -38,7 +38,14 @@ export async function runToolCalls(d: ToolRunnerDeps, calls: readonly ToolCall[]
     const tool = d.tools.get(name);
     const parsed = parseArguments(call.function.arguments);
     if (!tool) {
-      await appendResult(call.id, `Unknown tool "${name}". Available: ${d.tools.specs().map((s) => s.function.name).join(', ')}.`, true);
+      await appendResult(
+        call.id,
+        `Unknown tool "${name}". Available: ${d.tools
+          .specs()
+          .map((s) => s.function.name)
+          .join(', ')}.`,
+        true,
+      );
       continue;
     }
     if (!parsed.ok) {
@@ -54,7 +61,12 @@ export async function runToolCalls(d: ToolRunnerDeps, calls: readonly ToolCall[]
       } catch {
         decision = { approved: false as const, reason: signal.aborted ? 'the user stopped the agent' : 'the approval request failed' };
       }
-      d.emit({ type: 'tool-approval', callId: call.id, approved: decision.approved, ...(decision.approved ? {} : { reason: decision.reason }) });
+      d.emit({
+        type: 'tool-approval',
+        callId: call.id,
+        approved: decision.approved,
+        ...(decision.approved ? {} : { reason: decision.reason }),
+      });
       if (!decision.approved) {
         await appendResult(call.id, `The user rejected this ${name} call${decision.reason ? `: ${decision.reason}` : ''}.`, true);
         if (signal.aborted) await stopAfter(i + 1);

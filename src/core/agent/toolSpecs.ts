@@ -5,7 +5,12 @@ import type { ToolSpec } from '../ports';
  * that the request prefix (system prompt + tools) is byte-identical wherever
  * the agent runs, which is what lets compaction workers reuse its cache.
  */
-const obj = (properties: Record<string, unknown>, required: string[]) => ({ type: 'object', properties, required, additionalProperties: false });
+const obj = (properties: Record<string, unknown>, required: string[]) => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
 
 export const AGENT_TOOL_SPECS: readonly ToolSpec[] = [
   {
@@ -43,15 +48,19 @@ export const AGENT_TOOL_SPECS: readonly ToolSpec[] = [
     type: 'function',
     function: {
       name: 'edit_file',
-      description: 'Replace one exact occurrence of old_text with new_text in a file. Needs the user\'s approval.',
-      parameters: obj({ path: { type: 'string' }, old_text: { type: 'string' }, new_text: { type: 'string' } }, ['path', 'old_text', 'new_text']),
+      description: "Replace one exact occurrence of old_text with new_text in a file. Needs the user's approval.",
+      parameters: obj({ path: { type: 'string' }, old_text: { type: 'string' }, new_text: { type: 'string' } }, [
+        'path',
+        'old_text',
+        'new_text',
+      ]),
     },
   },
   {
     type: 'function',
     function: {
       name: 'write_file',
-      description: 'Create or overwrite a file with the given content. Needs the user\'s approval.',
+      description: "Create or overwrite a file with the given content. Needs the user's approval.",
       parameters: obj({ path: { type: 'string' }, content: { type: 'string' } }, ['path', 'content']),
     },
   },
@@ -59,7 +68,8 @@ export const AGENT_TOOL_SPECS: readonly ToolSpec[] = [
     type: 'function',
     function: {
       name: 'run_command',
-      description: 'Run a shell command in the workspace and return its output (truncated when long). Needs the user\'s approval unless allowlisted.',
+      description:
+        "Run a shell command in the workspace and return its output (truncated when long). Needs the user's approval unless allowlisted.",
       parameters: obj({ command: { type: 'string' }, timeoutSeconds: { type: 'integer', minimum: 1, maximum: 3600 } }, ['command']),
     },
   },

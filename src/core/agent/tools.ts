@@ -29,7 +29,10 @@ export type ApprovalDecision = { approved: true } | { approved: false; reason: s
 
 /** Asks the user. The host shows buttons (and a diff); the CLI prompts or applies --yes. */
 export interface ApprovalPort {
-  request(call: { id: string; tool: string; args: Record<string, unknown>; summary: string }, signal: AbortSignal): Promise<ApprovalDecision>;
+  request(
+    call: { id: string; tool: string; args: Record<string, unknown>; summary: string },
+    signal: AbortSignal,
+  ): Promise<ApprovalDecision>;
 }
 
 export const autoApprove: ApprovalPort = { request: async () => ({ approved: true }) };

@@ -104,7 +104,13 @@ export const SETTING_DEFS = {
   'compaction.maxAgentSlowdown': { schema: z.number().min(1).max(10), default: 1.5 },
   'compaction.verbosity': { schema: z.enum(VERBOSITIES), default: 'detailed' },
   'compaction.async': { schema: z.boolean(), default: true },
-  'compaction.idleMinutes': { schema: z.number().min(0).max(24 * 60), default: 5 },
+  'compaction.idleMinutes': {
+    schema: z
+      .number()
+      .min(0)
+      .max(24 * 60),
+    default: 5,
+  },
   'compaction.endpoint': { schema: optionalUrl, default: '' },
   'compaction.model': { schema: z.string().trim(), default: '' },
   'judge.enabled': { schema: z.boolean(), default: true },
@@ -115,7 +121,15 @@ export const SETTING_DEFS = {
   'agent.replyReserve': { schema: posInt(256, 131_072), default: 4096 },
   'tools.commandAllowlist': { schema: z.array(z.string().trim().min(1)), default: [] as string[] },
   'tools.commandTimeoutSeconds': { schema: posInt(1, 3600), default: 120 },
-  'tools.commandEnv': { schema: z.array(z.string().trim().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$|^\*$/, 'must be a variable name, or a prefix ending in *')), default: [...DEFAULT_COMMAND_ENV] },
+  'tools.commandEnv': {
+    schema: z.array(
+      z
+        .string()
+        .trim()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$|^\*$/, 'must be a variable name, or a prefix ending in *'),
+    ),
+    default: [...DEFAULT_COMMAND_ENV],
+  },
   'tools.sandbox': { schema: z.enum(['auto', 'off']), default: 'auto' },
   'tools.allowNetwork': { schema: z.boolean(), default: false },
   requestTimeoutSeconds: { schema: posInt(5, 86_400), default: 600 },
@@ -165,7 +179,10 @@ export function readSettings(get: (key: SettingKey) => unknown): SettingsReport 
   const contextWindow = read('contextWindow');
   const replyReserve = read('agent.replyReserve');
   if (contextWindow > 0 && replyReserve >= contextWindow) {
-    problems.push(`${SETTING_SECTION}.agent.replyReserve (${replyReserve}) must be smaller than ${SETTING_SECTION}.contextWindow (${contextWindow}); using ${Math.floor(contextWindow / 4)}.`);
+    problems.push(
+      `${SETTING_SECTION}.agent.replyReserve (${replyReserve}) must be smaller than ${SETTING_SECTION}.contextWindow (${contextWindow}); ` +
+        `using ${Math.floor(contextWindow / 4)}.`,
+    );
   }
   const settings: SplitpointSettings = {
     endpoint: read('endpoint'),

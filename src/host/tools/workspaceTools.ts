@@ -42,13 +42,18 @@ const NO_FOLDER: ToolResult = {
   isError: true,
 };
 const RESTRICTED = (what: string): ToolResult => ({
-  content: `${what} is disabled: this workspace is not trusted (VS Code Restricted Mode). Ask the user to trust the workspace (Manage Workspace Trust) if the change is needed; reading and searching still work.`,
+  content:
+    `${what} is disabled: this workspace is not trusted (VS Code Restricted Mode). ` +
+    'Ask the user to trust the workspace (Manage Workspace Trust) if the change is needed; reading and searching still work.',
   isError: true,
 });
 const MAX_READ_BYTES = 2 * 1024 * 1024;
 const LIST_EXCLUDE = '**/{node_modules,.git,dist,out,target,.venv,__pycache__,.next}/**';
 
-async function resolve(env: ToolEnv, given: string): Promise<{ root: vscode.Uri; uri: vscode.Uri; rel: string; show: (abs: string) => string; link?: string }> {
+async function resolve(
+  env: ToolEnv,
+  given: string,
+): Promise<{ root: vscode.Uri; uri: vscode.Uri; rel: string; show: (abs: string) => string; link?: string }> {
   const first = env.root();
   if (!first) throw new ToolInputError('no folder is open');
   // Multi-root: "name/path" resolves in the folder of that name, and the path shown back names its folder.
@@ -205,7 +210,9 @@ async function applyChange(env: ToolEnv, change: Extract<ProposedChange, { ok: t
   // a file the user was already editing is left unsaved, with their changes.
   if (doc && !wasDirty) await doc.save();
   return {
-    content: `${change.before === undefined ? 'Created' : 'Edited'} ${rel}${wasDirty ? ' (applied in the open editor, not saved: the file had unsaved changes)' : ''}.`,
+    content:
+      `${change.before === undefined ? 'Created' : 'Edited'} ${rel}` +
+      `${wasDirty ? ' (applied in the open editor, not saved: the file had unsaved changes)' : ''}.`,
   };
 }
 

@@ -48,7 +48,10 @@ describe('settings validation', () => {
       r.problems.some((p) => p.includes('splitpoint.compaction.blockTokens')),
       r.problems.join('\n'),
     );
-    assert.equal(r.settings.blockTokens, 4096);
+    // Falls back to the manifest's default (0 = the planner chooses the block size).
+    const manifestDefault = vscode.workspace.getConfiguration('splitpoint').inspect<number>('compaction.blockTokens')?.defaultValue;
+    assert.equal(typeof manifestDefault, 'number');
+    assert.equal(r.settings.blockTokens, manifestDefault);
   });
 
   it('never stores an API key in settings', () => {
