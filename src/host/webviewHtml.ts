@@ -22,10 +22,15 @@ export function contentSecurityPolicy(cspSource: string, nonce: string): string 
   ].join('; ');
 }
 
-export function renderWebviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
+/** One page shell for every Splitpoint webview: the CSP with a fresh nonce, one stylesheet, one script bundle. */
+export function webviewPage(
+  webview: vscode.Webview,
+  extensionUri: vscode.Uri,
+  page: { script: string; style: string; title: string },
+): string {
   const nonce = makeNonce();
-  const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview.js'));
-  const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'webview.css'));
+  const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', page.script));
+  const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', page.style));
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -33,11 +38,15 @@ export function renderWebviewHtml(webview: vscode.Webview, extensionUri: vscode.
 <meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy(webview.cspSource, nonce)}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${style.toString()}">
-<title>Splitpoint</title>
+<title>${page.title}</title>
 </head>
 <body>
 <div id="root">Loading…</div>
 <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;
+}
+
+export function renderWebviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
+  return webviewPage(webview, extensionUri, { script: 'webview.js', style: 'webview.css', title: 'Splitpoint' });
 }

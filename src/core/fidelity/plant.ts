@@ -3,6 +3,7 @@ import { messageText } from '../messages';
 import { renderPinned } from '../session/sessionState';
 import type { PinItem } from '../session/schema';
 import type { FactKind } from './types';
+import { Rng } from '../rng';
 
 /**
  * Generates a coding-agent session with facts planted where engines lose
@@ -78,23 +79,6 @@ const B = ['Sync', 'Planner', 'Cache', 'Probe', 'Drift', 'Gate', 'Index', 'Stamp
 const UNITS = ['ms', 'MB', 'GiB', '%', 'seconds', 'rows', 'connections', 'KB'];
 const VERBS = ['rejects', 'accepts', 'parses', 'flushes', 'retries', 'orders', 'merges', 'skips'];
 const NOUNS = ['duplicate keys', 'empty headers', 'stale cursors', 'late writes', 'split batches', 'quoted names'];
-
-class Rng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = (seed >>> 0) ^ 0x9e3779b9;
-  }
-  next(): number {
-    this.s = (this.s + 0x6d2b79f5) >>> 0;
-    let t = this.s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  pick<T>(a: readonly T[]): T {
-    return a[Math.floor(this.next() * a.length)]!;
-  }
-}
 
 const W1 = ['amber', 'cobalt', 'crimson', 'ivory', 'jade', 'onyx', 'coral', 'slate', 'olive', 'russet'];
 const W2 = [

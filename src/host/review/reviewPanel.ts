@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { HostToWebview, ViewSnapshot, WebviewToHost } from '../../protocol/messages';
 import { isReviewToHost, type HostToReview } from '../../protocol/review';
-import { contentSecurityPolicy, makeNonce } from '../webviewHtml';
+import { webviewPage } from '../webviewHtml';
 import { hostMessageFor, ReviewBridge } from './reviewBridge';
 
 export const REVIEW_VIEW_TYPE = 'splitpoint.review';
@@ -109,21 +109,5 @@ export class ReviewPanels implements vscode.WebviewPanelSerializer {
 }
 
 export function reviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
-  const nonce = makeNonce();
-  const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'review.js'));
-  const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'review.css'));
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy(webview.cspSource, nonce)}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style.toString()}">
-<title>Review Compaction</title>
-</head>
-<body>
-<div id="root">Loading…</div>
-<script nonce="${nonce}" src="${script.toString()}"></script>
-</body>
-</html>`;
+  return webviewPage(webview, extensionUri, { script: 'review.js', style: 'review.css', title: 'Review Compaction' });
 }
