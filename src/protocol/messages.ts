@@ -20,6 +20,7 @@ import type {
   StrategyName,
   Verbosity,
 } from '../core/vocabulary';
+import type { PlanOption } from '../core/compaction/events';
 
 // The shared vocabulary is the core's (src/core/vocabulary.ts); the lists themselves are in ./vocabulary.
 export type { BlockStatus, Layout, MessageKind, Mode, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
@@ -164,18 +165,13 @@ export interface LossHeadlineView {
 }
 
 /** One option the planner considered, with its predicted wall time. */
-export interface PlanOptionView {
-  label: string;
-  mode: 'parallel' | 'sequential';
-  layout: 'cache-aligned' | 'target-block';
-  blockTokens: number;
-  blocks: number;
-  concurrency: number;
-  summaryTokens: number;
-  predictedMs: number;
+export type PlanOptionView = Pick<
+  PlanOption,
+  'label' | 'mode' | 'layout' | 'blockTokens' | 'blocks' | 'concurrency' | 'summaryTokens' | 'predictedMs'
+> & {
   /** Why it was ruled out, if it was. */
   excluded?: string;
-}
+};
 
 export interface CompactionPlanView {
   chosen: PlanOptionView;
