@@ -11,7 +11,7 @@ import type { HeadFactOptions } from './head';
 import { blockLookup, lossReport } from './loss';
 import type { ProbeReport } from './probes';
 import { runProbes, sampleFacts } from './probes';
-import type { Tally } from './reach';
+import type { ReachReport, Tally } from './reach';
 import { reachability } from './reach';
 import type { Embedder } from './stability';
 import { coefficientOfVariation, similarity } from './stability';
@@ -74,13 +74,8 @@ export interface RunResult {
   summaryTokens: number;
   outputTokens: number;
   wallMs: number;
-  reach: {
-    total: number;
-    reached: number;
-    reachedOwnBlock: number;
-    byKind: Partial<Record<FactKind, Tally>>;
-    byPosition: Partial<Record<FactPosition, Tally>>;
-  };
+  /** The reach report's totals, without the per-fact detail. */
+  reach: Pick<ReachReport, 'total' | 'reached' | 'reachedOwnBlock' | 'byKind' | 'byPosition'>;
   survival: RunSurvival;
   pins: { total: number; kept: number };
   compression: { perBlock: number[]; cv: number };
