@@ -24,6 +24,12 @@ export interface ModelRequest {
   stream?: boolean;
   /** Extra HTTP headers for this request. */
   headers?: Record<string, string>;
+  /**
+   * How fresh streamed deltas must be: they may arrive in batches up to this
+   * many ms apart (the caller shows them no more often). Fewer, larger
+   * batches cost the client less CPU; unset means the transport's default.
+   */
+  deltaBatchMs?: number;
 }
 
 export interface ModelUsage {

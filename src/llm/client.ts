@@ -13,7 +13,7 @@ import type { Semaphore } from './limiter';
 import { parseModelList } from './models';
 import { DEFAULT_RETRY_POLICY, type RetryInfo, type RetryPolicy, type Sleep, withRetry } from './retry';
 import { createSdk, type SdkClient } from './sdk';
-import { sharedPacedFetch } from './pacedFetch';
+import { sharedPacedFetch, type PacedRequestInit } from './pacedFetch';
 import { replyCaps } from './replyLimits';
 import { RequestTimer } from './requestTimer';
 import { readBodyCapped, readChatStream } from './streamReader';
@@ -32,6 +32,9 @@ import type {
   ToolProtocolMode,
   ToolSpec,
 } from './types';
+
+/** The SDK's per-request fetch options (its own type is not exported from the package root). */
+type SdkFetchOptions = NonNullable<NonNullable<Parameters<SdkClient['chat']['completions']['create']>[1]>['fetchOptions']>;
 
 export interface VllmClientOptions {
   /** OpenAI base URL, e.g. http://localhost:8000/v1 ("/v1" is added when the URL has no path). */
@@ -177,7 +180,9 @@ export class VllmClient implements ModelClient {
     const caps = replyCaps(req.maxTokens);
     const body = chatRequestBody(model, req, mode, stream);
     try {
-      const call = this.sdk.chat.completions.create(body as never, { signal: ctl.signal, headers: req.headers });
+      // Read by the paced transport; a fetch of the caller's own ignores the unknown field.
+      const fetchOptions = req.deltaBatchMs ? ({ paceMs: req.deltaBatchMs } satisfies PacedRequestInit as SdkFetchOptions) : undefined;
+      const call = this.sdk.chat.completions.create(body as never, { signal: ctl.signal, headers: req.headers, fetchOptions });
       const resp = await call.asResponse();
       if (stream) {
         // Prefill can be long, but once the server has answered, silence means a stall.

@@ -1,25 +1,29 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
+import { PacedSocket } from './pacedSocket';
+import type { PacingClock } from './pacingClock';
 
 /**
- * The body of a node:http response as a web ReadableStream. With
- * `intervalMs` > 0 the response is read in batches: after each read it is
- * paused for `intervalMs` (the socket, with its one-byte high-water mark,
- * stops reading too, so the kernel holds what arrives), then resumed for one
- * turn of the event loop, in which the socket drains everything pending;
- * what that turn brought is handed on as one chunk. Cancelling the stream, or
- * an error on the request, destroys the request (and its socket).
+ * The body of a node:http response as a web ReadableStream. With a clock,
+ * the response is read in batches: after each read the response is paused
+ * and its socket held (a PacedSocket stops the kernel read at once, so events
+ * queue in the kernel and wake nobody), and at the clock's next tick, which
+ * all streams share, it is resumed for one turn of the event loop; what that
+ * turn brought is handed on as one chunk. Cancelling the stream, or an error
+ * on the request, destroys the request (and its socket).
  */
-export function pacedBody(req: ClientRequest, res: IncomingMessage, intervalMs: number): ReadableStream<Uint8Array> {
+export function pacedBody(req: ClientRequest, res: IncomingMessage, clock: PacingClock | undefined): ReadableStream<Uint8Array> {
   let pending: Buffer[] = [];
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let withdraw: (() => void) | undefined;
   let immediate: ReturnType<typeof setImmediate> | undefined;
   let closed = false;
   let ctl!: ReadableStreamDefaultController<Uint8Array>;
+  const socket = res.socket instanceof PacedSocket ? res.socket : undefined;
 
   const stopTimers = () => {
-    if (timer) clearTimeout(timer);
+    withdraw?.();
+    socket?.release();
     if (immediate) clearImmediate(immediate);
-    timer = undefined;
+    withdraw = undefined;
     immediate = undefined;
   };
   const flush = () => {
@@ -28,17 +32,20 @@ export function pacedBody(req: ClientRequest, res: IncomingMessage, intervalMs: 
     pending = [];
     ctl.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
   };
+  const resume = () => {
+    withdraw = undefined;
+    socket?.release();
+    res.resume();
+    immediate = setImmediate(endBatch);
+  };
   // One batch ends in the check phase, after the poll phase in which the socket read what the kernel held.
   const endBatch = () => {
     immediate = undefined;
     flush();
-    if (closed || res.readableEnded) return;
+    if (closed || res.readableEnded || !clock) return;
     res.pause();
-    timer = setTimeout(() => {
-      timer = undefined;
-      res.resume();
-      immediate = setImmediate(endBatch);
-    }, intervalMs);
+    socket?.hold();
+    withdraw = clock.wait(resume);
   };
   const fail = (e: Error) => {
     if (closed) return;
@@ -51,13 +58,13 @@ export function pacedBody(req: ClientRequest, res: IncomingMessage, intervalMs: 
     start(c) {
       ctl = c;
       res.on('data', (b: Buffer) => {
-        if (intervalMs <= 0) {
+        if (!clock) {
           if (!closed) ctl.enqueue(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
           return;
         }
         pending.push(b);
-        // The first data after a resume (or of the response) starts the batch's end-of-turn.
-        if (!timer && !immediate) immediate = setImmediate(endBatch);
+        // The first data of the response starts the first batch's end-of-turn.
+        if (!withdraw && !immediate) immediate = setImmediate(endBatch);
       });
       res.once('end', () => {
         if (closed) return;

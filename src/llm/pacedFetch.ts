@@ -1,26 +1,30 @@
 /**
  * A `fetch` for the openai SDK, built on node:http, that reads streamed
  * (text/event-stream) bodies in batches. A vLLM server sends one SSE event
- * per token per request; with many compaction workers that is hundreds to
- * thousands of network reads a second, and Node's fetch (undici) spends about
- * 90 µs on each. Here a streamed body is read at most once per `intervalMs`:
- * between reads the response is paused, and because our sockets have a
- * one-byte high-water mark the pause reaches the socket, which stops reading,
- * so the kernel buffers the events and the next read drains them all at once.
- * Tokens therefore reach the caller (and the token-idle clock) at most one
- * interval late; the UI only repaints about ten times a second anyway.
- * Other bodies (JSON) are passed through as they arrive.
+ * per token per request; read as they arrive, that is one process wake-up
+ * per token per worker, and a wake-up is the costly part (Node's fetch spends
+ * about 90 µs per event in all). Here a streamed body is read at most once
+ * per `intervalMs`: between reads the response and its socket are paused,
+ * which stops the kernel read (pacedSocket.ts), so the events wait in the
+ * kernel; one clock shared by every stream (pacingClock.ts) resumes them all
+ * in one turn of the event loop. Tokens therefore reach the caller (and the
+ * token-idle clock) at most one interval late; the UI only repaints about ten
+ * times a second anyway. Other bodies (JSON) are passed through as they arrive.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
-import * as net from 'node:net';
-import type { Duplex } from 'node:stream';
-import * as tls from 'node:tls';
 import { pacedBody } from './pacedBody';
+import { PacedHttpAgent, PacedHttpsAgent } from './pacedSocket';
+import { PacingClock } from './pacingClock';
 
 export interface PacedFetchOptions {
   /** Longest a streamed body is left unread, in ms (default 100). 0 reads as data arrives. */
   intervalMs?: number;
+}
+
+/** What a caller may add to a request's init: its own batch interval for a streamed body (other fetches ignore it). */
+export interface PacedRequestInit {
+  paceMs?: number;
 }
 
 export type PacedFetch = typeof fetch & {
@@ -28,31 +32,28 @@ export type PacedFetch = typeof fetch & {
   close(): void;
   /** Sockets open or pooled (tests check that aborts leak none). */
   openSockets(): number;
+  /** Times the pacing clocks have woken the process (tests: streams share their ticks). */
+  pacingTicks(): number;
 };
-
-/** The one-byte mark makes a paused response stop the socket's reads (see above). */
-const SOCKET_OPTIONS = { readableHighWaterMark: 1 };
-
-class PacedHttpAgent extends http.Agent {
-  override createConnection(options: http.ClientRequestArgs): Duplex {
-    return net.createConnection({ ...(options as net.NetConnectOpts), ...SOCKET_OPTIONS });
-  }
-}
-
-class PacedHttpsAgent extends https.Agent {
-  override createConnection(options: https.RequestOptions): Duplex {
-    return tls.connect({ ...(options as tls.ConnectionOptions), ...SOCKET_OPTIONS });
-  }
-}
 
 export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
   const intervalMs = opts.intervalMs ?? 100;
+  // One clock per interval in use: every stream paced at 100 ms shares one timer, every one at 250 ms another.
+  const clocks = new Map<number, PacingClock>();
+  const clockFor = (ms: number) => {
+    if (ms <= 0) return undefined;
+    let c = clocks.get(ms);
+    if (!c) clocks.set(ms, (c = new PacingClock(ms)));
+    return c;
+  };
   const agents = { http: new PacedHttpAgent({ keepAlive: true }), https: new PacedHttpsAgent({ keepAlive: true }) };
   const paced = (async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     if (typeof Request !== 'undefined' && input instanceof Request) throw new TypeError('pacedFetch takes a URL, not a Request');
     const url = new URL(String(input));
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`pacedFetch cannot fetch ${url.protocol} URLs`);
     const signal = init.signal ?? undefined;
+    const asked = (init as PacedRequestInit).paceMs;
+    const paceMs = intervalMs > 0 && typeof asked === 'number' && asked > 0 ? asked : intervalMs;
     if (signal?.aborted) throw abortError(signal);
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((v, k) => (headers[k] = v));
@@ -70,7 +71,7 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
         const status = res.statusCode ?? 0;
         const noBody = init.method === 'HEAD' || status === 204 || status === 205 || status === 304;
         const streamed = /^text\/event-stream/i.test(String(res.headers['content-type'] ?? ''));
-        const stream = noBody ? null : pacedBody(req, res, streamed ? intervalMs : 0);
+        const stream = noBody ? null : pacedBody(req, res, streamed ? clockFor(paceMs) : undefined);
         if (noBody) res.resume();
         resolve(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders(res.rawHeaders) }));
       });
@@ -82,6 +83,7 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     agents.https.destroy();
   };
   paced.openSockets = () => countSockets(agents.http) + countSockets(agents.https);
+  paced.pacingTicks = () => [...clocks.values()].reduce((n, c) => n + c.ticks, 0);
   return paced;
 }
 

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { PacedSocket } from '../../src/llm/pacedSocket';
 import { VllmClient } from '../../src/llm/client';
 import { AbortedError, ConnectionError, ContextOverflowError, BadRequestError, ServerError, TimeoutError } from '../../src/llm/errors';
 import { createPacedFetch, type PacedFetch } from '../../src/llm/pacedFetch';
@@ -25,6 +26,19 @@ async function until(cond: () => boolean, ms = 3000): Promise<void> {
 
 /** A long scripted reply, so that tokens keep arriving for a second or more. */
 const LONG = Array.from({ length: 60 }, (_, i) => `Step ${i}: the scheduler admits waiting requests while KV blocks remain.`).join(' ');
+
+/** A fetch that counts the chunks each streamed body delivers (one per batch). */
+function countingReads(inner: typeof fetch, reads: number[]): typeof fetch {
+  return (async (i: Parameters<typeof fetch>[0], init?: RequestInit) => {
+    const r = await inner(i, init);
+    if (!r.body || !/event-stream/.test(r.headers.get('content-type') ?? '')) return r;
+    const k = reads.push(0) - 1;
+    const counted = r.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({ transform: (c, ctl) => (reads[k]!++, ctl.enqueue(c)) }),
+    );
+    return new Response(counted, { status: r.status, headers: r.headers });
+  }) as typeof fetch;
+}
 
 const failure = (p: Promise<unknown>) =>
   p.then(
@@ -71,6 +85,20 @@ describe('paced transport against the simulator (h100-7b, time scale 1)', functi
     assert.ok(reads <= Math.ceil(wall / 100) + 3, `${reads} reads in ${wall} ms`);
     assert.ok(deltas.length >= 3 * reads, `${deltas.length} SSE events in ${reads} reads`);
     assert.equal(deltas.join(''), streamed.message.content, 'every piece still reaches onDelta, in order');
+  });
+
+  it('concurrent streams share one pacing clock: its ticks follow the wall clock, not the number of streams', async () => {
+    const c = client();
+    const t0 = Date.now();
+    const replies = await Promise.all(Array.from({ length: 4 }, () => c.chat({ messages: convo, maxTokens: 100 })));
+    const wall = Date.now() - t0;
+    assert.ok(
+      replies.every((r) => (r.usage?.completionTokens ?? 0) >= 40),
+      replies.map((r) => r.usage?.completionTokens).join(' '),
+    );
+    assert.ok(wall >= 300, `only ${wall} ms`);
+    const ticks = paced.pacingTicks();
+    assert.ok(ticks >= 2 && ticks <= Math.ceil(wall / 100) + 2, `${ticks} ticks in ${wall} ms for 4 streams`);
   });
 
   it('abort mid-stream ends the call at once, the server sees the close, and no socket is left', async () => {
@@ -164,6 +192,27 @@ describe('paced transport on the wire', function () {
     assert.equal(r.finishReason, 'stop');
   });
 
+  it("a request's own batch interval (deltaBatchMs) paces its stream; others keep the default", async () => {
+    const pieces: Array<string | number> = [];
+    for (let i = 0; i < 60; i++) pieces.push(event(`t${i} `), 20);
+    pieces.push(event('', 'stop'), 'data: [DONE]\n\n');
+    const s = await sseServer(pieces);
+    server = s.server;
+    const reads: number[] = [];
+    const c = new VllmClient({ baseURL: s.url, model: 'm', fetch: countingReads(paced, reads) });
+    const t0 = Date.now();
+    const [slow, fast] = await Promise.all([
+      c.chat({ messages: convo, deltaBatchMs: 400 }),
+      new Promise((r) => setTimeout(r, 5)).then(() => c.chat({ messages: convo })),
+    ]);
+    const wall = Date.now() - t0;
+    assert.equal(slow.message.content, fast.message.content);
+    assert.equal(slow.message.content?.split(' ').filter(Boolean).length, 60);
+    assert.ok(wall >= 1200, `${wall} ms`);
+    assert.ok(reads[0]! <= Math.ceil(wall / 400) + 2, `the 400 ms stream was read ${reads[0]} times in ${wall} ms`);
+    assert.ok(reads[1]! >= Math.floor(wall / 100) - 3, `the default stream was read only ${reads[1]} times in ${wall} ms`);
+  });
+
   it('the token-idle clock still sees tokens, at most one batch late', async () => {
     // A token every 60 ms for 1.2 s; idle limit 250 ms, over twice the batch interval.
     const pieces: Array<string | number> = [];
@@ -185,5 +234,38 @@ describe('paced transport on the wire', function () {
     const e = await failure(c.chat({ messages: convo }));
     assert.ok(e instanceof TimeoutError, String(e));
     assert.ok(Date.now() - t0 < 1000, `took ${Date.now() - t0} ms`);
+  });
+});
+
+describe('paced socket', () => {
+  it('reads nothing from the kernel while held, whatever the stream above asks, and drains it in one read on release', async () => {
+    let written = 0;
+    const server = createTcpServer((c) => {
+      const t = setInterval(() => (c.write('x'), written++), 5);
+      c.on('close', () => clearInterval(t));
+      c.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const sock = new PacedSocket();
+    try {
+      let chunks = 0;
+      sock.on('data', () => chunks++);
+      await new Promise<void>((r) => sock.connect((server.address() as AddressInfo).port, '127.0.0.1', r));
+      await until(() => chunks >= 3);
+      sock.hold();
+      const [bytes, seen, before] = [sock.bytesRead, chunks, written];
+      sock.resume(); // what Node's http layer does when its response wants more
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(sock.bytesRead, bytes, 'no kernel read while held');
+      assert.equal(chunks, seen);
+      const waited = written - before;
+      assert.ok(waited >= 10, `the server wrote only ${waited} bytes in 200 ms`);
+      const first = new Promise<Buffer>((r) => sock.once('data', r));
+      sock.release();
+      assert.ok((await first).length >= waited - 2, `the ${waited} bytes that waited came in one read, not ${(await first).length} + more`);
+    } finally {
+      sock.destroy();
+      await new Promise((r) => server.close(r));
+    }
   });
 });
