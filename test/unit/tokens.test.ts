@@ -5,6 +5,10 @@ import { TokenLedger } from '../../src/core/tokens/tokenLedger';
 import { MESSAGE_OVERHEAD_TOKENS } from '../../src/core/tokens/tokenCounter';
 import type { TokenCounter } from '../../src/core/tokens/tokenCounter';
 import { call, user } from './helpers/build';
+import { MemoCounter } from '../../src/core/tokens/memoCounter';
+import { renderTranscript, transcriptTokens } from '../../src/core/compaction/prompts';
+import type { ChatMessage } from '../../src/core/messages';
+import { readFileSync } from 'node:fs';
 
 describe('token counting', () => {
   it('loads the tokenizer once, on first use, and counts real BPE tokens', async () => {
@@ -40,6 +44,34 @@ describe('token counting', () => {
     assert.equal(ledger.total(msgs), 6);
     assert.equal(calls, 2);
     assert.equal(msgs[0]!.tokens, 4, 'the count is kept on the message for the session log');
+  });
+});
+
+describe('remembered counts', () => {
+  it('counts a long text once however often it comes back, equal or identical; short texts every time', () => {
+    const seen: string[] = [];
+    const memo = new MemoCounter({ countText: (t) => (seen.push(t), t.split(' ').length) });
+    const long = 'word '.repeat(300);
+    const equalCopy = [...long].join(''); // equal contents, another string
+    assert.equal(memo.countText(long), 301);
+    assert.equal(memo.countText(equalCopy), 301);
+    assert.equal(memo.countText(long.slice(0, -1)), 300, 'a different text is counted');
+    assert.equal(seen.length, 2);
+    memo.countText('short text');
+    memo.countText('short text');
+    assert.equal(seen.length, 4);
+    assert.equal(memo.countMessage(user(long)), MESSAGE_OVERHEAD_TOKENS + 301);
+    assert.equal(seen.length, 4, 'a message counts its text through the memo');
+  });
+
+  it('a transcript counted message by message agrees with counting it whole, within a token per message', async () => {
+    const c = await loadTiktokenCounter();
+    const session = JSON.parse(readFileSync('test/fixtures/long-session.json', 'utf8')) as ChatMessage[];
+    const msgs = session.filter((m) => m.role !== 'system').slice(0, 120);
+    const whole = c.countText(renderTranscript(msgs, 1));
+    const pieces = transcriptTokens(msgs, 1, (t) => c.countText(t));
+    assert.ok(whole > 5000, `${whole} tokens`);
+    assert.ok(Math.abs(pieces - whole) <= msgs.length, `by pieces ${pieces}, whole ${whole}, ${msgs.length} messages`);
   });
 });
 

@@ -169,12 +169,27 @@ export const TARGET_SYSTEM_PROMPT =
  * header (`[#12 user]`) or close the fence around the transcript.
  */
 export function renderTranscript(messages: readonly ChatMessage[], firstNumber: number): string {
-  return messages
-    .map((m, k) => {
-      const id = m.role === 'tool' ? ` result of ${String(m.tool_call_id).replace(/[\]\n\r]/g, '_')}` : '';
-      return `[#${firstNumber + k} ${m.role}${id}]\n${escapeData(messageText(m))}`;
-    })
-    .join('\n\n');
+  return messages.map((m, k) => transcriptHeader(m, firstNumber + k) + escapeData(messageText(m))).join('\n\n');
+}
+
+/** What renderTranscript puts before message #n's text. */
+function transcriptHeader(m: ChatMessage, n: number): string {
+  const id = m.role === 'tool' ? ` result of ${String(m.tool_call_id).replace(/[\]\n\r]/g, '_')}` : '';
+  return `[#${n} ${m.role}${id}]\n`;
+}
+
+/**
+ * Tokens of renderTranscript(messages, firstNumber) by a text counter,
+ * without counting the rendered whole: each message's text is counted on its
+ * own, so a counter that remembers texts it has seen (the tokenizer does)
+ * pays once per message, not once per prompt it appears in. Counts add up
+ * across the header, the text and the blank line between messages to within
+ * a token or two per message, since the tokenizer's pieces break at newlines.
+ */
+export function transcriptTokens(messages: readonly ChatMessage[], firstNumber: number, countText: (t: string) => number): number {
+  let n = Math.max(0, messages.length - 1);
+  messages.forEach((m, k) => (n += countText(transcriptHeader(m, firstNumber + k)) + countText(escapeData(messageText(m)))));
+  return n;
 }
 
 /**

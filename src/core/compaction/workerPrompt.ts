@@ -6,7 +6,7 @@ import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
 import { TARGET_CONTEXT_TOKENS } from './plan';
 import type { InstructionInput } from './prompts';
-import { cacheAlignedInstruction, fenceNonce, renderTranscript, targetBlockPrompt, targetTokens } from './prompts';
+import { cacheAlignedInstruction, fenceNonce, renderTranscript, targetBlockPrompt, targetTokens, transcriptTokens } from './prompts';
 
 export interface WorkerPrompt {
   request: ModelRequest;
@@ -60,6 +60,13 @@ export function instructionInput(plan: CompactionPlan, block: Block, focus: stri
 }
 
 /**
+ * A worker's streamed text feeds a progress view, not a reader following it
+ * word by word: four updates a second are enough, and each batch interval
+ * the transport skips saves a wake-up per running worker (bench/clientCpu).
+ */
+export const WORKER_DELTA_BATCH_MS = 250;
+
+/**
  * Builds block k's request in the plan's layout. `count` is the local token
  * estimate for a message.
  */
@@ -78,6 +85,7 @@ export function buildWorkerPrompt(
       ? cacheAligned(plan, block, x, maxTokens, budget, count)
       : targetBlock(plan, block, x, maxTokens, budget, count);
   prompt.request.stream = plan.settings.streamWorkers;
+  if (plan.settings.streamWorkers) prompt.request.deltaBatchMs = WORKER_DELTA_BATCH_MS;
   return prompt;
 }
 
@@ -199,9 +207,11 @@ function targetBlock(
     : deduplicateToolOutputs(truncateLargeToolOutputs(blockMessages(plan, block), DEFAULT_PRETRIM).messages).messages;
   const target = renderTranscript(ownRaw, first);
   const instructionOnly = targetBlockPrompt('', '', x);
-  // The block's transcript is the prompt's largest part: count it once, not once more for the instruction share.
-  const transcriptTokens = count({ role: 'user', content: target });
-  const fixed = instructionOnly.reduce((s, m) => s + count(m), 0) + transcriptTokens;
+  // The block's transcript is the prompt's largest part: count it message by message (the counter remembers
+  // texts, and most of them are the session's own), and once, not once more for the instruction share.
+  const messageOverhead = count({ role: 'user', content: '' });
+  const spanTokens = transcriptTokens(ownRaw, first, (t) => count({ role: 'user', content: t }) - messageOverhead);
+  const fixed = instructionOnly.reduce((s, m) => s + count(m), 0) + spanTokens;
   // Transcript framing adds a few tokens per message over the message counts.
   let contextTokens = 0;
   for (let i = 0; i < upto; i++) contextTokens += tc.tokens[i]! + 6;
@@ -219,7 +229,7 @@ function targetBlock(
   return {
     request,
     promptTokens: fixed + contextTokens,
-    instructionTokens: fixed - transcriptTokens,
+    instructionTokens: fixed - spanTokens,
     trimmed: upto > 0,
     targetText: target,
   };

@@ -1,5 +1,6 @@
 import type { TokenCounter } from './tokenCounter';
 import { countMessageWith } from './tokenCounter';
+import { MemoCounter } from './memoCounter';
 import type { ChatMessage } from '../messages';
 import type { BpeRanks } from './bpeCounter';
 import { BoundedBpeCounter } from './bpeCounter';
@@ -29,7 +30,9 @@ export function loadTiktokenCounter(): Promise<TokenCounter> {
   loading ??= (async () => {
     const ranks = await import('js-tiktoken/ranks/cl100k_base');
     (globalThis as Record<symbol, number | undefined>)[LOADS] = tokenizerLoadCount() + 1;
-    return new TiktokenCounter(await BoundedBpeCounter.load(unwrapRanks(ranks), () => new Promise((resolve) => setTimeout(resolve, 0))));
+    return new MemoCounter(
+      new TiktokenCounter(await BoundedBpeCounter.load(unwrapRanks(ranks), () => new Promise((resolve) => setTimeout(resolve, 0)))),
+    );
   })();
   return loading;
 }

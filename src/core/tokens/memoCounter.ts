@@ -1,0 +1,39 @@
+import type { ChatMessage } from '../messages';
+import type { TokenCounter } from './tokenCounter';
+import { countMessageWith } from './tokenCounter';
+
+/** Texts shorter than this are counted afresh: hashing one costs about what counting it does. */
+const MIN_CHARS = 256;
+/** Past this many characters of keys the memo starts over (its keys are mostly strings the session holds anyway). */
+const MAX_CHARS = 16_000_000;
+
+/**
+ * Remembers the counts of long texts. A compaction counts the same tool
+ * outputs and messages again inside each prompt it builds (pre-trimmed
+ * copies, transcripts); equal texts have equal counts, so the tokenizer runs
+ * once per text.
+ */
+export class MemoCounter implements TokenCounter {
+  private readonly memo = new Map<string, number>();
+  private chars = 0;
+
+  constructor(private readonly inner: Pick<TokenCounter, 'countText'>) {}
+
+  countText(text: string): number {
+    if (text.length < MIN_CHARS) return this.inner.countText(text);
+    const known = this.memo.get(text);
+    if (known !== undefined) return known;
+    const n = this.inner.countText(text);
+    if (this.chars + text.length > MAX_CHARS) {
+      this.memo.clear();
+      this.chars = 0;
+    }
+    this.memo.set(text, n);
+    this.chars += text.length;
+    return n;
+  }
+
+  countMessage(message: ChatMessage): number {
+    return countMessageWith(this, message);
+  }
+}
