@@ -22,6 +22,7 @@ import { ApprovalBroker } from './approvals';
 import type { AgentEventSink } from './agentEventLog';
 import { controllerAgentEvents } from './agentEventLog';
 import { CompactionTracker } from './compactionTracker';
+import { DeltaCoalescer } from './deltaCoalescer';
 import type { HostLog } from './log';
 import { PinActions } from './pinActions';
 import { lossHeadline } from './review/lossHeadline';
@@ -98,6 +99,9 @@ export class SessionController {
   private readonly tracker: CompactionTracker;
   private run: { abort: AbortController; done: Promise<void> } | undefined;
   private streaming = '';
+  private readonly deltas = new DeltaCoalescer((msg) => {
+    if (!this.disposed) this.deps.post(msg);
+  });
   /** Judge verdicts by compaction id, shown on the adopted summary. */
   private readonly verdicts = new Map<string, VerdictView>();
   private readonly eventSink: AgentEventSink;
@@ -154,7 +158,7 @@ export class SessionController {
           return;
         }
         this.streaming += text;
-        this.post({ type: 'assistant-delta', text });
+        this.deltas.delta(text);
       },
       recordVerdict: (id, v) => this.verdicts.set(id, v),
       held: (id) => this.compactions.held(id),
@@ -223,7 +227,7 @@ export class SessionController {
   }
 
   private post(msg: HostToWebview): void {
-    if (!this.disposed) this.deps.post(msg);
+    this.deltas.post(msg);
   }
 
   private postAll(msgs: HostToWebview[]): void {

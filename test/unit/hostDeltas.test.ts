@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { defaultSettings } from '../../src/core/config/settings';
-import type { ModelRequest } from '../../src/core/ports';
+import type { ModelPort, ModelRequest } from '../../src/core/ports';
 import { unlimited } from '../../src/core/ports';
 import { SessionStore } from '../../src/core/session/sessionStore';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
@@ -12,7 +12,7 @@ import { applySplitChange } from '../../src/protocol/messages';
 import { FakeModel } from './helpers/fakeModel';
 import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
 
-async function setup(wantsDeltas?: () => boolean) {
+async function setup(wantsDeltas?: () => boolean, chat?: ModelPort['chat']) {
   const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock: fixedClock() }, '/s/one.jsonl');
   await store.append({ role: 'system', content: 'You are a test agent.' });
   const agent = new FakeModel();
@@ -20,6 +20,7 @@ async function setup(wantsDeltas?: () => boolean) {
     const last = req.messages[req.messages.length - 1]!;
     return { message: { role: 'assistant', content: `ok: ${String(last.content).slice(0, 10)}` }, usage: undefined, finishReason: 'stop' };
   };
+  if (chat) agent.chat = chat;
   const posted: HostToWebview[] = [];
   let stateChanges = 0;
   const c = new SessionController({
@@ -93,6 +94,30 @@ describe('host: deltas only when someone listens, and only what changed', () => 
       );
       await c.handle({ type: 'send', text: 'now shown' });
       assert.equal(posted.filter((m) => m.type === 'message-added').length, 2);
+    } finally {
+      await c.dispose();
+    }
+  });
+
+  it('joins the deltas of one transport batch into one message, in order with everything else', async () => {
+    const words = Array.from({ length: 30 }, (_, i) => `w${i} `);
+    // Three batches of ten deltas, as the paced transport delivers them: each batch in one turn of the event loop.
+    const chat: ModelPort['chat'] = async (_req, opts) => {
+      for (let b = 0; b < 3; b++) {
+        await new Promise((r) => setTimeout(r, 5));
+        for (const w of words.slice(10 * b, 10 * b + 10)) opts?.onDelta?.({ type: 'content', text: w });
+      }
+      return { message: { role: 'assistant', content: words.join('') }, usage: undefined, finishReason: 'stop' };
+    };
+    const { c, posted } = await setup(undefined, chat);
+    try {
+      await c.handle({ type: 'ready' });
+      await c.handle({ type: 'send', text: 'stream please' });
+      const deltas = posted.flatMap((m, i) => (m.type === 'assistant-delta' ? [{ i, text: m.text }] : []));
+      assert.equal(deltas.length, 3, 'one message per batch, not one per delta');
+      assert.equal(deltas.map((d) => d.text).join(''), words.join(''));
+      const reply = posted.findIndex((m) => m.type === 'message-added' && m.message.role === 'assistant');
+      assert.ok(reply > deltas.at(-1)!.i, 'the finished message comes after the last delta');
     } finally {
       await c.dispose();
     }
