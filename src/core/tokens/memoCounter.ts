@@ -3,7 +3,7 @@ import type { TokenCounter } from './tokenCounter';
 import { countMessageWith } from './tokenCounter';
 
 /** Texts shorter than this are counted afresh: hashing one costs about what counting it does. */
-const MIN_CHARS = 256;
+const MIN_CHARS = 64;
 /** Past this many characters of keys the memo starts over (its keys are mostly strings the session holds anyway). */
 const MAX_CHARS = 16_000_000;
 
