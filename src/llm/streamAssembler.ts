@@ -80,6 +80,14 @@ export class StreamAssembler {
     return this._chunks;
   }
 
+  /** Feeds the text of a chunk that carried only text (see plainContent.ts). */
+  pushContent(text: string): ChatDelta[] {
+    this._chunks++;
+    if (text.length === 0) return [];
+    this.content += text;
+    return [{ type: 'content', text }];
+  }
+
   /** Feeds one chunk; returns the deltas it contained, in order. */
   push(chunk: RawChunk): ChatDelta[] {
     this._chunks++;

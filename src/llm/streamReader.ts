@@ -3,6 +3,7 @@ import type { Reply } from './chatResult';
 import { buildReply } from './chatResult';
 import type { ReplyCaps } from './replyLimits';
 import { replyTooLarge } from './replyLimits';
+import { plainContent } from './plainContent';
 import { SseParser } from './sse';
 import { StreamAssembler, type RawChunk } from './streamAssembler';
 import { parseTextToolCalls, TextToolStreamFilter } from './textToolProtocol';
@@ -40,6 +41,12 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
       sawDone = true;
       return;
     }
+    // After the first chunk (which names the model), most chunks are one token of text: decode only that.
+    const plain = asm.chunks > 0 ? plainContent(data) : undefined;
+    if (plain !== undefined) {
+      emitDeltas(asm.pushContent(plain));
+      return;
+    }
     let chunk: RawChunk & { error?: unknown; object?: string };
     try {
       chunk = JSON.parse(data);
@@ -66,7 +73,11 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
     }
     const finishBefore = asm.finishReason;
     const deltas = asm.push(chunk);
-    if (deltas.length > 0 || asm.finishReason !== finishBefore) ctx.onProgress();
+    if (asm.finishReason !== finishBefore) ctx.onProgress();
+    emitDeltas(deltas);
+  };
+  const emitDeltas = (deltas: ChatDelta[]): void => {
+    if (deltas.length > 0) ctx.onProgress();
     for (const d of deltas) {
       chars += d.type === 'tool_call' ? d.argumentsDelta.length + (d.name?.length ?? 0) : d.type === 'reset' ? 0 : d.text.length;
       if (chars > ctx.caps.chars) throw replyTooLarge(ctx.url, ctx.caps, 'characters');

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { plainContent } from '../../src/llm/plainContent';
 import { SseParser } from '../../src/llm/sse';
 import { StreamAssembler, type RawChunk } from '../../src/llm/streamAssembler';
 
@@ -101,6 +102,45 @@ describe('fuzz: SSE parser and stream assembler', () => {
         for (const v of values) if (v !== null && typeof v === 'object' && !Array.isArray(v)) asm.push(v as RawChunk);
         assert.equal(typeof asm.text, 'string');
         asm.toolCalls();
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it(`the one-token fast path decodes exactly what a full parse does, and declines every other chunk (${RUNS} runs)`, () => {
+    // Text that tries to look like the frame around it: quotes, escapes, the closing sequence itself.
+    const tricky = fc.oneof(
+      fc.string({ unit: 'grapheme', maxLength: 20 }),
+      fc.constantFrom('"},"logprobs":null,"finish_reason":null}]}', '\\"', '"', '\\', '\u0000', '"usage":{}', '\n\r\t'),
+    );
+    const vllm = (delta: object, extra: object = {}, finish: string | null = null) =>
+      JSON.stringify({
+        id: 'chatcmpl-1',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'm',
+        ...extra,
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      });
+    fc.assert(
+      fc.property(fc.array(tricky, { minLength: 1, maxLength: 3 }), (parts) => {
+        const content = parts.join('');
+        const plain = vllm({ content });
+        assert.equal(plainContent(plain), (JSON.parse(plain) as { choices: [{ delta: { content: string } }] }).choices[0].delta.content);
+        // Everything the full parse would read more from goes the long way.
+        for (const other of [
+          vllm({ content }, {}, 'stop'),
+          vllm({ content, reasoning_content: 'r' }),
+          vllm({ content, tool_calls: [] }),
+          vllm({ content }, { usage: { prompt_tokens: 1, completion_tokens: 1 } }),
+          vllm({ content }, { error: { code: 500 } }),
+          JSON.stringify({
+            choices: [0, 1].map((index) => ({ index, delta: { content }, logprobs: null, finish_reason: null })),
+          }),
+          plain.slice(0, -1),
+        ]) {
+          assert.equal(plainContent(other), undefined, other);
+        }
       }),
       { numRuns: RUNS },
     );

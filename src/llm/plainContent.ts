@@ -1,0 +1,28 @@
+/**
+ * The common streamed chunk, one token of text, exactly as vLLM writes it:
+ *   {"id":…,"object":"chat.completion.chunk","created":…,"model":…,
+ *    "choices":[{"index":0,"delta":{"content":"…"},"logprobs":null,"finish_reason":null}]}
+ * Parsing it whole allocates a dozen objects per token, and a compaction
+ * streams thousands of tokens; here only the text is decoded. Anything else
+ * (other fields in the delta or after it, several choices, a finish reason,
+ * usage, an error) gives undefined, and the caller parses the chunk in full.
+ */
+const OPEN = '"choices":[{"index":0,"delta":{"content":"';
+const CLOSE = '"},"logprobs":null,"finish_reason":null}]}';
+
+export function plainContent(data: string): string | undefined {
+  if (data.charCodeAt(0) !== 123 || !data.endsWith(CLOSE)) return undefined;
+  const at = data.indexOf(OPEN);
+  if (at < 0) return undefined;
+  const head = data.slice(0, at);
+  if (head.includes('"usage"') || head.includes('"error"')) return undefined;
+  // One JSON string literal from the opening quote to the closing one; an unescaped quote inside
+  // (a second choice, another field) makes it fail to parse, and the chunk goes the long way.
+  let text: unknown;
+  try {
+    text = JSON.parse(data.slice(at + OPEN.length - 1, data.length - CLOSE.length + 1));
+  } catch {
+    return undefined;
+  }
+  return typeof text === 'string' ? text : undefined;
+}
