@@ -17,6 +17,7 @@ import type { Endpoint } from './endpoint';
 import type { CliIO } from './io';
 import { readPrefixCacheCounters, resetPrefixCache } from './serverProbe';
 import { CALIBRATE_HELP, calibrateCommand } from './calibrateCommand';
+import { mainThreadCpuMs } from '../node/threadCpu';
 
 export const BENCH_HELP = `splitpoint bench --session FILE --endpoint URL [options]
 
@@ -115,6 +116,8 @@ export interface RunResult extends RunSpec {
   instructionTokensTotal: number;
   clientCpuMs: number;
   clientCpuShare: number;
+  /** The main thread's part of clientCpuMs (Linux only); the rest is V8's and libuv's threads. */
+  clientMainThreadCpuMs: number | undefined;
   cacheResetWorked: boolean;
   serverCacheHits: number | undefined;
   serverCacheQueries: number | undefined;
@@ -200,11 +203,13 @@ export async function runBench(o: {
       ids: randomIds,
     });
     const before = await readPrefixCacheCounters(client.root);
+    const main0 = mainThreadCpuMs();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await pending.start();
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
+    const main1 = mainThreadCpuMs();
     const after = await readPrefixCacheCounters(client.root);
     if (!pending.isComplete())
       throw new Error(
@@ -258,6 +263,7 @@ export async function runBench(o: {
       instructionTokensTotal: workers.reduce((s, w) => s + w.instructionTokens, 0),
       clientCpuMs: Math.round(cpuMs),
       clientCpuShare: cpuMs / wallMs,
+      clientMainThreadCpuMs: main0 !== undefined && main1 !== undefined ? Math.round(main1 - main0) : undefined,
       cacheResetWorked: reset,
       serverCacheHits: before && after ? after.hits - before.hits : undefined,
       serverCacheQueries: before && after ? after.queries - before.queries : undefined,

@@ -1,0 +1,27 @@
+import assert from 'node:assert/strict';
+import { Worker } from 'node:worker_threads';
+import { mainThreadCpuMs } from '../../src/node/threadCpu';
+
+describe('main-thread CPU time (benchmarks split it from V8 and worker threads)', () => {
+  it('counts work on the main thread, and not work on another thread', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const spin = (ms: number) => {
+      const end = performance.now() + ms;
+      while (performance.now() < end);
+    };
+    const p0 = process.cpuUsage();
+    const a = mainThreadCpuMs()!;
+    spin(80);
+    const b = mainThreadCpuMs()!;
+    const p = process.cpuUsage(p0);
+    const processMs = (p.user + p.system) / 1000;
+    // Preemption may give the spin less CPU than 80 ms; whatever it got was the main thread's.
+    assert.ok(processMs >= 20, `the spin got only ${processMs} ms of CPU`);
+    assert.ok(b - a >= 0.7 * processMs && b - a <= processMs + 15, `main thread ${b - a} ms of the process's ${processMs} ms`);
+    // A worker thread spins for 400 ms while the main thread waits: that CPU is not the main thread's.
+    const w = new Worker('const e = performance.now() + 400; while (performance.now() < e); ', { eval: true });
+    await new Promise((r) => w.once('exit', r));
+    const c = mainThreadCpuMs()!;
+    assert.ok(c - b < 200, `the worker's 400 ms showed up as ${c - b} ms on the main thread`);
+  });
+});
