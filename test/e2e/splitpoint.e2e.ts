@@ -380,7 +380,22 @@ describe('Splitpoint in VS Code (e2e)', function () {
 
   step('the review editor comes back after a reload (its serializer) and asks the host for its state', async () => {
     await reloadWindowCommand(target.page);
-    review = await reviewFrame(target.page, 45_000);
+    const tab = () => target.page.getByRole('tab', { name: /^Review Compaction/ }).count();
+    review = await reviewFrame(target.page, 45_000).catch(async (e: unknown) => {
+      // With its tab restored and no webview, the serializer failed: that is ours, and fails the step.
+      if ((await tab()) > 0) throw e;
+      // No tab at all: VS Code web reloaded before it had stored its editor layout (seen once in four
+      // clean runs). Open the editor again, let VS Code store the layout, and reload once more.
+      console.log('[e2e] VS Code did not restore the editor layout after the reload; reopening the review editor and reloading again');
+      await target.page.keyboard.press('F1');
+      await target.page.locator('.quick-input-widget input').first().waitFor({ state: 'visible' });
+      await target.page.keyboard.type(REVIEW.paletteCommand);
+      await target.page.keyboard.press('Enter');
+      await reviewFrame(target.page);
+      await new Promise((r) => setTimeout(r, 3000));
+      await reloadWindowCommand(target.page);
+      return reviewFrame(target.page, 45_000);
+    });
     // The adopted compaction is history now: the restored editor offers to start the next one.
     await review.getByText(/No compaction is open/).waitFor({ timeout: 30_000 });
     await snap('review-restored');
