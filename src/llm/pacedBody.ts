@@ -19,7 +19,7 @@ export function pacedBody(req: ClientRequest, res: IncomingMessage, clock: Pacin
   let ctl!: ReadableStreamDefaultController<Uint8Array>;
   const socket = res.socket instanceof PacedSocket ? res.socket : undefined;
 
-  const stopTimers = () => {
+  const stopPacing = () => {
     withdraw?.();
     socket?.release();
     if (immediate) clearImmediate(immediate);
@@ -50,7 +50,7 @@ export function pacedBody(req: ClientRequest, res: IncomingMessage, clock: Pacin
   const fail = (e: Error) => {
     if (closed) return;
     closed = true;
-    stopTimers();
+    stopPacing();
     ctl.error(e);
   };
 
@@ -68,7 +68,7 @@ export function pacedBody(req: ClientRequest, res: IncomingMessage, clock: Pacin
       });
       res.once('end', () => {
         if (closed) return;
-        stopTimers();
+        stopPacing();
         flush();
         closed = true;
         ctl.close();
@@ -83,7 +83,7 @@ export function pacedBody(req: ClientRequest, res: IncomingMessage, clock: Pacin
     },
     cancel() {
       closed = true;
-      stopTimers();
+      stopPacing();
       req.destroy();
     },
   });

@@ -80,23 +80,25 @@ export function buildWorkerPrompt(
   // The planner's bound: room to finish the last section around the target, not to ramble.
   const maxTokens = plan.workers.maxTokens[block.index] ?? Math.max(256, 2 * targetTokens(x) + 128);
   const budget = plan.settings.contextWindow - maxTokens;
-  const prompt =
-    plan.settings.layout === 'cache-aligned'
-      ? cacheAligned(plan, block, x, maxTokens, budget, count)
-      : targetBlock(plan, block, x, maxTokens, budget, count);
+  const input: LayoutInput = { plan, block, x, maxTokens, budget, count };
+  const prompt = plan.settings.layout === 'cache-aligned' ? cacheAligned(input) : targetBlock(input);
   prompt.request.stream = plan.settings.streamWorkers;
   if (plan.settings.streamWorkers) prompt.request.deltaBatchMs = WORKER_DELTA_BATCH_MS;
   return prompt;
 }
 
-function cacheAligned(
-  plan: CompactionPlan,
-  block: Block,
-  x: InstructionInput,
-  maxTokens: number,
-  budget: number,
-  count: (m: ChatMessage) => number,
-): WorkerPrompt {
+/** What both layouts build a worker's request from. */
+interface LayoutInput {
+  plan: CompactionPlan;
+  block: Block;
+  x: InstructionInput;
+  maxTokens: number;
+  /** Prompt tokens that fit beside maxTokens in the window. */
+  budget: number;
+  count: (m: ChatMessage) => number;
+}
+
+function cacheAligned({ plan, block, x, maxTokens, budget, count }: LayoutInput): WorkerPrompt {
   const ctx = plan.snapshot.context;
   const known = plan.snapshot.tokens;
   const first = block.messageIndices[0]!;
@@ -186,14 +188,7 @@ function trimmedContext(plan: CompactionPlan, count: (m: ChatMessage) => number)
   return t;
 }
 
-function targetBlock(
-  plan: CompactionPlan,
-  block: Block,
-  x: InstructionInput,
-  maxTokens: number,
-  budget: number,
-  count: (m: ChatMessage) => number,
-): WorkerPrompt {
+function targetBlock({ plan, block, x, maxTokens, budget, count }: LayoutInput): WorkerPrompt {
   const first = block.messageIndices[0]!;
   const tc = trimmedContext(plan, count);
   const start = tc.start;
