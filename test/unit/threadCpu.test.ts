@@ -15,9 +15,9 @@ describe('main-thread CPU time (benchmarks split it from V8 and worker threads)'
     const b = mainThreadCpuMs()!;
     const p = process.cpuUsage(p0);
     const processMs = (p.user + p.system) / 1000;
-    // Preemption may give the spin less CPU than 80 ms; whatever it got was the main thread's.
-    assert.ok(processMs >= 20, `the spin got only ${processMs} ms of CPU`);
-    assert.ok(b - a >= 0.7 * processMs && b - a <= processMs + 15, `main thread ${b - a} ms of the process's ${processMs} ms`);
+    // Other threads (a count worker, V8's helpers) may run meanwhile, so the main thread is a part of the
+    // process's time, and most of the 80 ms spin unless the machine preempted it heavily.
+    assert.ok(b - a >= 40 && b - a <= processMs + 15, `main thread ${b - a} ms of the process's ${processMs} ms`);
     // A worker thread spins for 400 ms while the main thread waits: that CPU is not the main thread's.
     const w = new Worker('const e = performance.now() + 400; while (performance.now() < e); ', { eval: true });
     await new Promise((r) => w.once('exit', r));
