@@ -171,6 +171,7 @@ export class VllmClient implements ModelClient {
     const stream = req.stream ?? true;
     const ctl = new AbortController();
     let userAborted = false;
+    let ended = false;
     const onUserAbort = () => {
       userAborted = true;
       ctl.abort();
@@ -187,7 +188,9 @@ export class VllmClient implements ModelClient {
       if (stream) {
         // Prefill can be long, but once the server has answered, silence means a stall.
         timer.startIdle(Math.min(this.opts.idleTimeoutMs ?? 120_000, deadline.ms));
-        return await readChatStream(resp, { url, model, mode, caps, emit, onProgress: () => timer.progress() });
+        const reply = await readChatStream(resp, { url, model, mode, caps, emit, onProgress: () => timer.progress() });
+        ended = true;
+        return reply;
       }
       const text = await readBodyCapped(resp, { url, caps });
       let raw: unknown;
@@ -200,7 +203,9 @@ export class VllmClient implements ModelClient {
           body: text,
         });
       }
-      return replyFromBody(raw, { url, model, mode, caps, emit });
+      const reply = replyFromBody(raw, { url, model, mode, caps, emit });
+      ended = true;
+      return reply;
     } catch (e) {
       if (userAborted) throw classifyError(e, { url, abortReason: 'user' });
       if (timer.fired) throw timer.error(url);
@@ -208,8 +213,9 @@ export class VllmClient implements ModelClient {
     } finally {
       timer.stop();
       opts.signal?.removeEventListener('abort', onUserAbort);
-      // Closes the socket if the body was not fully read (error paths); a no-op after a clean end.
-      ctl.abort();
+      // Closes the socket if the body was not fully read (error paths). After a clean end the body is read or
+      // cancelled already, and an abort would only build two DOMExceptions (ours and the SDK's) per request.
+      if (!ended) ctl.abort();
     }
   }
 

@@ -51,17 +51,18 @@ export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: Bl
     sent = true;
     w.onSent(endpoint);
     const prompt = buildWorkerPrompt(w.plan, w.block, w.focus, w.count);
-    let streamed = '';
+    // Only a length is kept: the reply's text comes back whole with the result.
+    let streamedChars = 0;
     let lastReported = 0;
     const result = await ep.model.chat(prompt.request, {
       signal: w.signal,
       onDelta: (d) => {
         w.onFirstToken();
-        if (d.type === 'reset') streamed = '';
+        if (d.type === 'reset') streamedChars = lastReported = 0;
         if (d.type !== 'content') return;
-        streamed += d.text;
+        streamedChars += d.text.length;
         // Report progress every ~16 output tokens, not on every chunk.
-        const n = Math.ceil(streamed.length / 4);
+        const n = Math.ceil(streamedChars / 4);
         if (n - lastReported >= 16) {
           lastReported = n;
           w.onProgress(n);
