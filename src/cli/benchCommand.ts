@@ -17,7 +17,7 @@ import type { Endpoint } from './endpoint';
 import type { CliIO } from './io';
 import { readPrefixCacheCounters, resetPrefixCache } from './serverProbe';
 import { CALIBRATE_HELP, calibrateCommand } from './calibrateCommand';
-import { mainThreadCpuMs } from '../node/threadCpu';
+import { mainThreadCpuSince } from '../node/threadCpu';
 
 export const BENCH_HELP = `splitpoint bench --session FILE --endpoint URL [options]
 
@@ -203,13 +203,13 @@ export async function runBench(o: {
       ids: randomIds,
     });
     const before = await readPrefixCacheCounters(client.root);
-    const main0 = mainThreadCpuMs();
+    const mainCpu = mainThreadCpuSince();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await pending.start();
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
-    const main1 = mainThreadCpuMs();
+    const mainMs = mainCpu();
     const after = await readPrefixCacheCounters(client.root);
     if (!pending.isComplete())
       throw new Error(
@@ -263,7 +263,7 @@ export async function runBench(o: {
       instructionTokensTotal: workers.reduce((s, w) => s + w.instructionTokens, 0),
       clientCpuMs: Math.round(cpuMs),
       clientCpuShare: cpuMs / wallMs,
-      clientMainThreadCpuMs: main0 !== undefined && main1 !== undefined ? Math.round(main1 - main0) : undefined,
+      clientMainThreadCpuMs: mainMs === undefined ? undefined : Math.round(mainMs),
       cacheResetWorked: reset,
       serverCacheHits: before && after ? after.hits - before.hits : undefined,
       serverCacheQueries: before && after ? after.queries - before.queries : undefined,

@@ -15,3 +15,12 @@ export function mainThreadCpuMs(): number | undefined {
     return undefined;
   }
 }
+
+/** Starts a measurement: the function returned gives the main thread's CPU ms since (undefined where Linux does not tell). */
+export function mainThreadCpuSince(): () => number | undefined {
+  const start = mainThreadCpuMs();
+  return () => {
+    const end = mainThreadCpuMs();
+    return start !== undefined && end !== undefined ? end - start : undefined;
+  };
+}

@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
-import { mainThreadCpuMs } from '../../src/node/threadCpu';
+import { mainThreadCpuMs, mainThreadCpuSince } from '../../src/node/threadCpu';
+
+function spin(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
 
 describe('main-thread CPU time (benchmarks split it from V8 and worker threads)', () => {
   it('counts work on the main thread, and not work on another thread', async function () {
     if (process.platform !== 'linux') this.skip();
-    const spin = (ms: number) => {
-      const end = performance.now() + ms;
-      while (performance.now() < end);
-    };
     const p0 = process.cpuUsage();
     const a = mainThreadCpuMs()!;
     spin(80);
@@ -23,5 +24,14 @@ describe('main-thread CPU time (benchmarks split it from V8 and worker threads)'
     await new Promise((r) => w.once('exit', r));
     const c = mainThreadCpuMs()!;
     assert.ok(c - b < 200, `the worker's 400 ms showed up as ${c - b} ms on the main thread`);
+  });
+
+  it('measures from a start: the spin after it, not the time before', function () {
+    if (process.platform !== 'linux') this.skip();
+    spin(60);
+    const since = mainThreadCpuSince();
+    spin(60);
+    const ms = since()!;
+    assert.ok(ms >= 30 && ms < 110, `${ms} ms for a 60 ms spin after the start`);
   });
 });
