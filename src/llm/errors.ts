@@ -254,6 +254,9 @@ export interface ClassifyContext {
   timeoutMs?: number;
 }
 
+/** OpenSSL's verification failures as Node names them (self-signed, unknown issuer, expired, wrong host name). */
+const TLS_TRUST_CODES = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS_CERT_ALTNAME_INVALID/;
+
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ECONNABORTED', 'ETIMEDOUT']);
 
 /** Turns anything thrown by fetch / the SDK / our stream reader into a typed error. Never loses the original: it is the cause. */
@@ -288,6 +291,15 @@ export function classifyError(e: unknown, ctx: ClassifyContext): LlmError {
   const text = causeChain(e)
     .map((c) => (c instanceof Error ? c.message : String(c)))
     .join(' / ');
+  if (code && TLS_TRUST_CODES.test(code)) {
+    return new ConnectionError(
+      `The model server at ${ctx.url} presented a TLS certificate this machine does not trust (${code}: ${text}). ` +
+        'If the server uses its own certificate authority, start VS Code (or the CLI) with NODE_EXTRA_CA_CERTS=/path/to/ca.pem; ' +
+        'check that the endpoint names the host the certificate was issued for.',
+      code,
+      { url: ctx.url, cause: e },
+    );
+  }
   if ((code && RESET_CODES.has(code)) || /terminated|socket hang up|other side closed|reset/i.test(text)) {
     return new ConnectionError(`The connection to ${ctx.url} was dropped (${code ?? 'reset'}): ${text}`, code ?? 'ECONNRESET', {
       url: ctx.url,

@@ -20,6 +20,8 @@ import { PacingClock } from './pacingClock';
 export interface PacedFetchOptions {
   /** Longest a streamed body is left unread, in ms (default 100). 0 reads as data arrives. */
   intervalMs?: number;
+  /** TLS options for https URLs, such as `ca` for a server whose certificate authority Node does not know. */
+  tls?: Pick<https.AgentOptions, 'ca'>;
 }
 
 /** What a caller may add to a request's init: its own batch interval for a streamed body (other fetches ignore it). */
@@ -46,7 +48,7 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     if (!c) clocks.set(ms, (c = new PacingClock(ms)));
     return c;
   };
-  const agents = { http: new PacedHttpAgent({ keepAlive: true }), https: new PacedHttpsAgent({ keepAlive: true }) };
+  const agents = { http: new PacedHttpAgent({ keepAlive: true }), https: new PacedHttpsAgent({ ...opts.tls, keepAlive: true }) };
   const paced = (async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     if (typeof Request !== 'undefined' && input instanceof Request) throw new TypeError('pacedFetch takes a URL, not a Request');
     const url = new URL(String(input));

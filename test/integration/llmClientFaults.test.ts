@@ -21,19 +21,12 @@ import { backoffDelay, DEFAULT_RETRY_POLICY } from '../../src/llm/retry';
 import type { ChatDelta } from '../../src/llm/types';
 import type { ChatMessage } from '../../src/core/messages';
 import { startSimulator, type SimHandle, type SimOptions } from '../sim/server';
+import { until } from './support';
 
 const convo: ChatMessage[] = [
   { role: 'system', content: 'You are a coding agent.' },
   { role: 'user', content: 'Please summarise the design of the retry loop in src/llm/retry.ts for me today.' },
 ];
-
-async function until(cond: () => boolean, ms = 3000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 async function rejectsWith<T extends LlmError>(p: Promise<unknown>, cls: abstract new (...a: never[]) => T): Promise<T> {
   try {

@@ -10,16 +10,9 @@ import type { ChatMessage } from '../../src/core/messages';
 import { SessionStore } from '../../src/core/session/sessionStore';
 import { NodeFileStorage } from '../../src/node/fileStorage';
 import { startSimulator, type SimHandle } from '../sim/server';
+import { until } from './support';
 
 const convo: ChatMessage[] = [{ role: 'user', content: 'Say something short about ports.' }];
-
-async function until(cond: () => boolean, ms = 3000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('request deadlines and reply caps against the simulator', function () {
   this.timeout(30_000);

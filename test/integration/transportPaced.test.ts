@@ -13,32 +13,12 @@ import { AbortedError, ConnectionError, ContextOverflowError, BadRequestError, S
 import { createPacedFetch, type PacedFetch } from '../../src/llm/pacedFetch';
 import type { ChatMessage } from '../../src/core/messages';
 import { startSimulator, type SimHandle } from '../sim/server';
+import { countingReads, until } from './support';
 
 const convo: ChatMessage[] = [{ role: 'user', content: 'Summarise the design of the request scheduler in a few paragraphs.' }];
 
-async function until(cond: () => boolean, ms = 3000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** A long scripted reply, so that tokens keep arriving for a second or more. */
 const LONG = Array.from({ length: 60 }, (_, i) => `Step ${i}: the scheduler admits waiting requests while KV blocks remain.`).join(' ');
-
-/** A fetch that counts the chunks each streamed body delivers (one per batch). */
-function countingReads(inner: typeof fetch, reads: number[]): typeof fetch {
-  return (async (i: Parameters<typeof fetch>[0], init?: RequestInit) => {
-    const r = await inner(i, init);
-    if (!r.body || !/event-stream/.test(r.headers.get('content-type') ?? '')) return r;
-    const k = reads.push(0) - 1;
-    const counted = r.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({ transform: (c, ctl) => (reads[k]!++, ctl.enqueue(c)) }),
-    );
-    return new Response(counted, { status: r.status, headers: r.headers });
-  }) as typeof fetch;
-}
 
 const failure = (p: Promise<unknown>) =>
   p.then(
@@ -63,14 +43,8 @@ describe('paced transport against the simulator (h100-7b, time scale 1)', functi
 
   it('reads a streamed reply in ~100 ms batches: many SSE events per read, same text as non-streaming', async () => {
     // Count what the body delivers per read by wrapping the transport's Response.
-    let reads = 0;
-    const counting = (async (i: Parameters<typeof fetch>[0], init?: RequestInit) => {
-      const r = await paced(i, init);
-      if (!r.body || !/event-stream/.test(r.headers.get('content-type') ?? '')) return r;
-      const counted = r.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ transform: (c, ctl) => (reads++, ctl.enqueue(c)) }));
-      return new Response(counted, { status: r.status, headers: r.headers });
-    }) as typeof fetch;
-    const c = new VllmClient({ baseURL: sim.url, model: sim.model, fetch: counting });
+    const perStream: number[] = [];
+    const c = new VllmClient({ baseURL: sim.url, model: sim.model, fetch: countingReads(paced, perStream) });
     const deltas: string[] = [];
     const t0 = Date.now();
     const streamed = await c.chat({ messages: convo, maxTokens: 120 }, { onDelta: (d) => d.type === 'content' && deltas.push(d.text) });
@@ -82,6 +56,7 @@ describe('paced transport against the simulator (h100-7b, time scale 1)', functi
     assert.ok(tokens >= 60, `only ${tokens} tokens`);
     assert.ok(wall >= 300, `the reply took only ${wall} ms; the test needs tokens spread over time`);
     // One read per interval (plus the first and the last), never one per token.
+    const reads = perStream[0]!;
     assert.ok(reads <= Math.ceil(wall / 100) + 3, `${reads} reads in ${wall} ms`);
     assert.ok(deltas.length >= 3 * reads, `${deltas.length} SSE events in ${reads} reads`);
     assert.equal(deltas.join(''), streamed.message.content, 'every piece still reaches onDelta, in order');

@@ -1,0 +1,118 @@
+/**
+ * The paced transport over HTTPS. A TLS socket cannot be held (its handle
+ * wraps another stream, pacedSocket.ts), so it keeps the soft pause: the
+ * response is paused between batches and the one-byte high-water mark stops
+ * the reads. A TLS proxy with the test certificate (test/fixtures/tls) sits
+ * in front of the simulator; the real openai client runs through VllmClient,
+ * and the certificate is trusted through the transport's `tls.ca` option.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
+import { VllmClient } from '../../src/llm/client';
+import { AbortedError, ConnectionError } from '../../src/llm/errors';
+import { createPacedFetch, type PacedFetch } from '../../src/llm/pacedFetch';
+import type { ChatMessage } from '../../src/core/messages';
+import { startSimulator, type SimHandle } from '../sim/server';
+import { countingReads, until } from './support';
+
+const TLS_DIR = join(__dirname, '..', 'fixtures', 'tls');
+const cert = readFileSync(join(TLS_DIR, 'cert.pem'));
+const key = readFileSync(join(TLS_DIR, 'key.pem'));
+const convo: ChatMessage[] = [{ role: 'user', content: 'Summarise the design of the request scheduler.' }];
+const LONG = Array.from({ length: 60 }, (_, i) => `Step ${i}: the scheduler admits waiting requests while KV blocks remain.`).join(' ');
+
+/** Terminates TLS and pipes each connection to the simulator's plain port. */
+async function tlsProxy(targetPort: number): Promise<{ url: string; server: TlsServer; links: Set<Socket> }> {
+  const links = new Set<Socket>();
+  const server = createTlsServer({ cert, key }, (secure) => {
+    const plain = connect(targetPort, '127.0.0.1');
+    links.add(plain);
+    plain.once('close', () => links.delete(plain));
+    secure.pipe(plain).pipe(secure);
+    const end = () => (secure.destroy(), plain.destroy());
+    secure.once('error', end).once('close', end);
+    plain.once('error', end).once('close', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, server, links };
+}
+
+describe('paced transport over HTTPS (TLS sockets keep the soft pause)', function () {
+  this.timeout(30_000);
+  let sim: SimHandle;
+  let proxy: Awaited<ReturnType<typeof tlsProxy>>;
+  let paced: PacedFetch;
+  beforeEach(async () => {
+    sim = await startSimulator({ profile: 'h100-7b', timeScale: 1, streamChunkTokens: 1, script: Array(4).fill({ content: LONG }) });
+    proxy = await tlsProxy(sim.port);
+    paced = createPacedFetch({ intervalMs: 100, tls: { ca: cert } });
+  });
+  afterEach(async () => {
+    paced.close();
+    await new Promise((r) => proxy.server.close(r));
+    for (const s of proxy.links) s.destroy();
+    await sim.close();
+  });
+
+  it('streams a reply in batches, with the same text as over plain HTTP and as non-streaming', async () => {
+    const perStream: number[] = [];
+    const counting = countingReads(paced, perStream);
+    let deltas = 0;
+    const t0 = Date.now();
+    const overTls = await new VllmClient({ baseURL: proxy.url, model: sim.model, fetch: counting }).chat(
+      { messages: convo, maxTokens: 120 },
+      { onDelta: (d) => d.type === 'content' && deltas++ },
+    );
+    const wall = Date.now() - t0;
+    const plain = await new VllmClient({ baseURL: sim.url, model: sim.model, fetch: paced }).chat({ messages: convo, maxTokens: 120 });
+    const unstreamed = await new VllmClient({ baseURL: proxy.url, model: sim.model, fetch: paced }).chat({
+      messages: convo,
+      maxTokens: 120,
+      stream: false,
+    });
+    assert.equal(overTls.message.content, plain.message.content);
+    assert.equal(overTls.message.content, unstreamed.message.content);
+    assert.equal(overTls.usage?.completionTokens, unstreamed.usage?.completionTokens);
+    assert.ok(overTls.usage!.completionTokens >= 60, `only ${overTls.usage?.completionTokens} tokens`);
+    // One event per token; read in ~100 ms batches, so far fewer reads than events (a few more than wall/100:
+    // the soft pause lets one TLS record through after each pause).
+    assert.ok(deltas >= 40, `${deltas} deltas`);
+    const reads = perStream[0]!;
+    assert.ok(
+      reads >= 2 && reads <= 2 * Math.ceil(wall / 100) + 4 && reads < deltas / 3,
+      `${reads} reads for ${deltas} deltas in ${wall} ms`,
+    );
+  });
+
+  it('an abort mid-stream ends the call at once and leaves no socket open', async () => {
+    const client = new VllmClient({ baseURL: proxy.url, model: sim.model, fetch: paced });
+    const ctl = new AbortController();
+    let seen = 0;
+    const call = client.chat({ messages: convo, maxTokens: 400 }, { signal: ctl.signal, onDelta: () => seen++ }).catch((e: unknown) => e);
+    await until(() => seen > 0);
+    const t0 = Date.now();
+    ctl.abort();
+    const e = await call;
+    assert.ok(e instanceof AbortedError, String(e));
+    assert.ok(Date.now() - t0 < 100, `abort took ${Date.now() - t0} ms`);
+    await until(() => sim.stats.requests[0]?.clientClosed === true);
+    assert.equal(paced.openSockets(), 0);
+  });
+
+  it('refuses a certificate it was not told to trust, with a connection error naming the cause', async () => {
+    const untrusting = createPacedFetch({ intervalMs: 100 });
+    try {
+      const client = new VllmClient({ baseURL: proxy.url, model: sim.model, fetch: untrusting, retry: { maxRetries: 0 } });
+      const e = await client.chat({ messages: convo, maxTokens: 8 }).catch((x: unknown) => x);
+      assert.ok(e instanceof ConnectionError, String(e));
+      assert.equal((e as ConnectionError).code, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+      assert.match((e as Error).message, /does not trust .*NODE_EXTRA_CA_CERTS/);
+      assert.equal((e as ConnectionError).retryable, false, 'retrying cannot fix trust');
+    } finally {
+      untrusting.close();
+    }
+  });
+});
