@@ -58,8 +58,11 @@ describe('simulator CLI and the cache-aligned layout', () => {
         '3',
         '--tokenizer',
         'char',
+        '--stream-chunk-tokens',
+        '1',
       ]),
     );
+    assert.equal(o.streamChunkTokens, 1);
     assert.equal(o.pessimistic, true);
     assert.equal(o.toolParser, false);
     assert.equal(o.tokenizeRoute, false);
@@ -69,6 +72,7 @@ describe('simulator CLI and the cache-aligned layout', () => {
     assert.throws(() => parseSimArgs(['--port', 'x']), /needs a number/);
     assert.throws(() => parseSimArgs(['--profile', 'a100']), /--profile must be one of h100-7b, unit/);
     assert.throws(() => parseSimArgs(['--max-num-seqs', '2.5']), /positive integer/);
+    assert.throws(() => parseSimArgs(['--stream-chunk-tokens', '0']), /positive integer/);
     assert.throws(() => parseSimArgs(['--time-scale', '-1']), /≥ 0/);
   });
 

@@ -27,6 +27,7 @@ export const SIM_USAGE = `Usage: splitpoint sim [options]
   --no-tool-parser       reject tool_choice "auto" like vLLM without --enable-auto-tool-choice
   --no-tokenize          no /tokenize route (404)
   --summary-tokens N     summarizer length prior (default 500)
+  --stream-chunk-tokens N  tokens per streamed event (default 4; vLLM sends 1 per step)
   --script FILE          scripted-agent replies (JSON)
   --error-shape S        current (default) | legacy
   --overflow-wording W   current (default) | v0.10 | legacy | v1-decoder
@@ -129,6 +130,9 @@ export function parseSimArgs(argv: string[]): SimCliOptions {
         break;
       case '--summary-tokens':
         o.summaryTokens = num(flag, val());
+        break;
+      case '--stream-chunk-tokens':
+        o.streamChunkTokens = int(flag, val());
         break;
       case '--script':
         o.script = val();
