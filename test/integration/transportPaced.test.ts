@@ -9,11 +9,11 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { PacedSocket } from '../../src/llm/pacedSocket';
 import { VllmClient } from '../../src/llm/client';
-import { AbortedError, ConnectionError, ContextOverflowError, BadRequestError, ServerError, TimeoutError } from '../../src/llm/errors';
+import { ConnectionError, ContextOverflowError, BadRequestError, ServerError, TimeoutError } from '../../src/llm/errors';
 import { createPacedFetch, type PacedFetch } from '../../src/llm/pacedFetch';
 import type { ChatMessage } from '../../src/core/messages';
 import { startSimulator, type SimHandle } from '../sim/server';
-import { countingReads, until } from './support';
+import { checkAbortMidStream, countingReads, until } from './support';
 
 const convo: ChatMessage[] = [{ role: 'user', content: 'Summarise the design of the request scheduler in a few paragraphs.' }];
 
@@ -77,17 +77,7 @@ describe('paced transport against the simulator (h100-7b, time scale 1)', functi
   });
 
   it('abort mid-stream ends the call at once, the server sees the close, and no socket is left', async () => {
-    const ctl = new AbortController();
-    let seen = 0;
-    const call = failure(client().chat({ messages: convo, maxTokens: 400 }, { signal: ctl.signal, onDelta: () => seen++ }));
-    await until(() => seen > 0);
-    const t0 = Date.now();
-    ctl.abort();
-    const e = await call;
-    assert.ok(e instanceof AbortedError, String(e));
-    assert.ok(Date.now() - t0 < 100, `abort took ${Date.now() - t0} ms`);
-    await until(() => sim.stats.requests[0]?.clientClosed === true);
-    assert.equal(paced.openSockets(), 0);
+    await checkAbortMidStream(client(), sim, paced, convo);
   });
 
   it('keeps one pooled socket across sequential calls', async () => {

@@ -12,11 +12,11 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { VllmClient } from '../../src/llm/client';
-import { AbortedError, ConnectionError } from '../../src/llm/errors';
+import { ConnectionError } from '../../src/llm/errors';
 import { createPacedFetch, type PacedFetch } from '../../src/llm/pacedFetch';
 import type { ChatMessage } from '../../src/core/messages';
 import { startSimulator, type SimHandle } from '../sim/server';
-import { countingReads, until } from './support';
+import { checkAbortMidStream, countingReads } from './support';
 
 const TLS_DIR = join(__dirname, '..', 'fixtures', 'tls');
 const cert = readFileSync(join(TLS_DIR, 'cert.pem'));
@@ -88,18 +88,7 @@ describe('paced transport over HTTPS (TLS sockets keep the soft pause)', functio
   });
 
   it('an abort mid-stream ends the call at once and leaves no socket open', async () => {
-    const client = new VllmClient({ baseURL: proxy.url, model: sim.model, fetch: paced });
-    const ctl = new AbortController();
-    let seen = 0;
-    const call = client.chat({ messages: convo, maxTokens: 400 }, { signal: ctl.signal, onDelta: () => seen++ }).catch((e: unknown) => e);
-    await until(() => seen > 0);
-    const t0 = Date.now();
-    ctl.abort();
-    const e = await call;
-    assert.ok(e instanceof AbortedError, String(e));
-    assert.ok(Date.now() - t0 < 100, `abort took ${Date.now() - t0} ms`);
-    await until(() => sim.stats.requests[0]?.clientClosed === true);
-    assert.equal(paced.openSockets(), 0);
+    await checkAbortMidStream(new VllmClient({ baseURL: proxy.url, model: sim.model, fetch: paced }), sim, paced, convo);
   });
 
   it('refuses a certificate it was not told to trust, with a connection error naming the cause', async () => {
