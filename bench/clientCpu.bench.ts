@@ -31,7 +31,9 @@ import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createServer } from 'node:net';
-import { runBench, parseRuns, type RunResult } from '../src/cli/benchCommand';
+import { runBench, parseRuns, type RunResult, type RunSpec } from '../src/cli/benchCommand';
+import { MemoCounter } from '../src/core/tokens/memoCounter';
+import { loadTiktokenCounter } from '../src/core/tokens/tiktokenCounter';
 import { VllmClient, limiterFor } from '../src/llm';
 import { createPacedFetch } from '../src/llm/pacedFetch';
 import { mainThreadCpuSince } from '../src/node/threadCpu';
@@ -126,14 +128,29 @@ async function measureChats(url: string, transport: Transport): Promise<ChatRun>
   }
 }
 
+/**
+ * The tokenizer's memo (one per process) as opening the session leaves it. Every measured compaction starts
+ * from it, as a compaction in the editor does: otherwise from the second round on every text the compaction
+ * counts (pre-trimmed outputs, transcripts) would be remembered from the round before.
+ */
+let opened: { memo: MemoCounter; mark: number } | undefined;
+
 async function measure(url: string, layout: string, transport: Transport): Promise<RunResult> {
   const { client, close } = clientFor(url, transport);
   const endpoint = { client, limiter: limiterFor(url, 8), contextWindow: WINDOW, model: undefined };
   const runs = parseRuns(`parallel/${layout}/cold${transport === 'none' ? '/nostream' : ''}`);
   const quietIO = { out: () => undefined, err: () => undefined };
+  const bench = (r: RunSpec[]) =>
+    runBench({ path: SESSION, blockTokens: 0, strategy: 'token-fraction', runs: r, endpoint, io: quietIO, quiet: true });
   try {
-    const r = await runBench({ path: SESSION, blockTokens: 0, strategy: 'token-fraction', runs, endpoint, io: quietIO, quiet: true });
-    return r.runs[0]!;
+    if (!opened) {
+      const counter = await loadTiktokenCounter();
+      if (!(counter instanceof MemoCounter)) throw new Error('expected the memoising counter');
+      await bench([]); // opens the session and counts it, as the editor does
+      opened = { memo: counter, mark: counter.checkpoint() };
+    }
+    opened.memo.rollback(opened.mark);
+    return (await bench(runs)).runs[0]!;
   } finally {
     close();
   }

@@ -18,6 +18,7 @@ import type { CliIO } from './io';
 import { readPrefixCacheCounters, resetPrefixCache } from './serverProbe';
 import { CALIBRATE_HELP, calibrateCommand } from './calibrateCommand';
 import { mainThreadCpuSince } from '../node/threadCpu';
+import { MemoCounter } from '../core/tokens/memoCounter';
 
 export const BENCH_HELP = `splitpoint bench --session FILE --endpoint URL [options]
 
@@ -158,7 +159,8 @@ export async function runBench(o: {
   quiet: boolean;
 }): Promise<BenchResult> {
   const { store } = await openSession(o.path);
-  const ledger = new TokenLedger(await loadTiktokenCounter());
+  const counter = await loadTiktokenCounter();
+  const ledger = new TokenLedger(counter);
   const { client, limiter, contextWindow, model } = o.endpoint;
   const snapshot = snapshotSession(store, ledger, { strategy: o.strategy }, AGENT_TOOL_SPECS, { contextWindow, replyReserve: 4096 });
   const split = snapshot.split;
@@ -175,8 +177,13 @@ export async function runBench(o: {
     through && frame && through.source === 'server'
       ? through.count - frame.count
       : split.headIndices.reduce((s, i) => s + snapshot.tokens[i]!, 0);
+  // What opening the session counted stays remembered, as in the editor; what one run counts is forgotten before
+  // the next, whose CPU would otherwise leave out counting the pre-trimmed texts it builds.
+  const memo = counter instanceof MemoCounter ? counter : undefined;
+  const opened = memo?.checkpoint();
   const results: RunResult[] = [];
   for (const spec of o.runs) {
+    if (memo && opened !== undefined) memo.rollback(opened);
     const name = `${spec.mode}/${spec.layout}/${spec.cache}${spec.dispatch === 'longest-first' ? '/longest-first' : ''}${spec.stream ? '' : '/nostream'}`;
     const reset = await resetPrefixCache(client.root);
     if (spec.cache === 'warm') {

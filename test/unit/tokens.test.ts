@@ -64,6 +64,23 @@ describe('remembered counts', () => {
     assert.equal(seen.length, 4, 'a message counts its text through the memo');
   });
 
+  it('rolls back to a checkpoint: texts remembered before it stay, later ones are counted again', () => {
+    const seen: string[] = [];
+    const memo = new MemoCounter({ countText: (t) => (seen.push(t), t.split(' ').length) });
+    const [a, b, c] = ['alpha ', 'beta ', 'gamma '].map((w) => w.repeat(40));
+    memo.countText(a!);
+    const mark = memo.checkpoint();
+    memo.countText(b!);
+    memo.countText(c!);
+    memo.rollback(mark);
+    seen.length = 0;
+    [a, b, c].forEach((t) => memo.countText(t!));
+    assert.deepEqual(seen, [b, c], 'only the texts after the checkpoint were forgotten');
+    memo.rollback(memo.checkpoint());
+    [a, b, c].forEach((t) => memo.countText(t!));
+    assert.equal(seen.length, 2, 'rolling back to now forgets nothing');
+  });
+
   it('a transcript counted message by message agrees with counting it whole, within a token per message', async () => {
     const c = await loadTiktokenCounter();
     const session = JSON.parse(readFileSync('test/fixtures/long-session.json', 'utf8')) as ChatMessage[];

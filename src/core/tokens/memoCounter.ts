@@ -36,4 +36,20 @@ export class MemoCounter implements TokenCounter {
   countMessage(message: ChatMessage): number {
     return countMessageWith(this, message);
   }
+
+  /** A point to come back to: benchmarks that repeat one compaction must not find its texts counted already. */
+  checkpoint(): number {
+    return this.memo.size;
+  }
+
+  /** Forgets what was remembered after the checkpoint (all of it if the memo started over since). */
+  rollback(checkpoint: number): void {
+    if (checkpoint >= this.memo.size) return;
+    let k = 0;
+    for (const [text] of this.memo) {
+      if (k++ < checkpoint) continue;
+      this.memo.delete(text);
+      this.chars -= text.length;
+    }
+  }
 }
