@@ -16,7 +16,8 @@
  * process cost more than later ones (V8 is still compiling the path: with
  * --trace-opt, 13-48 functions optimised per streamed compaction), so every
  * cell runs ROUNDS times, interleaved with the others, and the median is
- * reported with the range.
+ * reported with the range. Each measured compaction starts from the
+ * tokenizer memo that opening the session leaves (see `opened`).
  * Part A isolates the transport: 8 concurrent streamed chats of long replies.
  * Part B is the target: the long session's parallel compaction (cache-aligned
  * and target-block, cold cache), CPU as `splitpoint bench` reports it (the
