@@ -90,6 +90,15 @@ export async function sideways(frame: Frame, selector: string): Promise<string[]
   }, selector)) as string[];
 }
 
+/** Opens the review editor as a user does from the command palette, and returns its frame. */
+export async function openReviewFromPalette(page: Page): Promise<Frame> {
+  await page.keyboard.press('F1');
+  await page.locator('.quick-input-widget input').first().waitFor({ state: 'visible' });
+  await page.keyboard.type(REVIEW.paletteCommand);
+  await page.keyboard.press('Enter');
+  return reviewFrame(page);
+}
+
 /**
  * Reloads the window as a user does (Developer: Reload Window). Unlike a bare
  * page reload it runs the workbench's shutdown, which writes the editor layout

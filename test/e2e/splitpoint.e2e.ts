@@ -15,7 +15,16 @@ import { ROOT, startSim } from '../vscode/harness.mjs';
 import { packageVsix } from '../../scripts/package.mjs';
 import agentScript from '../vscode/fixtures/agent-script.json';
 import { launchTarget, type Target } from './target';
-import { axeSerious, closeReviewEditor, REVIEW, reloadWindowCommand, reviewFrame, setSideBarWidth, sideways } from './review';
+import {
+  axeSerious,
+  closeReviewEditor,
+  openReviewFromPalette,
+  REVIEW,
+  reloadWindowCommand,
+  reviewFrame,
+  setSideBarWidth,
+  sideways,
+} from './review';
 import { messageInput, NAMES, numberAttr, openView, until, viewFrame } from './ui';
 
 const OUT = process.env.SPLITPOINT_E2E_OUTPUT ?? join(ROOT, '.test-output', 'e2e');
@@ -317,11 +326,7 @@ describe('Splitpoint in VS Code (e2e)', function () {
 
   step('opens the review editor from the command palette', async () => {
     await closeReviewEditor(target.page);
-    await target.page.keyboard.press('F1');
-    await target.page.locator('.quick-input-widget input').first().waitFor({ state: 'visible' });
-    await target.page.keyboard.type(REVIEW.paletteCommand);
-    await target.page.keyboard.press('Enter');
-    review = await reviewFrame(target.page);
+    review = await openReviewFromPalette(target.page);
     await review.getByRole('region', { name: REVIEW.summary(blockCount) }).waitFor();
   });
 
@@ -387,11 +392,7 @@ describe('Splitpoint in VS Code (e2e)', function () {
       // No tab at all: VS Code web reloaded before it had stored its editor layout (seen once in four
       // clean runs). Open the editor again, let VS Code store the layout, and reload once more.
       console.log('[e2e] VS Code did not restore the editor layout after the reload; reopening the review editor and reloading again');
-      await target.page.keyboard.press('F1');
-      await target.page.locator('.quick-input-widget input').first().waitFor({ state: 'visible' });
-      await target.page.keyboard.type(REVIEW.paletteCommand);
-      await target.page.keyboard.press('Enter');
-      await reviewFrame(target.page);
+      await openReviewFromPalette(target.page);
       await new Promise((r) => setTimeout(r, 3000));
       await reloadWindowCommand(target.page);
       return reviewFrame(target.page, 45_000);
