@@ -17,7 +17,7 @@
  * --trace-opt, 13-48 functions optimised per streamed compaction), so every
  * cell runs ROUNDS times, interleaved with the others, and the median is
  * reported with the range. Each measured compaction starts from the
- * tokenizer memo that opening the session leaves (see `opened`).
+ * tokenizer memo that opening the session leaves (see `backToOpened`).
  * Part A isolates the transport: 8 concurrent streamed chats of long replies.
  * Part B is the target: the long session's parallel compaction (cache-aligned
  * and target-block, cold cache), CPU as `splitpoint bench` reports it (the
@@ -33,7 +33,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createServer } from 'node:net';
 import { runBench, parseRuns, type RunResult, type RunSpec } from '../src/cli/benchCommand';
-import { MemoCounter } from '../src/core/tokens/memoCounter';
+import { forgetCountsAfterNow } from '../src/core/tokens/memoCounter';
 import { loadTiktokenCounter } from '../src/core/tokens/tiktokenCounter';
 import { VllmClient, limiterFor } from '../src/llm';
 import { createPacedFetch } from '../src/llm/pacedFetch';
@@ -134,7 +134,7 @@ async function measureChats(url: string, transport: Transport): Promise<ChatRun>
  * from it, as a compaction in the editor does: otherwise from the second round on every text the compaction
  * counts (pre-trimmed outputs, transcripts) would be remembered from the round before.
  */
-let opened: { memo: MemoCounter; mark: number } | undefined;
+let backToOpened: (() => void) | undefined;
 
 async function measure(url: string, layout: string, transport: Transport): Promise<RunResult> {
   const { client, close } = clientFor(url, transport);
@@ -144,13 +144,11 @@ async function measure(url: string, layout: string, transport: Transport): Promi
   const bench = (r: RunSpec[]) =>
     runBench({ path: SESSION, blockTokens: 0, strategy: 'token-fraction', runs: r, endpoint, io: quietIO, quiet: true });
   try {
-    if (!opened) {
-      const counter = await loadTiktokenCounter();
-      if (!(counter instanceof MemoCounter)) throw new Error('expected the memoising counter');
+    if (!backToOpened) {
       await bench([]); // opens the session and counts it, as the editor does
-      opened = { memo: counter, mark: counter.checkpoint() };
+      backToOpened = forgetCountsAfterNow(await loadTiktokenCounter());
     }
-    opened.memo.rollback(opened.mark);
+    backToOpened();
     return (await bench(runs)).runs[0]!;
   } finally {
     close();

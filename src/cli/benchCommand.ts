@@ -18,7 +18,7 @@ import type { CliIO } from './io';
 import { readPrefixCacheCounters, resetPrefixCache } from './serverProbe';
 import { CALIBRATE_HELP, calibrateCommand } from './calibrateCommand';
 import { mainThreadCpuSince } from '../node/threadCpu';
-import { MemoCounter } from '../core/tokens/memoCounter';
+import { forgetCountsAfterNow } from '../core/tokens/memoCounter';
 
 export const BENCH_HELP = `splitpoint bench --session FILE --endpoint URL [options]
 
@@ -179,11 +179,10 @@ export async function runBench(o: {
       : split.headIndices.reduce((s, i) => s + snapshot.tokens[i]!, 0);
   // What opening the session counted stays remembered, as in the editor; what one run counts is forgotten before
   // the next, whose CPU would otherwise leave out counting the pre-trimmed texts it builds.
-  const memo = counter instanceof MemoCounter ? counter : undefined;
-  const opened = memo?.checkpoint();
+  const backToOpened = forgetCountsAfterNow(counter);
   const results: RunResult[] = [];
   for (const spec of o.runs) {
-    if (memo && opened !== undefined) memo.rollback(opened);
+    backToOpened();
     const name = `${spec.mode}/${spec.layout}/${spec.cache}${spec.dispatch === 'longest-first' ? '/longest-first' : ''}${spec.stream ? '' : '/nostream'}`;
     const reset = await resetPrefixCache(client.root);
     if (spec.cache === 'warm') {

@@ -5,7 +5,7 @@ import { TokenLedger } from '../../src/core/tokens/tokenLedger';
 import { MESSAGE_OVERHEAD_TOKENS } from '../../src/core/tokens/tokenCounter';
 import type { TokenCounter } from '../../src/core/tokens/tokenCounter';
 import { call, user } from './helpers/build';
-import { MemoCounter } from '../../src/core/tokens/memoCounter';
+import { forgetCountsAfterNow, MemoCounter } from '../../src/core/tokens/memoCounter';
 import { renderTranscript, transcriptTokens } from '../../src/core/compaction/prompts';
 import type { ChatMessage } from '../../src/core/messages';
 import { readFileSync } from 'node:fs';
@@ -79,6 +79,20 @@ describe('remembered counts', () => {
     memo.rollback(memo.checkpoint());
     [a, b, c].forEach((t) => memo.countText(t!));
     assert.equal(seen.length, 2, 'rolling back to now forgets nothing');
+  });
+
+  it('a checkpoint taken before the memo started over forgets everything it holds now', () => {
+    const seen: string[] = [];
+    const memo = new MemoCounter({ countText: (t) => (seen.push(t), 1) });
+    memo.countText('p'.repeat(100)); // the checkpoint holds one text
+    const forget = forgetCountsAfterNow(memo);
+    // Two 9M-character texts pass the 16M-character bound: the memo starts over before the second.
+    const [big1, big2, small] = ['x'.repeat(9_000_000), 'y'.repeat(9_000_000), 'z'.repeat(100)];
+    [big1, big2, small].forEach((t) => memo.countText(t));
+    forget();
+    seen.length = 0;
+    [big2, small].forEach((t) => memo.countText(t));
+    assert.equal(seen.length, 2, 'both were counted after the checkpoint, so both are forgotten');
   });
 
   it('a transcript counted message by message agrees with counting it whole, within a token per message', async () => {

@@ -16,6 +16,8 @@ const MAX_CHARS = 16_000_000;
 export class MemoCounter implements TokenCounter {
   private readonly memo = new Map<string, number>();
   private chars = 0;
+  /** Counts the times the memo started over, so a checkpoint taken before knows it is gone. */
+  private generation = 0;
 
   constructor(private readonly inner: Pick<TokenCounter, 'countText'>) {}
 
@@ -24,10 +26,7 @@ export class MemoCounter implements TokenCounter {
     const known = this.memo.get(text);
     if (known !== undefined) return known;
     const n = this.inner.countText(text);
-    if (this.chars + text.length > MAX_CHARS) {
-      this.memo.clear();
-      this.chars = 0;
-    }
+    if (this.chars + text.length > MAX_CHARS) this.startOver();
     this.memo.set(text, n);
     this.chars += text.length;
     return n;
@@ -38,18 +37,36 @@ export class MemoCounter implements TokenCounter {
   }
 
   /** A point to come back to: benchmarks that repeat one compaction must not find its texts counted already. */
-  checkpoint(): number {
-    return this.memo.size;
+  checkpoint(): MemoMark {
+    return { generation: this.generation, size: this.memo.size };
   }
 
   /** Forgets what was remembered after the checkpoint (all of it if the memo started over since). */
-  rollback(checkpoint: number): void {
-    if (checkpoint >= this.memo.size) return;
+  rollback(mark: MemoMark): void {
+    if (mark.generation !== this.generation) return this.startOver();
     let k = 0;
     for (const [text] of this.memo) {
-      if (k++ < checkpoint) continue;
+      if (k++ < mark.size) continue;
       this.memo.delete(text);
       this.chars -= text.length;
     }
   }
+
+  private startOver(): void {
+    this.memo.clear();
+    this.chars = 0;
+    this.generation++;
+  }
+}
+
+export interface MemoMark {
+  readonly generation: number;
+  readonly size: number;
+}
+
+/** Returns a function that forgets every count `counter` remembers from now on (a no-op for counters without a memo). */
+export function forgetCountsAfterNow(counter: TokenCounter): () => void {
+  if (!(counter instanceof MemoCounter)) return () => undefined;
+  const mark = counter.checkpoint();
+  return () => counter.rollback(mark);
 }
