@@ -16,7 +16,7 @@ import { createSdk, type SdkClient } from './sdk';
 import { sharedPacedFetch, type PacedRequestInit } from './pacedFetch';
 import { replyCaps } from './replyLimits';
 import { RequestTimer } from './requestTimer';
-import { readBodyCapped, readChatStream } from './streamReader';
+import { readChatStream, readJsonBody } from './streamReader';
 import { toTextProtocolMessages } from './textToolProtocol';
 import { chatRequestBody, cleanMessage } from './wire';
 import { isMissingRoute, parseTokenizeResponse, tokenizeRequestBody } from './tokenize';
@@ -185,25 +185,14 @@ export class VllmClient implements ModelClient {
       const fetchOptions = req.deltaBatchMs ? ({ paceMs: req.deltaBatchMs } satisfies PacedRequestInit as SdkFetchOptions) : undefined;
       const call = this.sdk.chat.completions.create(body as never, { signal: ctl.signal, headers: req.headers, fetchOptions });
       const resp = await call.asResponse();
+      let reply: Reply;
       if (stream) {
         // Prefill can be long, but once the server has answered, silence means a stall.
         timer.startIdle(Math.min(this.opts.idleTimeoutMs ?? 120_000, deadline.ms));
-        const reply = await readChatStream(resp, { url, model, mode, caps, emit, onProgress: () => timer.progress() });
-        ended = true;
-        return reply;
+        reply = await readChatStream(resp, { url, model, mode, caps, emit, onProgress: () => timer.progress() });
+      } else {
+        reply = replyFromBody(await readJsonBody(resp, { url, caps }), { url, model, mode, caps, emit });
       }
-      const text = await readBodyCapped(resp, { url, caps });
-      let raw: unknown;
-      try {
-        raw = JSON.parse(text);
-      } catch {
-        throw new ProtocolError(`The response from ${url} is not JSON: ${JSON.stringify(text.slice(0, 200))}`, {
-          url,
-          retryable: true,
-          body: text,
-        });
-      }
-      const reply = replyFromBody(raw, { url, model, mode, caps, emit });
       ended = true;
       return reply;
     } catch (e) {

@@ -152,3 +152,17 @@ export async function readBodyCapped(resp: Response, ctx: { url: string; caps: R
     reader.releaseLock();
   }
 }
+
+/** Reads a non-streamed body (capped as readBodyCapped) and parses it as JSON; a body that is not JSON is a retryable ProtocolError. */
+export async function readJsonBody(resp: Response, ctx: { url: string; caps: ReplyCaps }): Promise<unknown> {
+  const text = await readBodyCapped(resp, ctx);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ProtocolError(`The response from ${ctx.url} is not JSON: ${JSON.stringify(text.slice(0, 200))}`, {
+      url: ctx.url,
+      retryable: true,
+      body: text,
+    });
+  }
+}
