@@ -254,8 +254,11 @@ export interface ClassifyContext {
   timeoutMs?: number;
 }
 
-/** OpenSSL's verification failures as Node names them (self-signed, unknown issuer, expired, wrong host name). */
-const TLS_TRUST_CODES = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS_CERT_ALTNAME_INVALID/;
+/**
+ * OpenSSL's verification failures as Node names them: all but one carry CERT (DEPTH_ZERO_SELF_SIGNED_CERT,
+ * UNABLE_TO_GET_ISSUER_CERT_LOCALLY, CERT_HAS_EXPIRED, ERR_TLS_CERT_ALTNAME_INVALID, ...).
+ */
+const TLS_TRUST_CODES = /CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE/;
 
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ECONNABORTED', 'ETIMEDOUT']);
 
