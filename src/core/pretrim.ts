@@ -199,13 +199,23 @@ export function truncateLargeToolOutputs<M extends WithId>(messages: readonly M[
   const report: PretrimReport = { cleared: [], truncated: [], deduplicated: [] };
   const salienceAt = opts.salience === false ? undefined : conversationSalience(messages);
   const out = messages.map((m, i) => {
-    if (m.role !== 'tool') return m;
-    const r = truncateHeadTail(m.content, opts, salienceAt?.(i));
-    if (r.linesCut === 0 && r.charsCut === 0) return m;
-    report.truncated.push({ id: idOf(m, i), linesCut: r.linesCut, charsCut: r.charsCut });
-    return withContent(m, r.text);
+    const r = truncateToolOutput(m, opts, salienceAt?.(i));
+    if (r.message !== m) report.truncated.push({ id: idOf(m, i), linesCut: r.linesCut, charsCut: r.charsCut });
+    return r.message;
   });
   return { messages: out, report };
+}
+
+/** Tier 2 for one message: a tool output cut to head, tail and salient lines; any other message, or one that fits, as it is. */
+export function truncateToolOutput<M extends ChatMessage>(
+  m: M,
+  opts: PretrimOptions,
+  salience: Salience | undefined,
+): { message: M; linesCut: number; charsCut: number } {
+  if (m.role !== 'tool') return { message: m, linesCut: 0, charsCut: 0 };
+  const r = truncateHeadTail(m.content, opts, salience);
+  if (r.linesCut === 0 && r.charsCut === 0) return { message: m, linesCut: 0, charsCut: 0 };
+  return { message: withContent(m, r.text), linesCut: r.linesCut, charsCut: r.charsCut };
 }
 
 /**

@@ -11,6 +11,13 @@ import {
 import { baseSalience } from '../../src/core/fidelity/salience';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { asst, toolPair, user } from './helpers/build';
+import { snapshotSession } from '../../src/core/compaction/fromSession';
+import { DEFAULT_COMPACTION_SETTINGS, planCompaction } from '../../src/core/compaction/plan';
+import { buildWorkerPrompt } from '../../src/core/compaction/workerPrompt';
+import { UNIT_PROFILE } from '../../src/core/perf/profile';
+import { SessionStore } from '../../src/core/session/sessionStore';
+import { TokenLedger } from '../../src/core/tokens/tokenLedger';
+import { MemoryStorage, counterIds, fixedClock } from './helpers/memoryStorage';
 
 const filler = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `  step ${from + i} finished`);
 
@@ -101,4 +108,53 @@ describe('fidelity: salience-aware pre-trim', () => {
     assert.ok(r.messages.reduce((s, m) => s + count(m), 0) <= 3_000);
     assert.match(r.messages[2]!.content!, /ShardLeaseError: lease lost on shard nine/);
   });
+});
+
+describe('fidelity: one cut per tool output, salient against the whole conversation', () => {
+  /**
+   * Turn 0 reads a 300-line config whose lines all name a setting (each one salient on its own, more than the
+   * cut keeps); only turn `mentionAt` talks about the middle one again.
+   */
+  async function session(mentionAt: number) {
+    const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock: fixedClock() }, '/s.jsonl');
+    await store.append({ role: 'system', content: 'You are a coding agent.' });
+    for (let t = 0; t < 12; t++) {
+      await store.append({ role: 'user', content: t === mentionAt ? 'Raise leaseRenewMillis to 9000, as the config says.' : `Turn ${t}.` });
+      const lines = Array.from({ length: 300 }, (_, i) => `  optionKey${1000 * t + i}: on`);
+      if (t === 0) lines[150] = '  leaseRenewMillis: 4000';
+      await store.append({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: `c${t}`, type: 'function', function: { name: 'read_file', arguments: '{"path":"cfg.yaml"}' } }],
+      });
+      await store.append({ role: 'tool', tool_call_id: `c${t}`, content: lines.join('\n') });
+      await store.append({ role: 'assistant', content: `Read part ${t}.` });
+    }
+    return snapshotSession(store, new TokenLedger(new CharEstimateCounter()), { strategy: 'token-fraction' }, [], {
+      contextWindow: 60_000,
+      replyReserve: 2048,
+    });
+  }
+
+  for (const where of ['a later block', 'the kept tail'] as const) {
+    it(`block 0's worker keeps a middle line that only ${where} mentions`, async () => {
+      const snap = await session(where === 'a later block' ? 4 : 11);
+      const mention = snap.context.findIndex((m) => m.role === 'user' && m.content.includes('leaseRenewMillis'));
+      const headHas = snap.split.headIndices.includes(mention);
+      assert.equal(headHas, where === 'a later block', `the mention is in ${headHas ? 'the head' : 'the tail'}`);
+      const plan = planCompaction(snap, {
+        ...DEFAULT_COMPACTION_SETTINGS,
+        contextWindow: 60_000,
+        profile: UNIT_PROFILE,
+        mode: 'parallel',
+        layout: 'target-block',
+        blockTokens: 2048,
+      });
+      const own = plan.blocks.find((b) => b.messageIndices.includes(2))!;
+      assert.ok(!own.messageIndices.includes(mention), 'the mention is outside the block of the output');
+      const prompt = buildWorkerPrompt(plan, own, undefined, (m) => new CharEstimateCounter().countMessage(m));
+      assert.match(prompt.targetText, /lines? cut/, 'the output was cut (else the check proves nothing)');
+      assert.match(prompt.targetText, /leaseRenewMillis: 4000/);
+    });
+  }
 });

@@ -51,15 +51,20 @@ describe('target-block worker prompts: client work per compaction', () => {
       const plan = planCompaction(snap, { ...settings, blockTokens });
       assert.equal(plan.settings.layout, 'target-block');
       let chars = 0;
+      const counted = new Set<string>();
       const count = (m: ChatMessage) => {
         chars += (m.content ?? '').length;
+        counted.add(m.content ?? '');
         return counter.countMessage(m);
       };
       const prompts = plan.blocks.map((b) => buildWorkerPrompt(plan, b, undefined, count));
       const instructionChars = prompts.reduce((n, p) => n + p.request.messages[0]!.content!.length, 0) + prompts.length * 2500;
-      // Each text at most twice: once as context (pre-trimmed, once per plan) and once inside its own block.
+      // A message pre-trim left alone has the session's count (in the editor, counted on a worker thread): only what
+      // pre-trim rewrote is counted, at most twice (as context, once per plan, and inside its own block).
+      for (const m of snap.context)
+        if (m.role !== 'tool' && (m.content ?? '').length > 20) assert.ok(!counted.has(m.content!), `counted again: ${m.content}`);
       assert.ok(
-        chars <= 2 * headChars + instructionChars,
+        chars <= headChars + instructionChars,
         `${plan.blocks.length} blocks counted ${chars} characters for a ${headChars}-character session`,
       );
       for (const [k, p] of prompts.entries()) {

@@ -1,10 +1,11 @@
 import type { ChatMessage } from '../messages';
 import type { ToolSpec } from '../ports';
-import { DEFAULT_PRETRIM, deduplicateToolOutputs, truncateLargeToolOutputs } from '../pretrim';
+import { deduplicateToolOutputs } from '../pretrim';
 import type { BlockShape, HeadModel } from '../perf/planner';
 import type { Block } from './partition';
 import { partitionHead } from './partition';
 import { cacheAlignedInstruction, targetBlockPrompt } from './prompts';
+import { withCut } from './toolCuts';
 import type { Verbosity } from './prompts';
 
 /** Tokens a transcript adds per message (its "[#n role]" header and blank line). */
@@ -44,7 +45,8 @@ export function headModel(x: HeadModelInput): HeadModel & { partition(B: number)
   let tailTokens = 0;
   for (let i = last + 1; i < context.length; i++) tailTokens += tokens[i]!;
   const headMsgs = head.map((i) => context[i]!);
-  const trimmed = deduplicateToolOutputs(truncateLargeToolOutputs(headMsgs, DEFAULT_PRETRIM).messages).messages;
+  // The same cuts the workers' prompts will carry (toolCuts.ts), so the scan is paid once.
+  const trimmed = deduplicateToolOutputs(head.map((ci, k) => withCut(context, ci, headMsgs[k]!))).messages;
   const transcript = new Map<number, number>();
   head.forEach((ci, k) => {
     const before = (headMsgs[k]!.content ?? '').length;

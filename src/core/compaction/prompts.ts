@@ -185,10 +185,19 @@ function transcriptHeader(m: ChatMessage, n: number): string {
  * pays once per message, not once per prompt it appears in. Counts add up
  * across the header, the text and the blank line between messages to within
  * a token or two per message, since the tokenizer's pieces break at newlines.
+ * `knownText(k)`, when it gives a number, is message k's text count already
+ * known (the session's own count of an unchanged message), so it is not counted.
  */
-export function transcriptTokens(messages: readonly ChatMessage[], firstNumber: number, countText: (t: string) => number): number {
+export function transcriptTokens(
+  messages: readonly ChatMessage[],
+  firstNumber: number,
+  countText: (t: string) => number,
+  knownText?: (k: number) => number | undefined,
+): number {
   let n = Math.max(0, messages.length - 1);
-  messages.forEach((m, k) => (n += countText(transcriptHeader(m, firstNumber + k)) + countText(escapeData(messageText(m)))));
+  messages.forEach((m, k) => {
+    n += countText(transcriptHeader(m, firstNumber + k)) + (knownText?.(k) ?? countText(escapeData(messageText(m))));
+  });
   return n;
 }
 

@@ -1,12 +1,14 @@
 import type { ChatMessage } from '../messages';
 import { messageText, toWire } from '../messages';
 import type { ModelRequest } from '../ports';
-import { deduplicateToolOutputs, pretrim, truncateLargeToolOutputs, DEFAULT_PRETRIM } from '../pretrim';
+import { MESSAGE_OVERHEAD_TOKENS } from '../tokens/tokenCounter';
+import { clearConsumedToolResults, deduplicateToolOutputs, pretrim, DEFAULT_PRETRIM } from '../pretrim';
 import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
 import { TARGET_CONTEXT_TOKENS } from './plan';
 import type { InstructionInput } from './prompts';
 import { cacheAlignedInstruction, fenceNonce, renderTranscript, targetBlockPrompt, targetTokens, transcriptTokens } from './prompts';
+import { withCut } from './toolCuts';
 
 export interface WorkerPrompt {
   request: ModelRequest;
@@ -178,11 +180,15 @@ const trimmedContexts = new WeakMap<CompactionPlan, TrimmedContext>();
 function trimmedContext(plan: CompactionPlan, count: (m: ChatMessage) => number): TrimmedContext {
   let t = trimmedContexts.get(plan);
   if (!t) {
-    const ctx = plan.snapshot.context;
+    const { context: ctx, tokens: known } = plan.snapshot;
     const nonSystem = ctx.findIndex((m) => m.role !== 'system');
     const start = nonSystem < 0 ? ctx.length : nonSystem;
-    const messages = pretrim(ctx.slice(start).map(toWire)).messages;
-    t = { start, messages, tokens: messages.map(count) };
+    // pretrim()'s three tiers, with tier 2's cuts shared with the planner and the blocks (toolCuts.ts).
+    const wire = ctx.slice(start).map(toWire);
+    const cleared = clearConsumedToolResults(wire, DEFAULT_PRETRIM.keepRecentToolResults).messages;
+    const messages = deduplicateToolOutputs(cleared.map((m, k) => (m === wire[k] ? withCut(ctx, start + k, m) : m))).messages;
+    // An untouched message's count is the session's own; only what pre-trim rewrote is counted.
+    t = { start, messages, tokens: messages.map((m, k) => (m.content === ctx[start + k]!.content ? known[start + k]! : count(m))) };
     trimmedContexts.set(plan, t);
   }
   return t;
@@ -197,15 +203,20 @@ function targetBlock({ plan, block, x, maxTokens, budget, count }: LayoutInput):
   // exactly the facts the worker is asked to keep.
   let from = 0;
   const upto = Math.max(0, first - start);
+  const ctx = plan.snapshot.context;
   const ownRaw = block.part
     ? blockMessages(plan, block)
-    : deduplicateToolOutputs(truncateLargeToolOutputs(blockMessages(plan, block), DEFAULT_PRETRIM).messages).messages;
+    : deduplicateToolOutputs(blockMessages(plan, block).map((m, k) => withCut(ctx, block.messageIndices[k]!, m))).messages;
   const target = renderTranscript(ownRaw, first);
   const instructionOnly = targetBlockPrompt('', '', x);
-  // The block's transcript is the prompt's largest part: count it message by message (the counter remembers
-  // texts, and most of them are the session's own), and once, not once more for the instruction share.
+  // The block's transcript is the prompt's largest part: count it message by message, and once, not once more
+  // for the instruction share. A message pre-trim left alone has the session's own count.
   const messageOverhead = count({ role: 'user', content: '' });
-  const spanTokens = transcriptTokens(ownRaw, first, (t) => count({ role: 'user', content: t }) - messageOverhead);
+  const known = (k: number): number | undefined => {
+    const ci = block.messageIndices[k]!;
+    return block.part || ownRaw[k]!.content !== ctx[ci]!.content ? undefined : plan.snapshot.tokens[ci]! - MESSAGE_OVERHEAD_TOKENS;
+  };
+  const spanTokens = transcriptTokens(ownRaw, first, (t) => count({ role: 'user', content: t }) - messageOverhead, known);
   const fixed = instructionOnly.reduce((s, m) => s + count(m), 0) + spanTokens;
   // Transcript framing adds a few tokens per message over the message counts.
   let contextTokens = 0;

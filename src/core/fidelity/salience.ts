@@ -13,27 +13,34 @@ const TAGGED_RE = /^\W*(?:DECISION|CONSTRAINT|INSTRUCTION|NOTE|IMPORTANT)\b/;
 const TRACE_RE = /^\s*(?:at\s+\S+\s+\(|File "[^"]+", line \d+)/;
 
 /**
- * Per-line results, kept across calls: one compaction scans the same tool
- * output lines for the planner's head model and again for each block's worker
- * prompt, and the regular expressions are most of pre-trim's cost. Bounded by
- * the characters held, since a line can be long.
+ * Per-line and per-text results, kept across calls: every compaction of a
+ * session scans the same tool output lines and messages again, and the
+ * regular expressions are most of pre-trim's cost. Bounded by the characters
+ * held, since a line can be long.
  */
 const MEMO_CHARS = 16_000_000;
 const baseMemo = new Map<string, number>();
 const tokenMemo = new Map<string, string[]>();
+const mentionMemo = new Map<string, ReadonlySet<string>>();
+/** Lines of a result a reply refers to, by result then reply (the results are the session's own strings). */
+const referredMemo = new Map<string, Map<string, { maxLines: number; lines: string[] }>>();
 let memoChars = 0;
 
-function memo<T>(m: Map<string, T>, line: string, f: (l: string) => T): T {
-  let v = m.get(line);
+/** Makes room for `chars` more characters of keys (starting every memo over when they would not fit). */
+function reserve(chars: number): void {
+  if (memoChars + chars > MEMO_CHARS) {
+    for (const each of [baseMemo, tokenMemo, mentionMemo, referredMemo]) each.clear();
+    memoChars = 0;
+  }
+  memoChars += chars;
+}
+
+function memo<T>(m: Map<string, T>, key: string, f: (k: string) => T): T {
+  let v = m.get(key);
   if (v === undefined) {
-    if (memoChars + line.length > MEMO_CHARS) {
-      baseMemo.clear();
-      tokenMemo.clear();
-      memoChars = 0;
-    }
-    v = f(line);
-    m.set(line, v);
-    memoChars += line.length;
+    v = f(key);
+    reserve(key.length);
+    m.set(key, v);
   }
   return v;
 }
@@ -51,15 +58,18 @@ function scoreLine(line: string): number {
   if (t) return 2;
   if (TRACE_RE.test(line)) return 2;
   if (/CONSTRAINT/.test(line) || (CONSTRAINT_RE.test(line) && /\b(?:must|never|always)\b/i.test(line))) return 3;
-  if (pathsIn(line).length > 0 || identifiersIn(line).length > 0 || numbersIn(line).length > 0) return 1;
+  // The tokens are needed anyway for a line that scores 1 (conversationSalience looks them up), so find them once.
+  if (lineTokens(line).length > 0) return 1;
   return 0;
 }
 
 /** Tokens of a text a later line might carry: identifiers, paths, numbers with units, quoted strings. */
-export function mentionTokens(text: string): Set<string> {
-  const out = new Set<string>([...identifiersIn(text), ...pathsIn(text), ...numbersIn(text)]);
-  for (const m of text.matchAll(/`([^`\n]{3,80})`/g)) out.add(m[1]!);
-  return out;
+export function mentionTokens(text: string): ReadonlySet<string> {
+  return memo(mentionMemo, text, (t) => {
+    const out = new Set<string>([...identifiersIn(t), ...pathsIn(t), ...numbersIn(t)]);
+    for (const m of t.matchAll(/`([^`\n]{3,80})`/g)) out.add(m[1]!);
+    return out;
+  });
 }
 
 /** Tokens of a line that could be mentioned elsewhere. */
@@ -87,7 +97,18 @@ export function conversationSalience(messages: readonly ChatMessage[]): (index: 
 }
 
 /** Lines of a result that a reply refers to (by identifier, path, number or quoted text). */
-export function linesReferredBy(result: string, reply: string, maxLines: number): string[] {
+export function linesReferredBy(result: string, reply: string, maxLines: number): readonly string[] {
+  const known = referredMemo.get(result)?.get(reply);
+  if (known && known.maxLines >= maxLines) return known.lines.slice(0, maxLines);
+  const lines = referredLines(result, reply, maxLines);
+  reserve(result.length + reply.length);
+  let byReply = referredMemo.get(result);
+  if (!byReply) referredMemo.set(result, (byReply = new Map()));
+  byReply.set(reply, { maxLines, lines });
+  return lines;
+}
+
+function referredLines(result: string, reply: string, maxLines: number): string[] {
   const tokens = mentionTokens(reply);
   if (tokens.size === 0) return [];
   const out: string[] = [];
