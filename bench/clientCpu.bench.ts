@@ -17,11 +17,13 @@
  * --trace-opt, 13-48 functions optimised per streamed compaction), so every
  * cell runs ROUNDS times, interleaved with the others, and the median is
  * reported with the range. Each measured compaction starts from the
- * tokenizer memo that opening the session leaves (see `backToOpened`).
+ * tokenizer memo as it was before the session was opened, as in the editor,
+ * which counts sessions on a worker thread (runBench sees to it).
  * Part A isolates the transport: 8 concurrent streamed chats of long replies.
  * Part B is the target: the long session's parallel compaction (cache-aligned
  * and target-block, cold cache), CPU as `splitpoint bench` reports it (the
- * whole compaction: prompt building, request encoding, streaming).
+ * whole compaction: planning with its pre-trim scan, prompt building, request
+ * encoding, streaming).
  * Part C is the worst case: the shipped CLI bundle (dist/cli.js, default
  * transport) in a fresh process, whose one compaction runs on code V8 has
  * not compiled yet, as the first compaction after the extension host starts.
@@ -32,9 +34,7 @@ import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createServer } from 'node:net';
-import { runBench, parseRuns, type RunResult, type RunSpec } from '../src/cli/benchCommand';
-import { forgetCountsAfterNow } from '../src/core/tokens/memoCounter';
-import { loadTiktokenCounter } from '../src/core/tokens/tiktokenCounter';
+import { runBench, parseRuns, type RunResult } from '../src/cli/benchCommand';
 import { VllmClient, limiterFor } from '../src/llm';
 import { createPacedFetch } from '../src/llm/pacedFetch';
 import { mainThreadCpuSince } from '../src/node/threadCpu';
@@ -129,27 +129,14 @@ async function measureChats(url: string, transport: Transport): Promise<ChatRun>
   }
 }
 
-/**
- * The tokenizer's memo (one per process) as opening the session leaves it. Every measured compaction starts
- * from it, as a compaction in the editor does: otherwise from the second round on every text the compaction
- * counts (pre-trimmed outputs, transcripts) would be remembered from the round before.
- */
-let backToOpened: (() => void) | undefined;
-
 async function measure(url: string, layout: string, transport: Transport): Promise<RunResult> {
   const { client, close } = clientFor(url, transport);
   const endpoint = { client, limiter: limiterFor(url, 8), contextWindow: WINDOW, model: undefined };
   const runs = parseRuns(`parallel/${layout}/cold${transport === 'none' ? '/nostream' : ''}`);
   const quietIO = { out: () => undefined, err: () => undefined };
-  const bench = (r: RunSpec[]) =>
-    runBench({ path: SESSION, blockTokens: 0, strategy: 'token-fraction', runs: r, endpoint, io: quietIO, quiet: true });
   try {
-    if (!backToOpened) {
-      await bench([]); // opens the session and counts it, as the editor does
-      backToOpened = forgetCountsAfterNow(await loadTiktokenCounter());
-    }
-    backToOpened();
-    return (await bench(runs)).runs[0]!;
+    const r = await runBench({ path: SESSION, blockTokens: 0, strategy: 'token-fraction', runs, endpoint, io: quietIO, quiet: true });
+    return r.runs[0]!;
   } finally {
     close();
   }
@@ -227,7 +214,7 @@ async function main(): Promise<void> {
     lines.push(`${row}${String(c.events).padStart(16)}${perEvent.padStart(15)}  ${range}`);
   }
   lines.push('', `B. ${SESSION}, parallel compaction, cold cache (CPU of the whole compaction, as splitpoint bench reports it)`);
-  lines.push('layout         transport  blocks   wall ms  client CPU ms  main thread  share of wall  over non-streaming  range');
+  lines.push('layout         transport  blocks   wall ms  client CPU ms  planning  main thread  share of wall  over non-streaming  range');
   const shares: number[] = [];
   for (const layout of LAYOUTS) {
     const floor = median(cells.get(`${layout}/none`)!, (x) => x.clientCpuShare).mid;
@@ -238,7 +225,8 @@ async function main(): Promise<void> {
         transport === 'none' ? '' : `${r.clientCpuMs - floor.clientCpuMs} ms (${pct(r.clientCpuMs - floor.clientCpuMs, r.wallMs)})`;
       lines.push(
         `${layout.padEnd(15)}${transport.padEnd(11)}${String(r.blocks).padStart(6)}${String(r.wallMs).padStart(10)}` +
-          `${String(r.clientCpuMs).padStart(15)}${ms(r.clientMainThreadCpuMs).padStart(13)}${pct(r.clientCpuMs, r.wallMs).padStart(15)}` +
+          `${String(r.clientCpuMs).padStart(15)}${String(r.clientPlanCpuMs).padStart(10)}${ms(r.clientMainThreadCpuMs).padStart(13)}` +
+          `${pct(r.clientCpuMs, r.wallMs).padStart(15)}` +
           `  ${extra.padEnd(18)}  ${range}`,
       );
     }
@@ -247,8 +235,9 @@ async function main(): Promise<void> {
   lines.push(
     '',
     'C. the same target-block compaction (paced, streamed) by the shipped CLI (dist/cli.js) in a fresh process: V8 compiles as it goes',
-    'wall ms  client CPU ms  main thread  share of wall  range',
-    `${String(f.wallMs).padStart(7)}${String(f.clientCpuMs).padStart(14)}${ms(f.clientMainThreadCpuMs).padStart(13)}` +
+    'wall ms  client CPU ms  planning  main thread  share of wall  range',
+    `${String(f.wallMs).padStart(7)}${String(f.clientCpuMs).padStart(14)}${String(f.clientPlanCpuMs).padStart(10)}` +
+      `${ms(f.clientMainThreadCpuMs).padStart(13)}` +
       `${pct(f.clientCpuMs, f.wallMs).padStart(15)}  ${freshRange}`,
   );
   const worst = Math.max(...shares);

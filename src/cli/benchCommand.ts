@@ -25,7 +25,8 @@ export const BENCH_HELP = `splitpoint bench --session FILE --endpoint URL [optio
   Runs the sequential baseline and parallel block compaction on one endpoint
   and session and prints, per run: wall time, requests, maximum in flight,
   prompt tokens, cached tokens, the prefill ratio (uncached prompt tokens ÷
-  head tokens) and the client's CPU time. Nothing is adopted.
+  head tokens) and the client's CPU time (planning included). Nothing is
+  adopted.
 
 ${ENDPOINT_HELP}
   --block-tokens N      tokens per block (default 4096)
@@ -119,6 +120,8 @@ export interface RunResult extends RunSpec {
   clientCpuShare: number;
   /** The main thread's part of clientCpuMs (Linux only); the rest is V8's and libuv's threads. */
   clientMainThreadCpuMs: number | undefined;
+  /** The part of clientCpuMs spent planning (createCompaction: partition, pre-trim scan, plan choice), before any request. */
+  clientPlanCpuMs: number;
   cacheResetWorked: boolean;
   serverCacheHits: number | undefined;
   serverCacheQueries: number | undefined;
@@ -158,8 +161,12 @@ export async function runBench(o: {
   io: CliIO;
   quiet: boolean;
 }): Promise<BenchResult> {
-  const { store } = await openSession(o.path);
   const counter = await loadTiktokenCounter();
+  // The editor counts a session on a worker thread (src/node/backgroundCounter.ts), so its tokenizer memo never
+  // holds the session's texts: every run starts from the memo as it was before the session was opened (the
+  // counts stay on the messages). Otherwise each run after the first would also find what the last one counted.
+  const backToUnopened = forgetCountsAfterNow(counter);
+  const { store } = await openSession(o.path);
   const ledger = new TokenLedger(counter);
   const { client, limiter, contextWindow, model } = o.endpoint;
   const snapshot = snapshotSession(store, ledger, { strategy: o.strategy }, AGENT_TOOL_SPECS, { contextWindow, replyReserve: 4096 });
@@ -177,12 +184,9 @@ export async function runBench(o: {
     through && frame && through.source === 'server'
       ? through.count - frame.count
       : split.headIndices.reduce((s, i) => s + snapshot.tokens[i]!, 0);
-  // What opening the session counted stays remembered, as in the editor; what one run counts is forgotten before
-  // the next, whose CPU would otherwise leave out counting the pre-trimmed texts it builds.
-  const backToOpened = forgetCountsAfterNow(counter);
   const results: RunResult[] = [];
   for (const spec of o.runs) {
-    backToOpened();
+    backToUnopened();
     const name = `${spec.mode}/${spec.layout}/${spec.cache}${spec.dispatch === 'longest-first' ? '/longest-first' : ''}${spec.stream ? '' : '/nostream'}`;
     const reset = await resetPrefixCache(client.root);
     if (spec.cache === 'warm') {
@@ -201,6 +205,11 @@ export async function runBench(o: {
     };
     const requests: ModelRequest[] = [];
     const recording: ModelPort = { chat: (req, opts) => (requests.push(req), client.chat(req, opts)) };
+    const before = await readPrefixCacheCounters(client.root);
+    // Planning is part of the compaction's cost (its pre-trim scan is most of the client's work before the first request).
+    const mainCpu = mainThreadCpuSince();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
     const pending = createCompaction(snapshot, settings, {
       model: recording,
       limiter,
@@ -208,10 +217,7 @@ export async function runBench(o: {
       clock: systemClock,
       ids: randomIds,
     });
-    const before = await readPrefixCacheCounters(client.root);
-    const mainCpu = mainThreadCpuSince();
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
+    const planCpu = process.cpuUsage(cpu0);
     await pending.start();
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
@@ -270,6 +276,7 @@ export async function runBench(o: {
       clientCpuMs: Math.round(cpuMs),
       clientCpuShare: cpuMs / wallMs,
       clientMainThreadCpuMs: mainMs === undefined ? undefined : Math.round(mainMs),
+      clientPlanCpuMs: Math.round((planCpu.user + planCpu.system) / 1000),
       cacheResetWorked: reset,
       serverCacheHits: before && after ? after.hits - before.hits : undefined,
       serverCacheQueries: before && after ? after.queries - before.queries : undefined,
@@ -278,6 +285,7 @@ export async function runBench(o: {
     });
     if (!o.quiet) o.io.err(`bench: ${name} done in ${Math.round(wallMs)} ms`);
   }
+  backToUnopened(); // and leaves the memo as it found it, for a caller that benches again in this process
   return {
     session: o.path,
     endpoint: client.baseURL,
