@@ -8,7 +8,7 @@ import {
   CLEARED_PLACEHOLDER,
   DEFAULT_PRETRIM,
 } from '../../src/core/pretrim';
-import { baseSalience } from '../../src/core/fidelity/salience';
+import { baseSalience, linesReferredBy } from '../../src/core/fidelity/salience';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { asst, toolPair, user } from './helpers/build';
 import { snapshotSession } from '../../src/core/compaction/fromSession';
@@ -96,6 +96,15 @@ describe('fidelity: salience-aware pre-trim', () => {
     assert.equal(JSON.stringify(msgs), frozen);
     const plain = pretrim(msgs, { ...DEFAULT_PRETRIM, keepRecentToolResults: 1, salience: false });
     assert.ok(!plain.messages[2]!.content!.includes('maxPoolSize'), 'salience off gives the plain placeholder');
+  });
+
+  it('the lines a reply refers to are remembered per result and reply, and a larger limit is not served from a smaller one', () => {
+    const result = ['alphaOne: 1', 'betaTwo: 2', 'gammaThree: 3', 'nothing here'].join('\n');
+    const reply = 'Check alphaOne, betaTwo and gammaThree.';
+    assert.deepEqual(linesReferredBy(result, reply, 1), ['alphaOne: 1']);
+    assert.deepEqual(linesReferredBy(result, reply, 5), ['alphaOne: 1', 'betaTwo: 2', 'gammaThree: 3']);
+    assert.deepEqual(linesReferredBy(result, reply, 2), ['alphaOne: 1', 'betaTwo: 2']);
+    assert.deepEqual(linesReferredBy(result, 'Only gammaThree matters.', 5), ['gammaThree: 3']);
   });
 
   it('capping a preserved turn keeps the error line of the output it cuts', () => {
