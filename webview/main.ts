@@ -185,8 +185,8 @@ function route(d: Dirty): void {
     timeline.positionHandle();
     timeline.draw();
   }
-  if (d.block !== undefined) {
-    compaction.renderBlock(d.block);
+  if (d.blocks) {
+    for (const i of d.blocks) compaction.renderBlock(i);
     timeline.draw();
   }
   if (d.approvals) chat.renderApprovals();

@@ -15,8 +15,8 @@ export interface Dirty {
   streaming?: boolean;
   agent?: boolean;
   compaction?: boolean;
-  /** Block index that changed (when only one did). */
-  block?: number;
+  /** Indices of the blocks that changed (when not the whole compaction did). */
+  blocks?: number[];
   approvals?: boolean;
   pins?: boolean;
   archived?: string;
@@ -92,7 +92,20 @@ export class Model {
           c.blocks.sort((a, b) => a.index - b.index);
           return { compaction: true };
         }
-        return { block: msg.block.index, gauge: true };
+        return { blocks: [msg.block.index], gauge: true };
+      }
+      case 'block-progress': {
+        const c = s.compaction;
+        if (!c || c.id !== msg.compactionId) return {};
+        const blocks: number[] = [];
+        for (const p of msg.progress) {
+          const b = c.blocks.find((x) => x.index === p.index);
+          if (!b) continue;
+          b.status = 'streaming';
+          b.streamedTokens = p.streamedTokens;
+          blocks.push(p.index);
+        }
+        return blocks.length > 0 ? { blocks, gauge: true } : {};
       }
       case 'approval-requested':
         s.agent.approvals = s.agent.approvals.filter((a) => a.callId !== msg.approval.callId);

@@ -139,8 +139,10 @@ export class CompactionTracker {
       }
       case 'block-streaming': {
         const b = block(e.block);
-        if (b) Object.assign(b, { status: 'streaming', streamedTokens: e.outputTokens });
-        return blockMsg(e.block);
+        if (!b) return [];
+        Object.assign(b, { status: 'streaming', streamedTokens: e.outputTokens });
+        // Progress only: the post coalescer joins what the workers' batches of one turn bring (postCoalescer.ts).
+        return [{ type: 'block-progress', compactionId: v.id, progress: [{ index: e.block, streamedTokens: e.outputTokens }] }];
       }
       case 'block-done': {
         const b = block(e.block);

@@ -22,7 +22,7 @@ import { ApprovalBroker } from './approvals';
 import type { AgentEventSink } from './agentEventLog';
 import { controllerAgentEvents } from './agentEventLog';
 import { CompactionTracker } from './compactionTracker';
-import { DeltaCoalescer } from './deltaCoalescer';
+import { PostCoalescer } from './postCoalescer';
 import type { HostLog } from './log';
 import { PinActions } from './pinActions';
 import { lossHeadline } from './review/lossHeadline';
@@ -99,7 +99,7 @@ export class SessionController {
   private readonly tracker: CompactionTracker;
   private run: { abort: AbortController; done: Promise<void> } | undefined;
   private streaming = '';
-  private readonly deltas = new DeltaCoalescer((msg) => {
+  private readonly deltas = new PostCoalescer((msg) => {
     if (!this.disposed) this.deps.post(msg);
   });
   /** Judge verdicts by compaction id, shown on the adopted summary. */
@@ -385,6 +385,7 @@ export class SessionController {
     await this.run?.done;
     this.loop.cancelCompaction();
     this.compactions.dropOwned();
+    this.deltas.flush();
     this.disposed = true;
     for (const d of this.disposers) d();
   }

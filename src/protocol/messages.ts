@@ -120,6 +120,12 @@ export interface BlockView extends BlockSpan {
   stats: BlockStatsView | null;
 }
 
+/** A running block's output so far, in tokens. */
+export interface BlockProgress {
+  index: number;
+  streamedTokens: number;
+}
+
 export type CompactionState = 'running' | 'ready' | 'judging' | 'held' | 'adopted' | 'cancelled' | 'failed';
 
 export interface CompactionView {
@@ -230,6 +236,11 @@ export type HostToWebview =
   | { type: 'agent-state'; running: boolean }
   | { type: 'compaction'; compaction: CompactionView | null }
   | { type: 'block'; compactionId: string; block: BlockView }
+  /**
+   * Streaming progress of running blocks: what one turn of the host's event loop brought (the workers' streams are
+   * read in batches on one shared clock), one message for all of them; the blocks are 'streaming'.
+   */
+  | { type: 'block-progress'; compactionId: string; progress: BlockProgress[] }
   | { type: 'approval-requested'; approval: ApprovalView }
   | { type: 'approval-resolved'; callId: string; approved: boolean }
   | { type: 'pins'; pins: PinView[] }

@@ -7,7 +7,7 @@
  * the host sends it a full `review-state` when it opens or the session
  * changes, then per-block deltas while workers stream.
  */
-import type { BlockView, CompactionView, GaugeView, SplitView, ViewMessage } from './messages';
+import type { BlockProgress, BlockView, CompactionView, GaugeView, SplitView, ViewMessage } from './messages';
 
 export type FactKindView = 'identifier' | 'path' | 'number' | 'error' | 'test' | 'decision' | 'constraint' | 'instruction' | 'pin';
 
@@ -69,6 +69,8 @@ export interface ReviewState {
 export type HostToReview =
   | { type: 'review-state'; state: ReviewState }
   | { type: 'review-block'; compactionId: string; block: BlockView; loss: LossReportView | null }
+  /** Streaming progress only: no summary changed, so the loss report stands and is not resent. */
+  | { type: 'review-progress'; compactionId: string; progress: BlockProgress[] }
   | { type: 'review-notice'; level: 'info' | 'warning' | 'error'; text: string };
 
 /** Review editor → host. */

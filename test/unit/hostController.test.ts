@@ -174,6 +174,57 @@ describe('host: session controller (fake model, memory storage)', () => {
     assert.ok(posted.some((m) => m.type === 'approval-resolved' && m.approved));
   });
 
+  it("joins the workers' streaming progress of one turn into one message, before the blocks' results", async () => {
+    const { c, posted, compactor } = await setup({ history: 6 });
+    ctl = c;
+    // Each worker streams three batches of 25 tokens; batch k of every worker arrives in one turn (one promise).
+    const gates = [0, 1, 2].map(() => {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve };
+    });
+    let started = 0;
+    compactor.chat = async (req, opts) => {
+      compactor.requests.push(req);
+      started++;
+      for (const g of gates) {
+        await g.promise;
+        opts?.onDelta?.({ type: 'content', text: 'x'.repeat(100) });
+      }
+      return { message: { role: 'assistant', content: 'DECISIONS:\n- kept' }, usage: undefined, finishReason: 'stop' };
+    };
+    const run = c.handle({ type: 'send', text: '/compact' });
+    const blocks = async () => {
+      for (let i = 0; i < 200; i++) {
+        const view = [...posted].reverse().find((m) => m.type === 'compaction' && m.compaction?.state === 'running');
+        const n = view?.type === 'compaction' ? view.compaction!.blocks.length : 0;
+        if (n > 0 && started === n) return n;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      throw new Error(`workers started: ${started}`);
+    };
+    const n = await blocks();
+    assert.ok(n >= 2, `${n} blocks`);
+    for (const g of gates) {
+      g.resolve();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await run;
+    const progress = posted.filter((m) => m.type === 'block-progress');
+    assert.equal(progress.length, 3, 'one message per turn, not one per worker');
+    for (const [k, m] of progress.entries()) {
+      assert.ok(m.type === 'block-progress');
+      assert.deepEqual(
+        m.progress.map((p) => p.streamedTokens),
+        Array.from({ length: n }, () => 25 * (k + 1)),
+      );
+      assert.deepEqual(new Set(m.progress.map((p) => p.index)).size, n);
+    }
+    const lastProgress = posted.lastIndexOf(progress.at(-1)!);
+    const firstDone = posted.findIndex((m) => m.type === 'block' && m.block.status === 'done');
+    assert.ok(lastProgress < firstDone, 'progress is posted before any block that ends after it');
+  });
+
   it('turns /compact into a preview; edits and adopts it; undo restores the originals', async () => {
     const { c, posted, store, compactor } = await setup({ history: 6 });
     ctl = c;

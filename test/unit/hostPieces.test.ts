@@ -72,13 +72,9 @@ describe('host: compaction tracker (engine events → protocol deltas)', () => {
     });
     assert.equal((planned[0] as Extract<HostToWebview, { type: 'compaction' }>).compaction!.blocks.length, 2);
     const streaming = ev({ type: 'block-streaming', compactionId: 'c1', block: 1, outputTokens: 32 });
-    assert.deepEqual(streaming, [
-      {
-        type: 'block',
-        compactionId: 'c1',
-        block: { ...block(1), status: 'streaming', streamedTokens: 32, summary: null, error: null, stats: null },
-      },
-    ]);
+    assert.deepEqual(streaming, [{ type: 'block-progress', compactionId: 'c1', progress: [{ index: 1, streamedTokens: 32 }] }]);
+    const shown = t.current!.blocks[1];
+    assert.deepEqual(shown, { ...block(1), status: 'streaming', streamedTokens: 32, summary: null, error: null, stats: null });
     ev({ type: 'block-done', compactionId: 'c1', block: 0, summary: 'S0', stats });
     ev({ type: 'block-done', compactionId: 'c1', block: 1, summary: 'S1', stats });
     const ready = ev({

@@ -93,6 +93,27 @@ describe('review editor: bridge between the host and the panel', () => {
     assert.ok(out?.type === 'review-block' && out.loss!.dropped.length > 0 && out.loss!.dropped.every((f) => f.block === 0));
     assert.equal(bridge.current!.compaction!.blocks[0], b0);
     assert.equal(bridge.onHostPost({ type: 'block', compactionId: 'other', block: b0 }), null);
+    // Progress patches the blocks and is passed on without the loss report, which it cannot change.
+    const lossBefore = bridge.current!.loss;
+    const progress = [
+      { index: 1, streamedTokens: 48 },
+      { index: 2, streamedTokens: 16 },
+    ];
+    assert.deepEqual(bridge.onHostPost({ type: 'block-progress', compactionId: c.id, progress }), {
+      type: 'review-progress',
+      compactionId: c.id,
+      progress,
+    });
+    assert.deepEqual(
+      bridge.current!.compaction!.blocks.map((b) => [b.status, b.streamedTokens]),
+      [
+        ['done', c.blocks[0]!.streamedTokens],
+        ['streaming', 48],
+        ['streaming', 16],
+      ],
+    );
+    assert.equal(bridge.current!.loss, lossBefore, 'the loss report was not recomputed');
+    assert.equal(bridge.onHostPost({ type: 'block-progress', compactionId: 'other', progress }), null);
     assert.equal(bridge.onHostPost({ type: 'assistant-delta', text: 'x' }), null);
     assert.deepEqual(bridge.onHostPost({ type: 'notice', level: 'warning', text: 'w' }), {
       type: 'review-notice',

@@ -43,6 +43,7 @@ describe('webview: block overlay during a compaction', function () {
     assert.match((await view.page.locator('.cp-meta').textContent()) ?? '', /2\/4 blocks ready.*1 failed/);
     // Deltas for another compaction are ignored.
     await view.send({ type: 'block', compactionId: 'other', block: block(3, { status: 'done' }) });
+    await view.send({ type: 'block-progress', compactionId: 'other', progress: [{ index: 3, streamedTokens: 9 }] });
     assert.match((await chip(3).getAttribute('class')) ?? '', /st-queued/);
     await screenshot(view, 'compaction-running');
   });
@@ -102,5 +103,22 @@ describe('webview: block overlay during a compaction', function () {
     await view.clearPosted();
     await view.page.locator('.undo-btn').click();
     assert.deepEqual(await view.posted(), [{ type: 'undo' }]);
+  });
+
+  it("one progress message moves several blocks' counts (the host joins what one turn brings)", async () => {
+    const fresh = makeCompaction(snap, 4);
+    await view.send({ type: 'compaction', compaction: { ...fresh, id: 'cmp-progress' } });
+    await view.send({
+      type: 'block-progress',
+      compactionId: 'cmp-progress',
+      progress: [
+        { index: 1, streamedTokens: 33 },
+        { index: 3, streamedTokens: 70 },
+      ],
+    });
+    const fchip = (i: number) => view.page.locator(`.cp-chip[data-block="${i}"]`);
+    assert.match((await fchip(1).getAttribute('aria-label')) ?? '', /streaming .*33 tokens so far/);
+    assert.match((await fchip(3).getAttribute('aria-label')) ?? '', /streaming .*70 tokens so far/);
+    assert.match((await fchip(0).getAttribute('class')) ?? '', /st-queued/);
   });
 });

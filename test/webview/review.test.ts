@@ -193,6 +193,20 @@ describe('review editor (webview)', function () {
     } as never);
     assert.match((await view.page.locator('.rv-row[data-block="0"] .rv-sum').textContent())!, /42 tokens so far/);
     assert.match((await view.page.locator('.rv-actions .rv-state').textContent())!, /0\/3 ready/);
+    // Progress of several blocks in one message (the host joins one turn's worth): each row shows its own count.
+    await view.send({
+      type: 'review-progress',
+      compactionId: rc.id,
+      progress: [
+        { index: 0, streamedTokens: 90 },
+        { index: 2, streamedTokens: 17 },
+      ],
+    } as never);
+    assert.match((await view.page.locator('.rv-row[data-block="0"] .rv-sum').textContent())!, /90 tokens so far/);
+    assert.match((await view.page.locator('.rv-row[data-block="2"] .rv-sum').textContent())!, /17 tokens so far/);
+    assert.doesNotMatch((await view.page.locator('.rv-row[data-block="1"] .rv-sum').textContent())!, /tokens so far/);
+    await view.send({ type: 'review-progress', compactionId: 'other', progress: [{ index: 1, streamedTokens: 5 }] } as never);
+    assert.doesNotMatch((await view.page.locator('.rv-row[data-block="1"] .rv-sum').textContent())!, /tokens so far/);
   });
 
   it('axe-core finds no serious or critical violations', async () => {

@@ -277,6 +277,19 @@ function onMessage(msg: HostToReview): void {
       renderStatus();
       return;
     }
+    case 'review-progress': {
+      const c = state?.compaction;
+      if (!state || !c || c.id !== msg.compactionId) return;
+      const at = new Map(msg.progress.map((p) => [p.index, p.streamedTokens]));
+      state.compaction = {
+        ...c,
+        blocks: c.blocks.map((b) => (at.has(b.index) ? { ...b, status: 'streaming', streamedTokens: at.get(b.index)! } : b)),
+      };
+      // Only the rows that changed repaint; no summary changed, so the originals and the loss report stand.
+      for (const b of state.compaction.blocks) if (at.has(b.index)) rows[b.index]?.update(b);
+      renderStatus();
+      return;
+    }
     case 'review-notice': {
       const t = h('div', { class: `rv-toast toast-${msg.level}`, role: msg.level === 'error' ? 'alert' : null, text: msg.text });
       toasts.append(t);

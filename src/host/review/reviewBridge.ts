@@ -72,6 +72,17 @@ export class ReviewBridge {
         if (before?.summary !== msg.block.summary) this.derive();
         return { type: 'review-block', compactionId: c.id, block: msg.block, loss: s.loss };
       }
+      case 'block-progress': {
+        const c = s.compaction;
+        if (!c || c.id !== msg.compactionId) return null;
+        const at = new Map(msg.progress.map((p) => [p.index, p.streamedTokens]));
+        const blocks = c.blocks.map((b) => {
+          const n = at.get(b.index);
+          return n === undefined ? b : { ...b, status: 'streaming' as const, streamedTokens: n };
+        });
+        s.compaction = { ...c, blocks };
+        return { type: 'review-progress', compactionId: c.id, progress: msg.progress };
+      }
       case 'notice':
         return { type: 'review-notice', level: msg.level, text: msg.text };
       case 'assistant-delta':
