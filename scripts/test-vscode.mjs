@@ -53,11 +53,12 @@ function hookSignals() {
 }
 
 /** Bundles the in-host suite: index.js (the extension-tests module) and one file per test. */
-export async function bundleSuite() {
+/** `suffix`: which suite files to run; `.test.ts` are the tests, `.bench.ts` the benchmarks (bench/hostCpu.bench.ts). */
+export async function bundleSuite({ suffix = '.test.ts' } = {}) {
   const esbuild = await import('esbuild');
   rmSync(SUITE_OUT, { recursive: true, force: true });
   const tests = readdirSync(SUITE_SRC)
-    .filter((f) => f.endsWith('.test.ts'))
+    .filter((f) => f.endsWith(suffix))
     .sort();
   await esbuild.build({
     entryPoints: [join(SUITE_SRC, 'index.ts'), ...tests.map((f) => join(SUITE_SRC, f))],
@@ -132,16 +133,16 @@ async function runPhase({ page, url, cfg, cfgPath, log, timeoutMs, shot }) {
 }
 
 /** The in-extension-host mocha suite. */
-export async function runHostSuite({ log = console.log, grep, timeoutMs = 10 * 60_000 } = {}) {
+export async function runHostSuite({ log = console.log, grep, timeoutMs = 10 * 60_000, suffix = '.test.ts', settings = {} } = {}) {
   const outDir = join(OUT, 'vscode');
   mkdirSync(outDir, { recursive: true });
-  const bundle = await bundleSuite();
+  const bundle = await bundleSuite({ suffix });
   const work = tempDir('splitpoint-vscode-');
   const workspace = join(work, 'workspace');
   cpSync(SAMPLE_WORKSPACE, workspace, { recursive: true });
   const userDataDir = join(work, 'user-data');
   const extensionsDir = join(work, 'extensions');
-  writeUserSettings(userDataDir, {});
+  writeUserSettings(userDataDir, settings);
   const cfgPath = join(work, 'suite-config.json');
   const base = {
     resultFile: join(outDir, 'host-result.json'),
@@ -168,7 +169,7 @@ export async function runHostSuite({ log = console.log, grep, timeoutMs = 10 * 6
     const phases = [
       { phase: 'main', files: bundle.tests },
       { phase: 'after-reload', files: bundle.tests.filter((f) => f.endsWith('reload.test.js')) },
-    ];
+    ].filter((p) => p.files.length > 0);
     for (const p of phases) {
       const r = await runPhase({
         page: browser.page,

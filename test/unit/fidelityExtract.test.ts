@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { extractFacts, hasKey, lossReport } from '../../src/core/fidelity';
 import type { Fact } from '../../src/core/fidelity';
 import { asst, result, sys, toolPair, user, call } from './helpers/build';
+import { DEFAULT_PRETRIM } from '../../src/core/pretrim';
 
 const keys = (facts: Fact[], kind: Fact['kind']) => facts.filter((f) => f.kind === kind).map((f) => f.key);
 
@@ -102,6 +103,23 @@ describe('fidelity: fact extraction', () => {
     const pin = f.find((x) => x.kind === 'pin')!;
     assert.equal(pin.mustSurvive, true);
     assert.equal(pin.key, 'keep the v1 API stable');
+  });
+
+  it('the same texts in a new message list give the same facts, with positions from the new list', () => {
+    const out = 'config sets retryBudgetMs\nQuotaBurstError at shard 7';
+    const first = [user('Use `pnpm` for installs.'), ...toolPair('a', out), asst('read it')];
+    const a = extractFacts(first, [], { pretrim: { ...DEFAULT_PRETRIM, keepRecentToolResults: 0 } });
+    // A fresh list of fresh objects holding the same texts (as the host builds for every loss report).
+    const copy = first.map((m) => ({ ...m }));
+    assert.deepEqual(extractFacts(copy, [], { pretrim: { ...DEFAULT_PRETRIM, keepRecentToolResults: 0 } }), a);
+    assert.equal(a.find((x) => x.key === 'retryBudgetMs')!.position, 'consumed-result');
+    // The same output text, now recent enough to be kept: its position comes from this list, not the last one.
+    const b = extractFacts(copy, [], { pretrim: { ...DEFAULT_PRETRIM, keepRecentToolResults: 1 } });
+    assert.equal(b.find((x) => x.key === 'retryBudgetMs')!.position, 'tool-output');
+    // The user's instruction is one only in a user message: the same text from the assistant is not.
+    assert.ok(a.some((x) => x.kind === 'instruction'));
+    const said = extractFacts([asst('Use `pnpm` for installs.')]);
+    assert.ok(!said.some((x) => x.kind === 'instruction'));
   });
 });
 

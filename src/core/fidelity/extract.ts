@@ -88,6 +88,85 @@ function sentences(line: string): string[] {
     .filter((s) => s.length >= 6);
 }
 
+/** A fact a message's text yields, before de-duplication and before its position is known. */
+interface Candidate {
+  kind: FactKind;
+  key: string;
+  text: string;
+  lineNo: number;
+  extra?: Partial<Fact>;
+}
+
+interface Candidates {
+  lines: number;
+  candidates: Candidate[];
+}
+
+/**
+ * What a text yields depends only on the text and on whether it is prose (and the user's), so it is
+ * remembered: the loss report extracts every head again after each compaction, from message lists the
+ * host builds anew, and the regular expressions over a 120K-token head cost tens of ms. Bounded by the
+ * characters held.
+ */
+const MEMO_CHARS = 16_000_000;
+const memo = new Map<string, Map<string, Candidates>>();
+let memoChars = 0;
+
+function candidatesOf(text: string, prose: boolean, user: boolean): Candidates {
+  const kind = `${prose ? 'prose' : 'output'}${user ? ':user' : ''}`;
+  let byText = memo.get(kind);
+  if (!byText) memo.set(kind, (byText = new Map()));
+  const known = byText.get(text);
+  if (known) return known;
+  const found = scan(text, prose, user);
+  if (memoChars + text.length > MEMO_CHARS) {
+    memo.clear();
+    memoChars = 0;
+    memo.set(kind, (byText = new Map()));
+  }
+  byText.set(text, found);
+  memoChars += text.length;
+  return found;
+}
+
+function scan(text: string, prose: boolean, user: boolean): Candidates {
+  const lines = text.split('\n');
+  const candidates: Candidate[] = [];
+  const push = (kind: FactKind, key: string, line: string, lineNo: number, extra?: Partial<Fact>) =>
+    candidates.push(extra ? { kind, key, text: line, lineNo, extra } : { kind, key, text: line, lineNo });
+  lines.forEach((line, n) => {
+    if (line.trim().length === 0) return;
+    const t = testLine(line);
+    if (t) push('test', t.name, line, n, { status: t.status });
+    if (ERROR_LINE_RE.test(line)) {
+      const key = errorKey(line);
+      if (key) push('error', key, line, n);
+    }
+    // Tool output (a design doc, CONTRIBUTING.md) states decisions and constraints only when it tags them.
+    const tagged = !prose && TAGGED_STATEMENT_RE.test(line);
+    if (prose || tagged) {
+      for (const s of tagged ? [line.replace(/^[\s#/*>-]+/, '')] : sentences(line)) {
+        const kind: FactKind | undefined = DECISION_RE.test(s)
+          ? 'decision'
+          : CONSTRAINT_RE.test(s)
+            ? 'constraint'
+            : user && INSTRUCTION_RE.test(s)
+              ? 'instruction'
+              : undefined;
+        const key = kind ? distinctiveToken(s) : undefined;
+        if (kind && key) push(kind, key, s, n);
+      }
+    }
+    const paths = pathsIn(line);
+    for (const p of paths) push('path', p, line, n);
+    // An identifier inside a path is the path's, not a fact of its own.
+    const bare = paths.reduce((l, p) => l.split(p).join(' '), line);
+    for (const x of identifiersIn(bare)) if (x.length >= 4) push('identifier', x, line, n);
+    for (const x of numbersIn(line)) push('number', x, line, n);
+  });
+  return { lines: lines.length, candidates };
+}
+
 /** Tool results the cheapest pre-trim tier would clear: old ones an assistant message followed. */
 export function consumedToolResults(messages: readonly ChatMessage[], keepRecent: number): Set<number> {
   const toolIdx: number[] = [];
@@ -123,47 +202,17 @@ export function extractFacts(messages: readonly FactSource[], pins: readonly Pin
     // Tool names are the agent's vocabulary, not facts of the work: only call arguments count.
     const text =
       m.role === 'assistant' ? [m.content ?? '', ...(m.tool_calls ?? []).map((c) => c.function.arguments)].join('\n') : messageText(m);
-    const lines = text.split('\n');
-    const long = m.role === 'tool' && (lines.length > pt.maxLines || text.length > pt.maxChars);
+    const prose = m.role === 'user' || m.role === 'assistant' || m.kind === 'summary';
+    const { lines, candidates } = candidatesOf(text, prose, m.role === 'user');
+    const long = m.role === 'tool' && (lines > pt.maxLines || text.length > pt.maxChars);
     const positionOf = (lineNo: number): FactPosition => {
       if (m.kind === 'summary') return 'summary';
       if (m.role === 'user') return 'user';
       if (m.role === 'assistant') return 'assistant';
-      if (long && lineNo >= pt.headLines && lineNo < lines.length - pt.tailLines) return 'long-output-middle';
+      if (long && lineNo >= pt.headLines && lineNo < lines - pt.tailLines) return 'long-output-middle';
       return consumed.has(i) ? 'consumed-result' : 'tool-output';
     };
-    const prose = m.role === 'user' || m.role === 'assistant' || m.kind === 'summary';
-    lines.forEach((line, n) => {
-      if (line.trim().length === 0) return;
-      const pos = positionOf(n);
-      const t = testLine(line);
-      if (t) add(c, 'test', t.name, line, pos, { status: t.status });
-      if (ERROR_LINE_RE.test(line)) {
-        const key = errorKey(line);
-        if (key) add(c, 'error', key, line, pos);
-      }
-      // Tool output (a design doc, CONTRIBUTING.md) states decisions and constraints only when it tags them.
-      const tagged = !prose && TAGGED_STATEMENT_RE.test(line);
-      if (prose || tagged) {
-        for (const s of tagged ? [line.replace(/^[\s#/*>-]+/, '')] : sentences(line)) {
-          const kind: FactKind | undefined = DECISION_RE.test(s)
-            ? 'decision'
-            : CONSTRAINT_RE.test(s)
-              ? 'constraint'
-              : m.role === 'user' && INSTRUCTION_RE.test(s)
-                ? 'instruction'
-                : undefined;
-          const key = kind ? distinctiveToken(s) : undefined;
-          if (kind && key) add(c, kind, key, s, pos);
-        }
-      }
-      const paths = pathsIn(line);
-      for (const p of paths) add(c, 'path', p, line, pos);
-      // An identifier inside a path is the path's, not a fact of its own.
-      const bare = paths.reduce((l, p) => l.split(p).join(' '), line);
-      for (const x of identifiersIn(bare)) if (x.length >= 4) add(c, 'identifier', x, line, pos);
-      for (const x of numbersIn(line)) add(c, 'number', x, line, pos);
-    });
+    for (const f of candidates) add(c, f.kind, f.key, f.text, positionOf(f.lineNo), f.extra);
   });
   for (const p of pins) {
     const id = `pin:${p.text}`;

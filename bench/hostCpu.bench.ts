@@ -1,0 +1,75 @@
+/**
+ * Client CPU of streamed compactions in the real extension host (issue 12,
+ * part 6; target ≤ 2 % of wall): code-server's extension host runs the
+ * installed extension with its side bar open, imports the long session and
+ * compacts it five times with `/compact` against a simulator with the
+ * h100-7b physics at time scale 1, one token per SSE event, in its own
+ * process (test/vscode/suite/clientCpu.bench.ts). CPU is the extension host
+ * process's (every thread, other extensions included) over each
+ * compaction's wall, planning included. The first run is the first
+ * compaction in that extension host.
+ *
+ * Run: npm run bench -- hostCpu   (needs the code-server install: node test/vscode/setup.mjs)
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+interface HostRun {
+  wallMs: number;
+  cpuMs: number;
+  share: number;
+  idleShare: number;
+  blocks: number;
+  layout: string;
+  messages: number;
+}
+
+async function main(): Promise<void> {
+  const lines: string[] = [];
+  // Imported, not required: the runner is an ES module with a top-level await (its own command line).
+  const { runHostSuite } = await import('../scripts/test-vscode.mjs');
+  // Remote hosts (code-server, SSH, WSL) look for new listening ports by default: every few seconds the
+  // extension host reads /proc, lists every process's sockets and runs `ps`, at a cost that grows with the
+  // sockets a compaction opens. Desktop VS Code's local host does not; `AUTO_FORWARD=1` keeps the default.
+  const settings = process.env.AUTO_FORWARD === '1' ? {} : { 'remote.autoForwardPorts': false };
+  const r = await runHostSuite({ suffix: '.bench.ts', log: (l) => lines.push(l), settings });
+  if (r.failed > 0 || r.passed === 0) {
+    console.error(lines.join('\n'));
+    throw new Error(`the host benchmark did not run (${r.passed} passed, ${r.failed} failed)`);
+  }
+  const out = JSON.parse(readFileSync(join(__dirname, '..', '.test-output', 'vscode', 'host-cpu.json'), 'utf8')) as {
+    node: string;
+    runs: HostRun[];
+  };
+  const pct = (x: number) => `${(100 * x).toFixed(2)} %`;
+  const rows = out.runs.map(
+    (x, i) =>
+      `${String(i + 1).padStart(3)}  ${x.layout.padEnd(14)}${String(x.blocks).padStart(6)}${String(x.wallMs).padStart(9)}` +
+      `${String(x.cpuMs).padStart(8)}${pct(x.share).padStart(10)}${pct(x.idleShare).padStart(10)}` +
+      `${pct(x.share - x.idleShare).padStart(12)}${String(x.messages).padStart(10)}`,
+  );
+  const summary = (f: (x: HostRun) => number) => {
+    const sorted = out.runs
+      .slice(1)
+      .map(f)
+      .sort((a, b) => a - b);
+    return `median ${pct(sorted[sorted.length >> 1] ?? NaN)} (${pct(sorted[0]!)}–${pct(sorted.at(-1)!)})`;
+  };
+  console.log(
+    [
+      `extension host (code-server) CPU during /compact of test/fixtures/long-session.json, streamed workers,`,
+      `simulator h100-7b, time scale 1, one token per SSE event, separate process; extension host node ${out.node};`,
+      `remote.autoForwardPorts ${JSON.stringify(settings['remote.autoForwardPorts'] ?? 'default (on)')}`,
+      'run  layout        blocks  wall ms  CPU ms   of wall  idle host  compaction  messages',
+      ...rows,
+      `"idle host": the same extension host's share over ${8} s of idling just before the run; "compaction": the difference`,
+      `first compaction in this host: ${pct(out.runs[0]!.share)} of wall, ${pct(out.runs[0]!.share - out.runs[0]!.idleShare)} over idle`,
+      `runs 2-${out.runs.length}: ${summary((x) => x.share)} of wall, ${summary((x) => x.share - x.idleShare)} over idle; target ≤ 2 %`,
+    ].join('\n'),
+  );
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,128 @@
+/**
+ * Client CPU of streamed compactions measured in the real extension host
+ * (issue 12, part 6), not in a CLI process: the installed extension, its side
+ * bar open (so the host builds and posts the webview's deltas), the long
+ * session imported, and the user's /compact against a simulator with the
+ * h100-7b physics at time scale 1 and one token per SSE event, in its own
+ * process so that its CPU is not the host's. Each run: process.cpuUsage() of
+ * the extension host (every thread) over the compaction's wall, from the
+ * `compact` message to the preview being ready. The first run is the first
+ * compaction this extension host performs (its compaction code not yet
+ * compiled); the prefix cache is reset before each. Before each run the same
+ * host is measured idle for about as long, since VS Code's own services keep
+ * working in an extension host: the compaction's cost is the difference.
+ *
+ * Not part of `npm test`: bench/hostCpu.bench.ts runs it (scripts/test-vscode.mjs
+ * bundles `*.bench.ts` only when asked) and prints what it writes.
+ */
+import * as vscode from 'vscode';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { CompactionView } from '../../../src/protocol/messages';
+import { api, commandWithArg, newSession, PostLog, setSetting, suiteConfig, waitFor } from './api';
+
+const RUNS = 5;
+/** About one compaction's wall on this session. */
+const IDLE_MS = 8_000;
+
+interface Run {
+  wallMs: number;
+  cpuMs: number;
+  share: number;
+  /** The same host's CPU share while idle just before (its baseline). */
+  idleShare: number;
+  blocks: number;
+  layout: string;
+  messages: number;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe('client CPU in the extension host (bench)', function () {
+  this.timeout(15 * 60_000);
+
+  it('streamed compactions of the long session: CPU share of wall per run', async () => {
+    const cfg = suiteConfig();
+    const port = await freePort();
+    const cli = join(cfg.repoRoot, 'dist', 'cli.js');
+    const args = [cli, 'sim', '--port', String(port), '--max-model-len', '131072', '--stream-chunk-tokens', '1', '--quiet'];
+    const sim = spawn(process.execPath, args, { stdio: 'ignore' });
+    const root = `http://127.0.0.1:${port}`;
+    try {
+      await waitFor(
+        'the simulator',
+        () =>
+          fetch(`${root}/v1/models`).then(
+            (r) => r.ok,
+            () => false,
+          ),
+        30_000,
+      );
+      await setSetting('splitpoint.endpoint', `${root}/v1`);
+      const a = await api();
+      await vscode.commands.executeCommand('splitpoint.open');
+      await newSession(a);
+      await commandWithArg('splitpoint.importSession', vscode.Uri.file(join(cfg.repoRoot, 'test', 'fixtures', 'long-session.json')));
+      await waitFor('the imported session', () => a.snapshot().messages.length > 250, 60_000);
+      const runs: Run[] = [];
+      for (let r = 0; r < RUNS; r++) {
+        await fetch(`${root}/reset_prefix_cache`, { method: 'POST' });
+        // The host's own baseline: VS Code keeps working in an extension host (code-server's port detection polls
+        // /proc and runs `ps` every few seconds), so the same host is measured idle for as long as a compaction takes.
+        const idle0 = process.cpuUsage();
+        const i0 = performance.now();
+        await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+        const idleCpu = process.cpuUsage(idle0);
+        const idleShare = (idleCpu.user + idleCpu.system) / 1000 / (performance.now() - i0);
+        // Woken by the host's own post, not by polling: a poll every 100 ms would add its wake-ups to the figure.
+        let messages = 0;
+        let sub: vscode.Disposable | undefined;
+        const ready = new Promise<CompactionView>((resolve) => {
+          sub = a.onDidPost((m) => {
+            messages++;
+            if (m.type === 'compaction' && m.compaction?.state === 'ready') resolve(m.compaction);
+          });
+        });
+        const cpu0 = process.cpuUsage();
+        const t0 = performance.now();
+        await a.receive({ type: 'compact', focus: null, tailStartIndex: null });
+        const c = await ready;
+        const wallMs = performance.now() - t0;
+        const cpu = process.cpuUsage(cpu0);
+        sub?.dispose();
+        const cpuMs = (cpu.user + cpu.system) / 1000;
+        runs.push({
+          wallMs: Math.round(wallMs),
+          cpuMs: Math.round(cpuMs),
+          share: cpuMs / wallMs,
+          blocks: c.blocks.length,
+          layout: c.plan?.chosen.layout ?? '?',
+          messages,
+          idleShare,
+        });
+        const log = new PostLog(a);
+        try {
+          await a.receive({ type: 'compaction-cancel', compactionId: c.id });
+          await log.waitFor('compaction', (m) => m.compaction?.state === 'cancelled', 20_000);
+        } finally {
+          log.dispose();
+        }
+      }
+      writeFileSync(join(dirname(cfg.resultFile), 'host-cpu.json'), JSON.stringify({ node: process.version, runs }, null, 2));
+      for (const run of runs) if (run.blocks < 2) throw new Error(`a run compacted ${run.blocks} block(s): not the parallel path`);
+    } finally {
+      sim.kill();
+    }
+  });
+});
