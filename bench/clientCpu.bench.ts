@@ -33,12 +33,11 @@
 import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createServer } from 'node:net';
 import { runBench, parseRuns, type RunResult } from '../src/cli/benchCommand';
 import { VllmClient, limiterFor } from '../src/llm';
 import { createPacedFetch } from '../src/llm/pacedFetch';
 import { mainThreadCpuSince } from '../src/node/threadCpu';
-import { startSimulator } from '../test/sim';
+import { freePort, startSimulator } from '../test/sim';
 
 const SESSION = 'test/fixtures/long-session.json';
 const WINDOW = 131_072;
@@ -49,17 +48,6 @@ const ROUNDS = 5;
 const LONG = Array.from({ length: 80 }, (_, i) => `Step ${i}: the scheduler admits waiting requests while KV blocks remain free.`).join(
   ' ',
 );
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The child: the simulator, one event per word, long scripted replies for part A. */
 async function runSimChild(port: number): Promise<void> {

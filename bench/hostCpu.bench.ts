@@ -13,16 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-
-interface HostRun {
-  wallMs: number;
-  cpuMs: number;
-  share: number;
-  idleShare: number;
-  blocks: number;
-  layout: string;
-  messages: number;
-}
+import type { HostCpuRun } from '../test/vscode/suite/clientCpu.bench';
 
 async function main(): Promise<void> {
   const lines: string[] = [];
@@ -39,7 +30,7 @@ async function main(): Promise<void> {
   }
   const out = JSON.parse(readFileSync(join(__dirname, '..', '.test-output', 'vscode', 'host-cpu.json'), 'utf8')) as {
     node: string;
-    runs: HostRun[];
+    runs: HostCpuRun[];
   };
   const pct = (x: number) => `${(100 * x).toFixed(2)} %`;
   const rows = out.runs.map(
@@ -48,7 +39,7 @@ async function main(): Promise<void> {
       `${String(x.cpuMs).padStart(8)}${pct(x.share).padStart(10)}${pct(x.idleShare).padStart(10)}` +
       `${pct(x.share - x.idleShare).padStart(12)}${String(x.messages).padStart(10)}`,
   );
-  const summary = (f: (x: HostRun) => number) => {
+  const summary = (f: (x: HostCpuRun) => number) => {
     const sorted = out.runs
       .slice(1)
       .map(f)

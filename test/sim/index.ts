@@ -1,6 +1,7 @@
 export { startSimulator, type SimHandle, type SimOptions } from './server';
 export { runSimCli, parseSimArgs, SIM_USAGE, type SimCliHandle } from './cli';
 export { startReplicas } from './replicas';
+export { freePort } from './freePort';
 export { loadProfileFile, resolveProfile, type SimClock } from './options';
 export type { SimFault } from './faults';
 export type { RequestRecord, SimStats } from './stats';

@@ -17,7 +17,7 @@
  */
 import * as vscode from 'vscode';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from '../../sim/freePort';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CompactionView } from '../../../src/protocol/messages';
@@ -27,7 +27,8 @@ const RUNS = 5;
 /** About one compaction's wall on this session. */
 const IDLE_MS = 8_000;
 
-interface Run {
+/** One compaction as the host benchmark writes it (bench/hostCpu.bench.ts reads it). */
+export interface HostCpuRun {
   wallMs: number;
   cpuMs: number;
   share: number;
@@ -36,17 +37,6 @@ interface Run {
   blocks: number;
   layout: string;
   messages: number;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 describe('client CPU in the extension host (bench)', function () {
@@ -75,7 +65,7 @@ describe('client CPU in the extension host (bench)', function () {
       await newSession(a);
       await commandWithArg('splitpoint.importSession', vscode.Uri.file(join(cfg.repoRoot, 'test', 'fixtures', 'long-session.json')));
       await waitFor('the imported session', () => a.snapshot().messages.length > 250, 60_000);
-      const runs: Run[] = [];
+      const runs: HostCpuRun[] = [];
       for (let r = 0; r < RUNS; r++) {
         await fetch(`${root}/reset_prefix_cache`, { method: 'POST' });
         // The host's own baseline: VS Code keeps working in an extension host (code-server's port detection polls
