@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const rows = out.runs.map(
     (x, i) =>
       `${String(i + 1).padStart(3)}  ${x.layout.padEnd(14)}${String(x.blocks).padStart(6)}${String(x.wallMs).padStart(9)}` +
-      `${String(x.cpuMs).padStart(8)}${pct(x.share).padStart(10)}${pct(x.idleShare).padStart(10)}` +
+      `${String(x.cpuMs).padStart(8)}${String(x.mainMs ?? '-').padStart(6)}${pct(x.share).padStart(10)}${pct(x.idleShare).padStart(10)}` +
       `${pct(x.share - x.idleShare).padStart(12)}${String(x.messages).padStart(10)}`,
   );
   const summary = (f: (x: HostCpuRun) => number) => {
@@ -51,8 +51,9 @@ async function main(): Promise<void> {
       `extension host (code-server) CPU during /compact of test/fixtures/long-session.json, streamed workers,`,
       `simulator h100-7b, time scale 1, one token per SSE event, separate process; extension host node ${out.node};`,
       `remote.autoForwardPorts ${JSON.stringify(settings['remote.autoForwardPorts'] ?? 'default (on)')}`,
-      'run  layout        blocks  wall ms  CPU ms   of wall  idle host  compaction  messages',
+      'run  layout        blocks  wall ms  CPU ms  main   of wall  idle host  compaction  messages',
       ...rows,
+      `"main": the extension host's main thread's part of the CPU ms (the rest is V8's and libuv's helper threads);`,
       `"idle host": the same extension host's share over ${8} s of idling just before the run; "compaction": the difference`,
       `first compaction in this host: ${pct(out.runs[0]!.share)} of wall, ${pct(out.runs[0]!.share - out.runs[0]!.idleShare)} over idle`,
       `runs 2-${out.runs.length}: ${summary((x) => x.share)} of wall, ${summary((x) => x.share - x.idleShare)} over idle; target ≤ 2 %`,
