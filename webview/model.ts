@@ -4,7 +4,7 @@
  * parts of the view need repainting.
  */
 import type { HostToWebview, ViewMessage, ViewSnapshot } from '../src/protocol/messages';
-import { applySplitChange } from '../src/protocol/messages';
+import { applyBlockProgress, applySplitChange } from '../src/protocol/messages';
 import { buildPrefix, type Prefix } from './projection';
 
 export interface Dirty {
@@ -97,14 +97,8 @@ export class Model {
       case 'block-progress': {
         const c = s.compaction;
         if (!c || c.id !== msg.compactionId) return {};
-        const blocks: number[] = [];
-        for (const p of msg.progress) {
-          const b = c.blocks.find((x) => x.index === p.index);
-          if (!b) continue;
-          b.status = 'streaming';
-          b.streamedTokens = p.streamedTokens;
-          blocks.push(p.index);
-        }
+        c.blocks = applyBlockProgress(c.blocks, msg.progress);
+        const blocks = msg.progress.map((p) => p.index).filter((i) => c.blocks.some((b) => b.index === i));
         return blocks.length > 0 ? { blocks, gauge: true } : {};
       }
       case 'approval-requested':

@@ -106,6 +106,15 @@ export function applySplitChange(prev: SplitView, next: SplitView | SplitChange)
   return { ...rest, allowed: [...prev.allowed.slice(0, -1), ...allowedAppend] };
 }
 
+/** The blocks after a progress message: the ones it names are streaming with their new counts; the array is new. */
+export function applyBlockProgress(blocks: readonly BlockView[], progress: readonly BlockProgress[]): BlockView[] {
+  const at = new Map(progress.map((p) => [p.index, p.streamedTokens]));
+  return blocks.map((b) => {
+    const n = at.get(b.index);
+    return n === undefined ? b : { ...b, status: 'streaming', streamedTokens: n };
+  });
+}
+
 export interface BlockStatsView {
   inputTokens: number;
   outputTokens: number;

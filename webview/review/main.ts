@@ -5,7 +5,7 @@
  * blocks, scroll), which VS Code restores after a reload.
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import type { BlockView, CompactionView } from '../../src/protocol/messages';
+import { applyBlockProgress, type BlockView, type CompactionView } from '../../src/protocol/messages';
 import { droppedBlockText, type HostToReview, type LossFactView, type ReviewState } from '../../src/protocol/review';
 import { button, h, setDisabled, setText } from '../dom';
 import { loadUi, post, saveUi } from './api';
@@ -280,13 +280,12 @@ function onMessage(msg: HostToReview): void {
     case 'review-progress': {
       const c = state?.compaction;
       if (!state || !c || c.id !== msg.compactionId) return;
-      const at = new Map(msg.progress.map((p) => [p.index, p.streamedTokens]));
-      state.compaction = {
-        ...c,
-        blocks: c.blocks.map((b) => (at.has(b.index) ? { ...b, status: 'streaming', streamedTokens: at.get(b.index)! } : b)),
-      };
+      state.compaction = { ...c, blocks: applyBlockProgress(c.blocks, msg.progress) };
       // Only the rows that changed repaint; no summary changed, so the originals and the loss report stand.
-      for (const b of state.compaction.blocks) if (at.has(b.index)) rows[b.index]?.update(b);
+      for (const p of msg.progress) {
+        const b = state.compaction.blocks.find((x) => x.index === p.index);
+        if (b) rows[b.index]?.update(b);
+      }
       renderStatus();
       return;
     }

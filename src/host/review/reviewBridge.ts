@@ -6,7 +6,7 @@
  */
 import type { CompactionView, HostToWebview, ViewSnapshot, WebviewToHost } from '../../protocol/messages';
 import type { HostToReview, LossReportView, PlanView, ReviewState, ReviewToHost } from '../../protocol/review';
-import { applySplitChange } from '../../protocol/messages';
+import { applyBlockProgress, applySplitChange } from '../../protocol/messages';
 import { fidelityLoss } from './fidelityLoss';
 import { identifierLoss } from './identifierLoss';
 
@@ -75,12 +75,7 @@ export class ReviewBridge {
       case 'block-progress': {
         const c = s.compaction;
         if (!c || c.id !== msg.compactionId) return null;
-        const at = new Map(msg.progress.map((p) => [p.index, p.streamedTokens]));
-        const blocks = c.blocks.map((b) => {
-          const n = at.get(b.index);
-          return n === undefined ? b : { ...b, status: 'streaming' as const, streamedTokens: n };
-        });
-        s.compaction = { ...c, blocks };
+        s.compaction = { ...c, blocks: applyBlockProgress(c.blocks, msg.progress) };
         return { type: 'review-progress', compactionId: c.id, progress: msg.progress };
       }
       case 'notice':
