@@ -1,4 +1,5 @@
 import type { ChatMessage, MessageKind } from '../messages';
+import { TextMemo } from '../textMemo';
 import { messageText } from '../messages';
 import type { PinItem } from '../session/schema';
 import { originalId } from '../session/sessionState';
@@ -108,25 +109,12 @@ interface Candidates {
  * host builds anew, and the regular expressions over a 120K-token head cost tens of ms. Bounded by the
  * characters held.
  */
-const MEMO_CHARS = 16_000_000;
-const memo = new Map<string, Map<string, Candidates>>();
-let memoChars = 0;
+const memo = new TextMemo(16_000_000);
+const byClass = { prose: memo.map<Candidates>(), 'prose:user': memo.map<Candidates>(), output: memo.map<Candidates>() };
 
 function candidatesOf(text: string, prose: boolean, user: boolean): Candidates {
-  const kind = `${prose ? 'prose' : 'output'}${user ? ':user' : ''}`;
-  let byText = memo.get(kind);
-  if (!byText) memo.set(kind, (byText = new Map()));
-  const known = byText.get(text);
-  if (known) return known;
-  const found = scan(text, prose, user);
-  if (memoChars + text.length > MEMO_CHARS) {
-    memo.clear();
-    memoChars = 0;
-    memo.set(kind, (byText = new Map()));
-  }
-  byText.set(text, found);
-  memoChars += text.length;
-  return found;
+  const m = prose ? (user ? byClass['prose:user'] : byClass.prose) : byClass.output;
+  return memo.get(m, text, () => scan(text, prose, user));
 }
 
 function scan(text: string, prose: boolean, user: boolean): Candidates {

@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../messages';
+import { TextMemo } from '../textMemo';
 import { messageText } from '../messages';
 import { CONSTRAINT_RE, DECISION_RE, ERROR_LINE_RE, identifiersIn, numbersIn, pathsIn, testLine } from './patterns';
 
@@ -18,35 +19,15 @@ const TRACE_RE = /^\s*(?:at\s+\S+\s+\(|File "[^"]+", line \d+)/;
  * regular expressions are most of pre-trim's cost. Bounded by the characters
  * held, since a line can be long.
  */
-const MEMO_CHARS = 16_000_000;
-const baseMemo = new Map<string, number>();
-const tokenMemo = new Map<string, string[]>();
-const mentionMemo = new Map<string, ReadonlySet<string>>();
+const memo = new TextMemo(16_000_000);
+const baseMemo = memo.map<number>();
+const tokenMemo = memo.map<string[]>();
+const mentionMemo = memo.map<ReadonlySet<string>>();
 /** Lines of a result a reply refers to, by result then reply (the results are the session's own strings). */
-const referredMemo = new Map<string, Map<string, { maxLines: number; lines: string[] }>>();
-let memoChars = 0;
-
-/** Makes room for `chars` more characters of keys (starting every memo over when they would not fit). */
-function reserve(chars: number): void {
-  if (memoChars + chars > MEMO_CHARS) {
-    for (const each of [baseMemo, tokenMemo, mentionMemo, referredMemo]) each.clear();
-    memoChars = 0;
-  }
-  memoChars += chars;
-}
-
-function memo<T>(m: Map<string, T>, key: string, f: (k: string) => T): T {
-  let v = m.get(key);
-  if (v === undefined) {
-    v = f(key);
-    reserve(key.length);
-    m.set(key, v);
-  }
-  return v;
-}
+const referredMemo = memo.map<Map<string, { maxLines: number; lines: string[] }>>();
 
 export function baseSalience(line: string): number {
-  return memo(baseMemo, line, scoreLine);
+  return memo.get(baseMemo, line, scoreLine);
 }
 
 function scoreLine(line: string): number {
@@ -65,7 +46,7 @@ function scoreLine(line: string): number {
 
 /** Tokens of a text a later line might carry: identifiers, paths, numbers with units, quoted strings. */
 export function mentionTokens(text: string): ReadonlySet<string> {
-  return memo(mentionMemo, text, (t) => {
+  return memo.get(mentionMemo, text, (t) => {
     const out = new Set<string>([...identifiersIn(t), ...pathsIn(t), ...numbersIn(t)]);
     for (const m of t.matchAll(/`([^`\n]{3,80})`/g)) out.add(m[1]!);
     return out;
@@ -74,7 +55,7 @@ export function mentionTokens(text: string): ReadonlySet<string> {
 
 /** Tokens of a line that could be mentioned elsewhere. */
 function lineTokens(line: string): readonly string[] {
-  return memo(tokenMemo, line, (l) => [...identifiersIn(l), ...pathsIn(l), ...numbersIn(l)]);
+  return memo.get(tokenMemo, line, (l) => [...identifiersIn(l), ...pathsIn(l), ...numbersIn(l)]);
 }
 
 /**
@@ -101,7 +82,7 @@ export function linesReferredBy(result: string, reply: string, maxLines: number)
   const known = referredMemo.get(result)?.get(reply);
   if (known && known.maxLines >= maxLines) return known.lines.slice(0, maxLines);
   const lines = referredLines(result, reply, maxLines);
-  reserve(result.length + reply.length);
+  memo.reserve(result.length + reply.length);
   let byReply = referredMemo.get(result);
   if (!byReply) referredMemo.set(result, (byReply = new Map()));
   byReply.set(reply, { maxLines, lines });
