@@ -168,6 +168,14 @@ function dropLeadingUnit(msgs: ChatMessage[]): ChatMessage[] {
   return msgs.slice(k);
 }
 
+/**
+ * The session's own count of context message i when `m` (its form in a prompt) is untouched by pre-trim: only what
+ * pre-trim rewrote needs counting (in the editor the session is counted on a worker thread, not by this counter).
+ */
+function sessionCount(plan: CompactionPlan, i: number, m: ChatMessage): number | undefined {
+  return m.content === plan.snapshot.context[i]!.content ? plan.snapshot.tokens[i] : undefined;
+}
+
 interface TrimmedContext {
   start: number;
   messages: ChatMessage[];
@@ -180,15 +188,14 @@ const trimmedContexts = new WeakMap<CompactionPlan, TrimmedContext>();
 function trimmedContext(plan: CompactionPlan, count: (m: ChatMessage) => number): TrimmedContext {
   let t = trimmedContexts.get(plan);
   if (!t) {
-    const { context: ctx, tokens: known } = plan.snapshot;
+    const ctx = plan.snapshot.context;
     const nonSystem = ctx.findIndex((m) => m.role !== 'system');
     const start = nonSystem < 0 ? ctx.length : nonSystem;
     // pretrim()'s three tiers, with tier 2's cuts shared with the planner and the blocks (toolCuts.ts).
     const wire = ctx.slice(start).map(toWire);
     const cleared = clearConsumedToolResults(wire, DEFAULT_PRETRIM.keepRecentToolResults).messages;
     const messages = deduplicateToolOutputs(cleared.map((m, k) => (m === wire[k] ? withCut(ctx, start + k, m) : m))).messages;
-    // An untouched message's count is the session's own; only what pre-trim rewrote is counted.
-    t = { start, messages, tokens: messages.map((m, k) => (m.content === ctx[start + k]!.content ? known[start + k]! : count(m))) };
+    t = { start, messages, tokens: messages.map((m, k) => sessionCount(plan, start + k, m) ?? count(m)) };
     trimmedContexts.set(plan, t);
   }
   return t;
@@ -213,8 +220,8 @@ function targetBlock({ plan, block, x, maxTokens, budget, count }: LayoutInput):
   // for the instruction share. A message pre-trim left alone has the session's own count.
   const messageOverhead = count({ role: 'user', content: '' });
   const known = (k: number): number | undefined => {
-    const ci = block.messageIndices[k]!;
-    return block.part || ownRaw[k]!.content !== ctx[ci]!.content ? undefined : plan.snapshot.tokens[ci]! - MESSAGE_OVERHEAD_TOKENS;
+    const n = block.part ? undefined : sessionCount(plan, block.messageIndices[k]!, ownRaw[k]!);
+    return n === undefined ? undefined : n - MESSAGE_OVERHEAD_TOKENS;
   };
   const spanTokens = transcriptTokens(ownRaw, first, (t) => count({ role: 'user', content: t }) - messageOverhead, known);
   const fixed = instructionOnly.reduce((s, m) => s + count(m), 0) + spanTokens;
