@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { factsKeptIn } from '../../src/core/fidelity/survival';
 import { keyMatcher } from '../../src/core/fidelity/keys';
-import type { Fact } from '../../src/core/fidelity/types';
+import { FACT_KINDS, type Fact } from '../../src/core/fidelity/types';
 
 /**
  * factsKeptIn decides identifiers by a set of the texts' word runs instead of
- * each identifier's own pattern. Property: for any texts and any key, the
+ * each identifier's own pattern, and searches other keys only when their inner
+ * words are among the texts' words. Property: for any texts and any key, the
  * answer is the pattern's (the pattern is the definition of "kept").
  */
 const alphabet = fc.constantFrom('a', 'b', 'B', '_', '1', '.', '/', '-', ' ', '\n', 'é', '$', '(');
@@ -23,6 +24,38 @@ describe('fuzz: which identifiers a summary keeps', () => {
         for (const f of facts) assert.equal(kept.has(f.id), keyMatcher(f)(hay), `${JSON.stringify(f.key)} in ${JSON.stringify(texts)}`);
       }),
       { numRuns: 2000 },
+    );
+  });
+
+  it('the inner-word prefilter never hides a key the pattern finds, whatever its kind', () => {
+    const longKey = fc.string({ unit: fc.constantFrom('a', 'b', '_', '1', '.', '/', ' ', '-', ':', 'é'), minLength: 1, maxLength: 9 });
+    fc.assert(
+      fc.property(
+        fc.array(text, { maxLength: 4 }),
+        fc.array(fc.tuple(fc.constantFrom(...FACT_KINDS), longKey), { minLength: 1, maxLength: 6 }),
+        (texts, keys) => {
+          const facts = keys.map(([kind, k], i) => ({ id: `f${i}`, kind, key: k }) as Fact);
+          const kept = factsKeptIn(facts, texts);
+          const hay = texts.join('\n\u0000\n');
+          for (const f of facts)
+            assert.equal(kept.has(f.id), keyMatcher(f)(hay), `${f.kind} ${JSON.stringify(f.key)} in ${JSON.stringify(texts)}`);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('a key taken from a text is found there even when the rest of the text differs', () => {
+    // Random texts rarely contain a random key; this draws the key out of the text so that "kept" is the common case.
+    fc.assert(
+      fc.property(text, fc.nat(), fc.nat(), fc.constantFrom(...FACT_KINDS), (t, a, b, kind) => {
+        const [from, to] = [a % (t.length + 1), b % (t.length + 1)].sort((x, y) => x - y) as [number, number];
+        const k = t.slice(from, to);
+        if (k.length === 0) return;
+        const f = { id: 'f', kind, key: k } as Fact;
+        assert.equal(factsKeptIn([f], [t]).has('f'), keyMatcher(f)(t), `${kind} ${JSON.stringify(k)} in ${JSON.stringify(t)}`);
+      }),
+      { numRuns: 3000 },
     );
   });
 });

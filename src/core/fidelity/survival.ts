@@ -5,26 +5,75 @@ import type { Fact } from './types';
 
 /**
  * Which facts a set of texts keeps: exact match on each fact's key token.
- * The texts are joined once so a fact is one search, not one per text. An
- * identifier is kept when it stands alone (no word character either side),
- * which is exactly when it is one of the texts' runs of word characters: a set
- * lookup instead of a scan of every summary per fact (a loss report checks
- * some 2,000 facts after every compaction).
+ * The texts are joined once and indexed by their words (maximal runs of word
+ * characters) with where each occurs; a loss report checks some 3,000 facts
+ * after every compaction, and a scan of every summary per fact cost more than
+ * the rest of the report.
+ * - An identifier is kept when it stands alone (no word character either
+ *   side), which is exactly when it is one of the words.
+ * - Any other key is looked for only where its rarest inner word occurs (a run
+ *   of word characters with a non-word character on both sides inside the
+ *   key): wherever the key occurs, those runs occur whole. A key with no inner
+ *   word is searched for in full.
  */
 export function factsKeptIn(facts: readonly Fact[], texts: readonly string[]): Set<string> {
   const hay = texts.join('\n\u0000\n');
-  let words: Set<string> | undefined;
+  let index: Map<string, number[]> | undefined;
+  const words = () => (index ??= wordIndex(hay));
   const kept = new Set<string>();
-  for (const f of facts) {
-    const found = f.kind === 'identifier' && WORD.test(f.key) ? (words ??= new Set(hay.match(WORDS))).has(f.key) : keyMatcher(f)(hay);
-    if (found) kept.add(f.id);
-  }
+  for (const f of facts) if (isKept(f, hay, words)) kept.add(f.id);
   return kept;
+}
+
+function isKept(f: Fact, hay: string, words: () => Map<string, number[]>): boolean {
+  if (f.kind === 'identifier' && WORD.test(f.key)) return words().has(f.key);
+  const inner = innerWords(f.key);
+  if (inner.length === 0) return keyMatcher(f)(hay);
+  let rarest: number[] | undefined;
+  let at = 0;
+  for (const w of inner) {
+    const where = words().get(w.word);
+    if (!where) return false;
+    if (!rarest || where.length < rarest.length) [rarest, at] = [where, w.at];
+  }
+  if (!rarest!.some((p) => hay.startsWith(f.key, p - at))) return false;
+  // Identifiers and numbers also ask for boundaries around the key: their own pattern decides.
+  return f.kind === 'identifier' || f.kind === 'number' ? keyMatcher(f)(hay) : true;
 }
 
 /** Word characters as keys.ts's identifier pattern reads them (no u flag: ASCII). */
 const WORD = /^\w+$/;
-const WORDS = /\w+/g;
+const INNER = /(?<=\W)\w+(?=\W)/g;
+
+/** Each word of the text with the positions it starts at, in order. */
+function wordIndex(hay: string): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const m of hay.matchAll(/\w+/g)) {
+    const at = out.get(m[0]);
+    if (at) at.push(m.index);
+    else out.set(m[0], [m.index]);
+  }
+  return out;
+}
+
+interface InnerWord {
+  word: string;
+  /** Where in the key it starts. */
+  at: number;
+}
+
+const innerMemo = new Map<string, readonly InnerWord[]>();
+
+/** The runs of word characters that have a non-word character on both sides inside the key. */
+export function innerWords(key: string): readonly InnerWord[] {
+  let w = innerMemo.get(key);
+  if (w) return w;
+  w = [...key.matchAll(INNER)].map((m) => ({ word: m[0], at: m.index }));
+  // Keys repeat across compactions of one session; the bound only keeps a long-running host from growing without end.
+  if (innerMemo.size > 50_000) innerMemo.clear();
+  innerMemo.set(key, w);
+  return w;
+}
 
 /** Per text (e.g. per block summary): the facts it keeps. */
 export function factsKeptPerText(facts: readonly Fact[], texts: readonly string[]): Set<string>[] {
