@@ -15,6 +15,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HostCpuRun } from '../test/vscode/suite/clientCpu.bench';
 
+/** A run's CPU ms over its idle baseline on the main thread, or on the other threads it lists. */
+function overIdle(x: HostCpuRun, main: boolean): number {
+  return x.threads.filter((t) => t.main === main).reduce((s, t) => s + t.compactionMs - t.idleMs, 0);
+}
+
+function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
+}
+
 async function main(): Promise<void> {
   const lines: string[] = [];
   // Imported, not required: the runner is an ES module with a top-level await (its own command line).
@@ -54,9 +63,28 @@ async function main(): Promise<void> {
       'run  layout        blocks  wall ms  CPU ms  main   of wall  idle host  compaction  messages',
       ...rows,
       `"main": the extension host's main thread's part of the CPU ms (the rest is V8's and libuv's helper threads);`,
-      `"idle host": the same extension host's share over ${8} s of idling just before the run; "compaction": the difference`,
+      `"idle host": the same extension host's share over 8 s of idling just before the run; "compaction": the difference`,
       `first compaction in this host: ${pct(out.runs[0]!.share)} of wall, ${pct(out.runs[0]!.share - out.runs[0]!.idleShare)} over idle`,
       `runs 2-${out.runs.length}: ${summary((x) => x.share)} of wall, ${summary((x) => x.share - x.idleShare)} over idle; target ≤ 2 %`,
+      `runs 2-${out.runs.length}, CPU over the idle baseline (busiest 8 threads): main thread median ${median(
+        out.runs.slice(1).map((x) => overIdle(x, true)),
+      )} ms, the other threads median ${median(out.runs.slice(1).map((x) => overIdle(x, false)))} ms`,
+      '',
+      'busiest threads per run, CPU ms during the compaction (idle baseline scaled to its wall), main thread marked *;',
+      'main-thread GC pauses during the compaction by kind (count, ms), the used heap before and after, what was posted to the side bar:',
+      ...out.runs.map(
+        (x, i) =>
+          `${String(i + 1).padStart(3)}  ` +
+          x.threads.map((t) => `${t.main ? '*' : ''}${t.tid}: ${t.compactionMs} (${t.idleMs})`).join(', ') +
+          `\n     gc ` +
+          (Object.entries(x.gc)
+            .map(([k, g]) => `${k} ${g.count}, ${g.ms.toFixed(1)} ms`)
+            .join('; ') || 'none') +
+          `; heap ${x.heapMb.map((m) => m.toFixed(0)).join(' → ')} MB; posted ` +
+          Object.entries(x.posted)
+            .map(([k, p]) => `${k} ${p.count}× ${(p.bytes / 1024).toFixed(1)} KB`)
+            .join(', '),
+      ),
     ].join('\n'),
   );
 }

@@ -152,6 +152,9 @@ export async function runHostSuite({ log = console.log, grep, timeoutMs = 10 * 6
     workspace,
     repoRoot: ROOT,
     timeoutMs: 60_000,
+    // The tests talk to a simulator in the extension host; the benchmarks start their own in a separate process,
+    // and one in the host would put its tokenizer (some 200,000 objects) in the heap every collection marks.
+    inProcessSimulator: suffix === '.test.ts',
     ...(grep ? { grep } : {}),
   };
   let cs;

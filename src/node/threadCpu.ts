@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * CPU time of the process's main thread so far, in ms, where Linux tells it
@@ -23,4 +23,31 @@ export function mainThreadCpuSince(): () => number | undefined {
     const end = mainThreadCpuMs();
     return start !== undefined && end !== undefined ? end - start : undefined;
   };
+}
+
+/** CPU ms so far of every thread of this process by thread id (Linux only; empty elsewhere). */
+export function threadCpuMs(): Map<number, number> {
+  const out = new Map<number, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      if (Number.isFinite(ns)) out.set(Number(tid), ns / 1e6);
+    } catch {
+      // The thread ended between listing and reading.
+    }
+  }
+  return out;
+}
+
+/** Per-thread CPU ms between two threadCpuMs() snapshots (threads that started in between count from zero). */
+export function threadCpuDelta(before: Map<number, number>, after: Map<number, number>): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const [tid, ms] of after) out.set(tid, ms - (before.get(tid) ?? 0));
+  return out;
 }

@@ -16,15 +16,18 @@
  * bundles `*.bench.ts` only when asked) and prints what it writes.
  */
 import * as vscode from 'vscode';
+
 import { spawn } from 'node:child_process';
 import { freePort } from '../../sim/freePort';
-import { mainThreadCpuSince } from '../../../src/node/threadCpu';
+import { mainThreadCpuSince, threadCpuDelta, threadCpuMs } from '../../../src/node/threadCpu';
+import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { CompactionView } from '../../../src/protocol/messages';
+import type { CompactionView, HostToWebview } from '../../../src/protocol/messages';
+import { getHeapStatistics } from 'node:v8';
 import { api, commandWithArg, newSession, PostLog, setSetting, suiteConfig, waitFor } from './api';
 
-const RUNS = 5;
+const RUNS = 7;
 /** About one compaction's wall on this session. */
 const IDLE_MS = 8_000;
 
@@ -40,6 +43,39 @@ export interface HostCpuRun {
   blocks: number;
   layout: string;
   messages: number;
+  /** Busiest threads of the process during the compaction, with their CPU over the idle baseline before it. */
+  threads: { tid: number; main: boolean; idleMs: number; compactionMs: number }[];
+  /** Garbage collection pauses on the main thread during the compaction, by kind. */
+  gc: Record<string, { count: number; ms: number }>;
+  /** The extension host's used V8 heap before and after the compaction, MB (garbage included). */
+  heapMb: [number, number];
+  /** What the host posted to the side bar during the compaction, by message type (JSON characters). */
+  posted: Record<string, { count: number; bytes: number }>;
+}
+
+const GC_KINDS: Record<number, string> = {
+  [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
+
+/** Starts recording the main thread's GC pauses; the function returned stops and gives them by kind. */
+function recordGc(): () => Record<string, { count: number; ms: number }> {
+  const out: Record<string, { count: number; ms: number }> = {};
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = GC_KINDS[(e as { detail?: { kind?: number } }).detail?.kind ?? -1] ?? 'other';
+      const k = (out[kind] ??= { count: 0, ms: 0 });
+      k.count++;
+      k.ms += e.duration;
+    }
+  });
+  obs.observe({ entryTypes: ['gc'] });
+  return () => {
+    obs.disconnect();
+    return out;
+  };
 }
 
 describe('client CPU in the extension host (bench)', function () {
@@ -73,21 +109,28 @@ describe('client CPU in the extension host (bench)', function () {
         await fetch(`${root}/reset_prefix_cache`, { method: 'POST' });
         // The host's own baseline: VS Code keeps working in an extension host (code-server's port detection polls
         // /proc and runs `ps` every few seconds), so the same host is measured idle for as long as a compaction takes.
+        const idleThreads0 = threadCpuMs();
         const idle0 = process.cpuUsage();
         const i0 = performance.now();
         await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
         const idleCpu = process.cpuUsage(idle0);
-        const idleShare = (idleCpu.user + idleCpu.system) / 1000 / (performance.now() - i0);
+        const idleWall = performance.now() - i0;
+        const idleShare = (idleCpu.user + idleCpu.system) / 1000 / idleWall;
+        const idleThreads = threadCpuDelta(idleThreads0, threadCpuMs());
         // Woken by the host's own post, not by polling: a poll every 100 ms would add its wake-ups to the figure.
-        let messages = 0;
+        // Kept and sized after the compaction, so that sizing them is not counted as its CPU.
+        const sent: HostToWebview[] = [];
         let sub: vscode.Disposable | undefined;
         const ready = new Promise<CompactionView>((resolve) => {
           sub = a.onDidPost((m) => {
-            messages++;
+            sent.push(m);
             if (m.type === 'compaction' && m.compaction?.state === 'ready') resolve(m.compaction);
           });
         });
+        const heapBefore = getHeapStatistics().used_heap_size;
         const main = mainThreadCpuSince();
+        const threads0 = threadCpuMs();
+        const gc = recordGc();
         const cpu0 = process.cpuUsage();
         const t0 = performance.now();
         await a.receive({ type: 'compact', focus: null, tailStartIndex: null });
@@ -95,7 +138,16 @@ describe('client CPU in the extension host (bench)', function () {
         const wallMs = performance.now() - t0;
         const cpu = process.cpuUsage(cpu0);
         const mainMs = main();
+        const gcPauses = gc();
+        const threads = threadCpuDelta(threads0, threadCpuMs());
         sub?.dispose();
+        const heapAfter = getHeapStatistics().used_heap_size;
+        const posted: Record<string, { count: number; bytes: number }> = {};
+        for (const m of sent) {
+          const b = (posted[m.type] ??= { count: 0, bytes: 0 });
+          b.count++;
+          b.bytes += JSON.stringify(m).length;
+        }
         const cpuMs = (cpu.user + cpu.system) / 1000;
         runs.push({
           wallMs: Math.round(wallMs),
@@ -103,9 +155,22 @@ describe('client CPU in the extension host (bench)', function () {
           share: cpuMs / wallMs,
           blocks: c.blocks.length,
           layout: c.plan?.chosen.layout ?? '?',
-          messages,
+          messages: sent.length,
           idleShare,
+          heapMb: [heapBefore / 2 ** 20, heapAfter / 2 ** 20],
           mainMs: mainMs === undefined ? undefined : Math.round(mainMs),
+          threads: [...threads]
+            .sort((x, y) => y[1] - x[1])
+            .slice(0, 8)
+            .map(([tid, ms]) => ({
+              tid,
+              main: tid === process.pid,
+              compactionMs: Math.round(ms),
+              // Scaled to the compaction's wall, so that the two columns compare.
+              idleMs: Math.round(((idleThreads.get(tid) ?? 0) * wallMs) / idleWall),
+            })),
+          gc: gcPauses,
+          posted,
         });
         const log = new PostLog(a);
         try {

@@ -1,8 +1,8 @@
 /**
  * The extension-tests module: VS Code's extension host (desktop via
  * @vscode/test-electron, or code-server's through the web payload) calls
- * `run()`. It starts the simulator in this process, points the extension at
- * it, runs mocha over the bundled test files, and reports every result to the
+ * `run()`. For the tests it starts the simulator in this process and points
+ * the extension at it (the benchmarks start their own in another), runs mocha over the bundled test files, and reports every result to the
  * runner through files named in the config (NDJSON events while it runs, a
  * JSON summary at the end), because the extension host's stdout is not ours.
  */
@@ -47,11 +47,13 @@ export async function run(): Promise<void> {
   const results: TestResult[] = [];
   const started = Date.now();
   let fatal: string | undefined;
-  const sim = await startSimulator({ port: 0, timeScale: 0.02, script: agentScript, summaryTokens: 120 });
+  const sim = cfg.inProcessSimulator
+    ? await startSimulator({ port: 0, timeScale: 0.02, script: agentScript, summaryTokens: 120 })
+    : undefined;
   (globalThis as { __splitpointSim?: unknown }).__splitpointSim = sim;
   try {
     // Before anything activates the extension: its endpoint is this simulator.
-    await vscode.workspace.getConfiguration('splitpoint').update('endpoint', sim.url, vscode.ConfigurationTarget.Global);
+    if (sim) await vscode.workspace.getConfiguration('splitpoint').update('endpoint', sim.url, vscode.ConfigurationTarget.Global);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const Mocha = require('mocha') as MochaCtor;
     const mocha = new Mocha({ ui: 'bdd', timeout: cfg.timeoutMs, color: false, reporter: makeReporter(Mocha, cfg, results) as never });
@@ -61,7 +63,7 @@ export async function run(): Promise<void> {
   } catch (err) {
     fatal = err instanceof Error ? (err.stack ?? err.message) : String(err);
   } finally {
-    await sim.close().catch(() => {});
+    await sim?.close().catch(() => {});
   }
   const count = (s: TestResult['state']) => results.filter((r) => r.state === s).length;
   writeFileSync(
