@@ -111,31 +111,33 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
     }
   };
 
+  // The planner runs this for every candidate once per compaction, mostly before V8 optimises it: indexed loops,
+  // since a for-of there allocates an iterator result per element.
   const plan = (rep: Replica): void => {
     let budget = p.maxNumBatchedTokens;
     const chunks: { seq: Seq; n: number }[] = [];
     const decoders: Seq[] = [];
+    const running = rep.running;
     // As vLLM v1: decode tokens first, then the running prefills' next chunks, then admissions.
-    for (const s of rep.running) {
-      if (budget <= 0) break;
-      if (s.prefillLeft > 0) continue;
-      decoders.push(s);
+    for (let i = 0; i < running.length && budget > 0; i++) {
+      if (running[i]!.prefillLeft > 0) continue;
+      decoders.push(running[i]!);
       budget -= 1;
     }
-    for (const s of rep.running) {
-      if (budget <= 0) break;
+    for (let i = 0; i < running.length && budget > 0; i++) {
+      const s = running[i]!;
       if (s.prefillLeft === 0) continue;
       const n = Math.min(s.prefillLeft, budget);
       chunks.push({ seq: s, n });
       budget -= n;
     }
-    while (rep.waiting.length > 0 && rep.running.length < p.maxNumSeqs && budget > 0) {
+    while (rep.waiting.length > 0 && running.length < p.maxNumSeqs && budget > 0) {
       const s = rep.waiting.shift()!;
       const shared = Math.min(rep.frontier, s.req.sharedTokens, s.req.promptTokens - 1);
       s.held = Math.max(0, Math.floor(shared / CACHE_BLOCK) * CACHE_BLOCK);
       s.prefillLeft = s.req.promptTokens - s.held;
       rep.frontier = Math.max(rep.frontier, s.req.sharedTokens);
-      rep.running.push(s);
+      running.push(s);
       const n = Math.min(s.prefillLeft, budget);
       chunks.push({ seq: s, n });
       budget -= n;
@@ -145,12 +147,16 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
     // long as nothing can arrive meanwhile.
     let repeat = 1;
     const quiet = chunks.length === 0 && rep.waiting.length === 0 && (o.replicas <= 1 || queue.length === 0);
-    if (quiet && decoders.length > 0) {
-      repeat = Math.max(1, Math.min(...decoders.map((s) => s.req.outputTokens - s.generated)));
-      if (!Number.isFinite(repeat)) repeat = 1;
+    let kv0 = 0;
+    let fewestLeft = Infinity;
+    for (let i = 0; i < decoders.length; i++) {
+      const s = decoders[i]!;
+      kv0 += s.held + s.generated;
+      fewestLeft = Math.min(fewestLeft, s.req.outputTokens - s.generated);
     }
-    const kv0 = decoders.reduce((a, s) => a + s.held + s.generated, 0);
-    const prefill: PrefillChunk[] = chunks.map((c) => ({ newTokens: c.n, heldTokens: c.seq.held }));
+    if (quiet && decoders.length > 0 && Number.isFinite(fewestLeft)) repeat = Math.max(1, fewestLeft);
+    const prefill: PrefillChunk[] = new Array<PrefillChunk>(chunks.length);
+    for (let i = 0; i < chunks.length; i++) prefill[i] = { newTokens: chunks[i]!.n, heldTokens: chunks[i]!.seq.held };
     let ms = stepTimeMs(p, { prefill, decodeKvTokens: kv0, decodeSeqs: decoders.length });
     if (repeat > 1) ms = repeat * ms + (p.step.decodeKvMsPerKToken * decoders.length * ((repeat * (repeat - 1)) / 2)) / 1000;
     rep.step = { end: rep.clock + ms, chunks, decoders, repeat };
@@ -175,7 +181,8 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
       agentSteps += st.repeat;
       agentMs += dt;
     }
-    for (const { seq, n } of st.chunks) {
+    for (let i = 0; i < st.chunks.length; i++) {
+      const { seq, n } = st.chunks[i]!;
       seq.held += n;
       seq.prefillLeft -= n;
       if (seq.prefillLeft === 0) {
@@ -184,7 +191,8 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
         if (seq.generated >= seq.req.outputTokens) finish(rep, seq, now);
       }
     }
-    for (const seq of st.decoders) {
+    for (let i = 0; i < st.decoders.length; i++) {
+      const seq = st.decoders[i]!;
       seq.generated += st.repeat;
       if (seq.id !== AGENT && seq.generated >= seq.req.outputTokens) finish(rep, seq, now);
     }

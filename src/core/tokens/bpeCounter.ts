@@ -72,8 +72,9 @@ export class BoundedBpeCounter {
   count(text: string): number {
     if (text.length === 0) return 0;
     let n = 0;
-    this.pattern.lastIndex = 0;
-    for (const m of text.matchAll(this.pattern)) n += this.countPiece(m[0]);
+    // match() with the g flag gives the pieces as strings: no match object (and no iterator result) per piece.
+    const pieces = text.match(this.pattern);
+    if (pieces) for (let i = 0; i < pieces.length; i++) n += this.countPiece(pieces[i]!);
     return n;
   }
 
