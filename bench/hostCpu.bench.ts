@@ -29,9 +29,10 @@ async function main(): Promise<void> {
   // Imported, not required: the runner is an ES module with a top-level await (its own command line).
   const { runHostSuite } = await import('../scripts/test-vscode.mjs');
   // Remote hosts (code-server, SSH, WSL) look for new listening ports by default: every few seconds the
-  // extension host reads /proc, lists every process's sockets and runs `ps`, at a cost that grows with the
-  // sockets a compaction opens. Desktop VS Code's local host does not; `AUTO_FORWARD=1` keeps the default.
-  const settings = process.env.AUTO_FORWARD === '1' ? {} : { 'remote.autoForwardPorts': false };
+  // extension host reads /proc, lists every process's sockets and runs `ps`, which makes the idle baseline
+  // noisy. `remote.autoForwardPorts: false` alone did not stop it here; taking the ports from terminal output
+  // instead of processes does. Desktop VS Code's local host does not poll; `AUTO_FORWARD=1` keeps the default.
+  const settings = process.env.AUTO_FORWARD === '1' ? {} : { 'remote.autoForwardPorts': false, 'remote.autoForwardPortsSource': 'output' };
   const r = await runHostSuite({ suffix: '.bench.ts', log: (l) => lines.push(l), settings });
   if (r.failed > 0 || r.passed === 0) {
     console.error(lines.join('\n'));
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
     [
       `extension host (code-server) CPU during /compact of test/fixtures/long-session.json, streamed workers,`,
       `simulator h100-7b, time scale 1, one token per SSE event, separate process; extension host node ${out.node};`,
-      `remote.autoForwardPorts ${JSON.stringify(settings['remote.autoForwardPorts'] ?? 'default (on)')}`,
+      `settings: ${Object.keys(settings).length ? JSON.stringify(settings) : 'code-server defaults (remote port detection on)'}`,
       'run  layout        blocks  wall ms  CPU ms  main   of wall  idle host  compaction  messages',
       ...rows,
       `"main": the extension host's main thread's part of the CPU ms (the rest is V8's and libuv's helper threads);`,
