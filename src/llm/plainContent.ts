@@ -14,15 +14,27 @@ export function plainContent(data: string): string | undefined {
   if (data.charCodeAt(0) !== 123 || !data.endsWith(CLOSE)) return undefined;
   const at = data.indexOf(OPEN);
   if (at < 0) return undefined;
-  const head = data.slice(0, at);
-  if (head.includes('"usage"') || head.includes('"error"')) return undefined;
-  // One JSON string literal from the opening quote to the closing one; an unescaped quote inside
+  if (before(data, '"usage"', at) || before(data, '"error"', at)) return undefined;
+  const from = at + OPEN.length;
+  const to = data.length - CLOSE.length;
+  if (to < from) return undefined;
+  const raw = data.slice(from, to);
+  // Most tokens are plain text: without a backslash, a quote or a control character the literal is its own value.
+  if (!NEEDS_PARSE.test(raw)) return raw;
+  // Otherwise one JSON string literal from the opening quote to the closing one; an unescaped quote inside
   // (a second choice, another field) makes it fail to parse, and the chunk goes the long way.
   let text: unknown;
   try {
-    text = JSON.parse(data.slice(at + OPEN.length - 1, data.length - CLOSE.length + 1));
+    text = JSON.parse(data.slice(from - 1, to + 1));
   } catch {
     return undefined;
   }
   return typeof text === 'string' ? text : undefined;
+}
+
+const NEEDS_PARSE = /["\\\u0000-\u001f]/;
+
+/** Whether `needle` occurs wholly within data[0, end). */
+function before(data: string, needle: string, end: number): boolean {
+  return end >= needle.length && data.lastIndexOf(needle, end - needle.length) >= 0;
 }

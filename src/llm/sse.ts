@@ -30,7 +30,7 @@ export class SseParser {
       } else {
         break;
       }
-      this.line(this.buf.slice(start, end), out);
+      this.line(this.buf, start, end, out);
       start = next;
     }
     this.buf = start === 0 ? this.buf : this.buf.slice(start);
@@ -40,19 +40,20 @@ export class SseParser {
   /** Ends the stream: a final event without its blank line still counts. */
   end(): string[] {
     const out: string[] = [];
-    if (this.buf.length > 0) this.line(this.buf, out);
+    if (this.buf.length > 0) this.line(this.buf, 0, this.buf.length, out);
     this.buf = '';
     if (this.data.length > 0) out.push(this.data.join('\n'));
-    this.data = [];
+    this.data.length = 0;
     return out;
   }
 
-  private line(line: string, out: string[]): void {
-    if (line === '') {
+  /** One line, buf[start, end): only a data line's payload is cut out of the text (one string per event). */
+  private line(buf: string, start: number, end: number, out: string[]): void {
+    if (start === end) {
       if (this.data.length > 0) out.push(this.data.length === 1 ? this.data[0]! : this.data.join('\n'));
-      this.data = [];
-    } else if (line.startsWith('data:')) {
-      this.data.push(line.slice(line.charCodeAt(5) === 32 ? 6 : 5));
+      this.data.length = 0;
+    } else if (buf.startsWith('data:', start)) {
+      this.data.push(buf.slice(start + 5 < end && buf.charCodeAt(start + 5) === 32 ? start + 6 : start + 5, end));
     }
     // comments (":"), event:, id: and retry: are not used by chat completions
   }

@@ -81,11 +81,11 @@ export class StreamAssembler {
   }
 
   /** Feeds the text of a chunk that carried only text (see plainContent.ts). */
-  pushContent(text: string): ChatDelta[] {
+  pushContent(text: string): ChatDelta | undefined {
     this._chunks++;
-    if (text.length === 0) return [];
+    if (text.length === 0) return undefined;
     this.content += text;
-    return [{ type: 'content', text }];
+    return { type: 'content', text };
   }
 
   /** Feeds one chunk; returns the deltas it contained, in order. */

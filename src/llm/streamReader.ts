@@ -44,7 +44,11 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
     // After the first chunk (which names the model), most chunks are one token of text: decode only that.
     const plain = asm.chunks > 0 ? plainContent(data) : undefined;
     if (plain !== undefined) {
-      emitDeltas(asm.pushContent(plain));
+      const d = asm.pushContent(plain);
+      if (d) {
+        ctx.onProgress();
+        emitOne(d);
+      }
       return;
     }
     let chunk: RawChunk & { error?: unknown; object?: string };
@@ -76,18 +80,19 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
     if (asm.finishReason !== finishBefore) ctx.onProgress();
     emitDeltas(deltas);
   };
+  const emitOne = (d: ChatDelta): void => {
+    chars += d.type === 'tool_call' ? d.argumentsDelta.length + (d.name?.length ?? 0) : d.type === 'reset' ? 0 : d.text.length;
+    if (chars > ctx.caps.chars) throw replyTooLarge(ctx.url, ctx.caps, 'characters');
+    if (d.type === 'content' && filter) {
+      const visible = filter.push(d.text);
+      if (visible) ctx.emit({ type: 'content', text: visible });
+    } else {
+      ctx.emit(d);
+    }
+  };
   const emitDeltas = (deltas: ChatDelta[]): void => {
     if (deltas.length > 0) ctx.onProgress();
-    for (const d of deltas) {
-      chars += d.type === 'tool_call' ? d.argumentsDelta.length + (d.name?.length ?? 0) : d.type === 'reset' ? 0 : d.text.length;
-      if (chars > ctx.caps.chars) throw replyTooLarge(ctx.url, ctx.caps, 'characters');
-      if (d.type === 'content' && filter) {
-        const visible = filter.push(d.text);
-        if (visible) ctx.emit({ type: 'content', text: visible });
-      } else {
-        ctx.emit(d);
-      }
-    }
+    for (const d of deltas) emitOne(d);
   };
   try {
     while (!sawDone) {
@@ -99,7 +104,7 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
       }
       bytes += r.value.byteLength;
       if (bytes > ctx.caps.bytes) throw replyTooLarge(ctx.url, ctx.caps, 'bytes');
-      for (const data of parser.push(decoder.decode(r.value, { stream: true }))) {
+      for (const data of parser.push(decoder.decode(r.value, STREAM))) {
         handle(data);
         if (sawDone) break;
       }
@@ -166,3 +171,6 @@ export async function readJsonBody(resp: Response, ctx: { url: string; caps: Rep
     });
   }
 }
+
+/** One options object for every read's decode (it is read, never kept). */
+const STREAM = { stream: true } as const;
