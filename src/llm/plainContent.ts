@@ -20,7 +20,7 @@ export function plainContent(data: string): string | undefined {
   if (to < from) return undefined;
   const raw = data.slice(from, to);
   // Most tokens are plain text: without a backslash, a quote or a control character the literal is its own value.
-  if (!NEEDS_PARSE.test(raw)) return raw;
+  if (isPlainLiteral(raw)) return raw;
   // Otherwise one JSON string literal from the opening quote to the closing one; an unescaped quote inside
   // (a second choice, another field) makes it fail to parse, and the chunk goes the long way.
   let text: unknown;
@@ -32,7 +32,14 @@ export function plainContent(data: string): string | undefined {
   return typeof text === 'string' ? text : undefined;
 }
 
-const NEEDS_PARSE = /["\\\u0000-\u001f]/;
+/** No quote, backslash or control character: the JSON string literal's value is its text. */
+function isPlainLiteral(raw: string): boolean {
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c < 32 || c === 34 || c === 92) return false;
+  }
+  return true;
+}
 
 /** Whether `needle` occurs wholly within data[0, end). */
 function before(data: string, needle: string, end: number): boolean {
