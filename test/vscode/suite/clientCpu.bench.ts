@@ -16,11 +16,6 @@
  * bundles `*.bench.ts` only when asked) and prints what it writes.
  */
 import * as vscode from 'vscode';
-import * as inspector from 'node:inspector';
-const PROF = new inspector.Session();
-PROF.connect();
-const post = (m: string, p?: object) => new Promise<any>((res, rej) => PROF.post(m, p ?? {}, (e: any, r: any) => (e ? rej(e) : res(r))));
-
 
 import { spawn } from 'node:child_process';
 import { freePort } from '../../sim/freePort';
@@ -132,8 +127,6 @@ describe('client CPU in the extension host (bench)', function () {
             if (m.type === 'compaction' && m.compaction?.state === 'ready') resolve(m.compaction);
           });
         });
-        await post('HeapProfiler.enable');
-        await post('HeapProfiler.startSampling', { samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
         const heapBefore = getHeapStatistics().used_heap_size;
         const main = mainThreadCpuSince();
         const threads0 = threadCpuMs();
@@ -146,7 +139,6 @@ describe('client CPU in the extension host (bench)', function () {
         const cpu = process.cpuUsage(cpu0);
         const mainMs = main();
         const gcPauses = gc();
-        writeFileSync(`/tmp/hostprof/heap${r}.heapprofile`, JSON.stringify((await post('HeapProfiler.stopSampling')).profile));
         const threads = threadCpuDelta(threads0, threadCpuMs());
         sub?.dispose();
         const heapAfter = getHeapStatistics().used_heap_size;
