@@ -45,6 +45,7 @@ for (const phase of ['main', 'after-reload']) {
     workspace,
     repoRoot: ROOT,
     timeoutMs: 60_000,
+    inProcessSimulator: true,
   };
   writeFileSync(cfgPath, JSON.stringify(cfg, null, 2));
   rmSync(cfg.resultFile, { force: true });

@@ -39,8 +39,8 @@ export interface SuiteConfig {
   workspace: string;
   repoRoot: string;
   timeoutMs: number;
-  /** Whether index.ts starts the simulator in this extension host (the tests; the benchmarks start their own elsewhere). */
-  inProcessSimulator: boolean;
+  /** Whether index.ts starts the simulator in this extension host (default yes: the tests; the benchmarks start their own elsewhere). */
+  inProcessSimulator?: boolean;
   grep?: string;
 }
 

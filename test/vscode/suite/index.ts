@@ -47,9 +47,10 @@ export async function run(): Promise<void> {
   const results: TestResult[] = [];
   const started = Date.now();
   let fatal: string | undefined;
-  const sim = cfg.inProcessSimulator
-    ? await startSimulator({ port: 0, timeScale: 0.02, script: agentScript, summaryTokens: 120 })
-    : undefined;
+  const sim =
+    cfg.inProcessSimulator !== false
+      ? await startSimulator({ port: 0, timeScale: 0.02, script: agentScript, summaryTokens: 120 })
+      : undefined;
   (globalThis as { __splitpointSim?: unknown }).__splitpointSim = sim;
   try {
     // Before anything activates the extension: its endpoint is this simulator.
