@@ -65,7 +65,7 @@ interface InnerWord {
 const innerMemo = new Map<string, readonly InnerWord[]>();
 
 /** The runs of word characters that have a non-word character on both sides inside the key. */
-export function innerWords(key: string): readonly InnerWord[] {
+function innerWords(key: string): readonly InnerWord[] {
   let w = innerMemo.get(key);
   if (w) return w;
   w = [...key.matchAll(INNER)].map((m) => ({ word: m[0], at: m.index }));
