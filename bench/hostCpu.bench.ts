@@ -2,7 +2,7 @@
  * Client CPU of streamed compactions in the real extension host (issue 12,
  * part 6; target ≤ 2 % of wall): code-server's extension host runs the
  * installed extension with its side bar open, imports the long session and
- * compacts it five times with `/compact` against a simulator with the
+ * compacts it seven times with `/compact` against a simulator with the
  * h100-7b physics at time scale 1, one token per SSE event, in its own
  * process (test/vscode/suite/clientCpu.bench.ts). CPU is the extension host
  * process's (every thread, other extensions included) over each

@@ -16,7 +16,6 @@
  * bundles `*.bench.ts` only when asked) and prints what it writes.
  */
 import * as vscode from 'vscode';
-
 import { spawn } from 'node:child_process';
 import { freePort } from '../../sim/freePort';
 import { mainThreadCpuSince, threadCpuDelta, threadCpuMs } from '../../../src/node/threadCpu';
@@ -107,8 +106,8 @@ describe('client CPU in the extension host (bench)', function () {
       const runs: HostCpuRun[] = [];
       for (let r = 0; r < RUNS; r++) {
         await fetch(`${root}/reset_prefix_cache`, { method: 'POST' });
-        // The host's own baseline: VS Code keeps working in an extension host (code-server's port detection polls
-        // /proc and runs `ps` every few seconds), so the same host is measured idle for as long as a compaction takes.
+        // The host's own baseline: VS Code keeps working in an extension host (with code-server's defaults its port
+        // detection polls /proc and runs `ps` every few seconds), so the same host is measured idle for about as long.
         const idleThreads0 = threadCpuMs();
         const idle0 = process.cpuUsage();
         const i0 = performance.now();
