@@ -14,7 +14,7 @@ const alphabet = fc.constantFrom('a', 'b', 'B', '_', '1', '.', '/', '-', ' ', '\
 const text = fc.string({ unit: alphabet, maxLength: 40 });
 const key = fc.string({ unit: fc.constantFrom('a', 'b', 'B', '_', '1', '.', '-', 'é'), minLength: 1, maxLength: 5 });
 
-describe('fuzz: which identifiers a summary keeps', () => {
+describe('fuzz: which facts a summary keeps', () => {
   it('the word-set lookup answers as the identifier pattern does, whatever the texts and the key', () => {
     fc.assert(
       fc.property(fc.array(text, { maxLength: 4 }), fc.array(key, { minLength: 1, maxLength: 6 }), (texts, keys) => {
@@ -45,7 +45,7 @@ describe('fuzz: which identifiers a summary keeps', () => {
     );
   });
 
-  it('a key taken from a text is found there even when the rest of the text differs', () => {
+  it('a key cut out of the text gets the answer of its pattern there too, whatever its kind', () => {
     // Random texts rarely contain a random key; this draws the key out of the text so that "kept" is the common case.
     fc.assert(
       fc.property(text, fc.nat(), fc.nat(), fc.constantFrom(...FACT_KINDS), (t, a, b, kind) => {
