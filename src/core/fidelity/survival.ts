@@ -14,7 +14,7 @@ import type { Fact } from './types';
  * - Any other key is looked for only where its rarest inner word occurs (a run
  *   of word characters with a non-word character on both sides inside the
  *   key): wherever the key occurs, those runs occur whole. A key with no inner
- *   word is searched for in full.
+ *   word, and a number (whose unit may lose its space), is searched for in full.
  */
 export function factsKeptIn(facts: readonly Fact[], texts: readonly string[]): Set<string> {
   const hay = texts.join('\n\u0000\n');
@@ -27,7 +27,8 @@ export function factsKeptIn(facts: readonly Fact[], texts: readonly string[]): S
 
 function isKept(f: Fact, hay: string, words: () => Map<string, number[]>): boolean {
   if (f.kind === 'identifier' && WORD.test(f.key)) return words().has(f.key);
-  const inner = innerWords(f.key);
+  // A number's key need not occur as it is ("250 ms" is kept by "250ms"): its own pattern decides, unfiltered.
+  const inner = f.kind === 'number' ? [] : innerWords(f.key);
   if (inner.length === 0) return keyMatcher(f)(hay);
   let rarest: number[] | undefined;
   let at = 0;
@@ -37,8 +38,8 @@ function isKept(f: Fact, hay: string, words: () => Map<string, number[]>): boole
     if (!rarest || where.length < rarest.length) [rarest, at] = [where, w.at];
   }
   if (!rarest!.some((p) => hay.startsWith(f.key, p - at))) return false;
-  // Identifiers and numbers also ask for boundaries around the key: their own pattern decides.
-  return f.kind === 'identifier' || f.kind === 'number' ? keyMatcher(f)(hay) : true;
+  // An identifier also asks for boundaries around the key: its own pattern decides.
+  return f.kind === 'identifier' ? keyMatcher(f)(hay) : true;
 }
 
 /** Word characters as keys.ts's identifier pattern reads them (no u flag: ASCII). */
