@@ -206,6 +206,9 @@ describe('paced socket', () => {
   it('reads nothing from the kernel while held, whatever the stream above asks, and drains it in one read on release', async () => {
     let written = 0;
     const server = createTcpServer((c) => {
+      // Without Nagle's algorithm each byte leaves at once: with it, bytes wait in the server's send buffer for the
+      // ACK of the last ones (delayed up to 40 ms), and "written" would count bytes the client's kernel does not yet hold.
+      c.setNoDelay(true);
       const t = setInterval(() => (c.write('x'), written++), 5);
       c.on('close', () => clearInterval(t));
       c.on('error', () => undefined);
