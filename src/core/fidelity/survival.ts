@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../messages';
 import { messageText } from '../messages';
+import { TextMemo } from '../textMemo';
 import { keyMatcher } from './keys';
 import type { Fact } from './types';
 
@@ -63,17 +64,13 @@ interface InnerWord {
   at: number;
 }
 
-const innerMemo = new Map<string, readonly InnerWord[]>();
+// Keys repeat across compactions of one session; the bound only keeps a long-running host from growing without end.
+const memo = new TextMemo(1_000_000);
+const innerMemo = memo.map<readonly InnerWord[]>();
 
 /** The runs of word characters that have a non-word character on both sides inside the key. */
 function innerWords(key: string): readonly InnerWord[] {
-  let w = innerMemo.get(key);
-  if (w) return w;
-  w = [...key.matchAll(INNER)].map((m) => ({ word: m[0], at: m.index }));
-  // Keys repeat across compactions of one session; the bound only keeps a long-running host from growing without end.
-  if (innerMemo.size > 50_000) innerMemo.clear();
-  innerMemo.set(key, w);
-  return w;
+  return memo.get(innerMemo, key, (k) => [...k.matchAll(INNER)].map((m) => ({ word: m[0], at: m.index })));
 }
 
 /** Per text (e.g. per block summary): the facts it keeps. */
