@@ -8,10 +8,16 @@ import { readdirSync, readFileSync } from 'node:fs';
  * compilation), which the benchmarks report apart from our JavaScript.
  */
 export function mainThreadCpuMs(): number | undefined {
+  return threadCpuMsOf(process.pid);
+}
+
+/** One thread's CPU ms so far from its schedstat (nanoseconds on the CPU); undefined when it cannot be read. */
+function threadCpuMsOf(tid: number | string): number | undefined {
   try {
-    const ns = Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
+    const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
     return Number.isFinite(ns) ? ns / 1e6 : undefined;
   } catch {
+    // Not Linux, or the thread ended between listing and reading.
     return undefined;
   }
 }
@@ -35,12 +41,8 @@ export function threadCpuMs(): Map<number, number> {
     return out;
   }
   for (const tid of tids) {
-    try {
-      const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-      if (Number.isFinite(ns)) out.set(Number(tid), ns / 1e6);
-    } catch {
-      // The thread ended between listing and reading.
-    }
+    const ms = threadCpuMsOf(tid);
+    if (ms !== undefined) out.set(Number(tid), ms);
   }
   return out;
 }
