@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
-import { mainThreadCpuMs, mainThreadCpuSince } from '../../src/node/threadCpu';
+import { mainThreadCpuMs, mainThreadCpuSince, threadCpuDelta, threadCpuMs } from '../../src/node/threadCpu';
 
 function spin(ms: number): void {
   const end = performance.now() + ms;
@@ -33,5 +33,19 @@ describe('main-thread CPU time (benchmarks split it from V8 and worker threads)'
     spin(60);
     const ms = since()!;
     assert.ok(ms >= 30 && ms < 110, `${ms} ms for a 60 ms spin after the start`);
+  });
+
+  it('per thread: a worker spinning shows on a thread of its own, not on the main thread', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const before = threadCpuMs();
+    assert.ok(before.has(process.pid), 'the main thread is listed');
+    const w = new Worker('const e = performance.now() + 600; while (performance.now() < e); ', { eval: true });
+    // Measured while the worker still runs: a thread that has ended is no longer listed.
+    await new Promise((r) => setTimeout(r, 350));
+    const delta = threadCpuDelta(before, threadCpuMs());
+    await new Promise((r) => w.once('exit', r));
+    const [busiest, ms] = [...delta].filter(([tid]) => tid !== process.pid).sort((a, b) => b[1] - a[1])[0] ?? [0, 0];
+    assert.ok(ms >= 150, `the busiest other thread (${busiest}) used ${ms} ms while the worker spun for 350`);
+    assert.ok((delta.get(process.pid) ?? 0) < 150, `main thread ${delta.get(process.pid)} ms`);
   });
 });
