@@ -15,13 +15,10 @@ import { TokenLedger } from '../src/core/tokens/tokenLedger';
 import { generateSession } from '../test/fixtures/generateSession';
 import { installFakeVscode } from '../test/unit/helpers/fakeVscode';
 import { counterIds, fixedClock } from '../test/unit/helpers/memoryStorage';
+import { median } from './stats';
 
 const root = join(__dirname, '..');
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;

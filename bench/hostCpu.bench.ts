@@ -14,14 +14,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HostCpuRun } from '../test/vscode/suite/clientCpu.bench';
+import { median } from './stats';
 
 /** A run's CPU ms over its idle baseline on the main thread, or on the other threads it lists. */
 function overIdle(x: HostCpuRun, main: boolean): number {
   return x.threads.filter((t) => t.main === main).reduce((s, t) => s + t.compactionMs - t.idleMs, 0);
-}
-
-function median(xs: number[]): number {
-  return [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
 }
 
 async function main(): Promise<void> {
@@ -50,11 +47,8 @@ async function main(): Promise<void> {
       `${pct(x.share - x.idleShare).padStart(12)}${String(x.messages).padStart(10)}`,
   );
   const summary = (f: (x: HostCpuRun) => number) => {
-    const sorted = out.runs
-      .slice(1)
-      .map(f)
-      .sort((a, b) => a - b);
-    return `median ${pct(sorted[sorted.length >> 1] ?? NaN)} (${pct(sorted[0]!)}–${pct(sorted.at(-1)!)})`;
+    const xs = out.runs.slice(1).map(f);
+    return `median ${pct(median(xs))} (${pct(Math.min(...xs))}–${pct(Math.max(...xs))})`;
   };
   console.log(
     [
