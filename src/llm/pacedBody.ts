@@ -1,27 +1,34 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
-import { PacedSocket } from './pacedSocket';
+import { holdSocket, releaseSocket } from './pacedSocket';
 import type { PacingClock } from './pacingClock';
 
 /**
  * The body of a node:http response as a web ReadableStream. With a clock,
  * the response is read in batches: after each read the response is paused
- * and its socket held (a PacedSocket stops the kernel read at once, so events
+ * and its socket held (the kernel read stops at once, pacedSocket.ts, so events
  * queue in the kernel and wake nobody), and at the clock's next tick, which
  * all streams share, it is resumed for one turn of the event loop; what that
  * turn brought is handed on as one chunk. Cancelling the stream, or an error
  * on the request, destroys the request (and its socket).
  */
-export function pacedBody(req: ClientRequest, res: IncomingMessage, clock: PacingClock | undefined): ReadableStream<Uint8Array> {
+export function pacedBody(
+  req: ClientRequest,
+  res: IncomingMessage,
+  clock: PacingClock | undefined,
+  /** Called once, the first time the response's socket is held (tests: the transport holds whatever socket it gets). */
+  onHeld?: () => void,
+): ReadableStream<Uint8Array> {
   let pending: Buffer[] = [];
   let withdraw: (() => void) | undefined;
   let immediate: ReturnType<typeof setImmediate> | undefined;
   let closed = false;
   let ctl!: ReadableStreamDefaultController<Uint8Array>;
-  const socket = res.socket instanceof PacedSocket ? res.socket : undefined;
+  // The request's socket, whoever's agent made it (VS Code's proxy support may have swapped ours for its own).
+  const socket = res.socket ?? undefined;
 
   const stopPacing = () => {
     withdraw?.();
-    socket?.release();
+    if (socket) releaseSocket(socket);
     if (immediate) clearImmediate(immediate);
     withdraw = undefined;
     immediate = undefined;
@@ -34,7 +41,7 @@ export function pacedBody(req: ClientRequest, res: IncomingMessage, clock: Pacin
   };
   const resume = () => {
     withdraw = undefined;
-    socket?.release();
+    if (socket) releaseSocket(socket);
     res.resume();
     immediate = setImmediate(endBatch);
   };
@@ -44,7 +51,10 @@ export function pacedBody(req: ClientRequest, res: IncomingMessage, clock: Pacin
     flush();
     if (closed || res.readableEnded || !clock) return;
     res.pause();
-    socket?.hold();
+    if (socket && holdSocket(socket) && onHeld) {
+      onHeld();
+      onHeld = undefined;
+    }
     withdraw = clock.wait(resume);
   };
   const fail = (e: Error) => {

@@ -4,7 +4,7 @@
  * per token per request; read as they arrive, that is one process wake-up
  * per token per worker, and a wake-up is the costly part (Node's fetch spends
  * about 90 µs per event in all). Here a streamed body is read at most once
- * per `intervalMs`: between reads the response and its socket are paused,
+ * per `intervalMs`: between reads the response is paused and its socket held,
  * which stops the kernel read (pacedSocket.ts), so the events wait in the
  * kernel; one clock shared by every stream (pacingClock.ts) resumes them all
  * in one turn of the event loop. Tokens therefore reach the caller (and the
@@ -14,7 +14,6 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { pacedBody } from './pacedBody';
-import { PacedHttpAgent, PacedHttpsAgent } from './pacedSocket';
 import { PacingClock } from './pacingClock';
 
 export interface PacedFetchOptions {
@@ -36,6 +35,8 @@ export type PacedFetch = typeof fetch & {
   openSockets(): number;
   /** Times the pacing clocks have woken the process (tests: streams share their ticks). */
   pacingTicks(): number;
+  /** Streamed responses whose socket was held between batches (tests: whoever's agent made the socket). */
+  heldStreams(): number;
 };
 
 export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
@@ -48,7 +49,11 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     if (!c) clocks.set(ms, (c = new PacingClock(ms)));
     return c;
   };
-  const agents = { http: new PacedHttpAgent({ keepAlive: true }), https: new PacedHttpsAgent({ ...opts.tls, keepAlive: true }) };
+  // Plain agents: holding works on any socket (pacedSocket.ts), which matters because VS Code's proxy support
+  // replaces the agent of a request to any host but localhost with its own.
+  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ ...opts.tls, keepAlive: true }) };
+  let held = 0;
+  const onHeld = () => void held++;
   const paced = (async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     if (typeof Request !== 'undefined' && input instanceof Request) throw new TypeError('pacedFetch takes a URL, not a Request');
     const url = new URL(String(input));
@@ -73,7 +78,7 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
         const status = res.statusCode ?? 0;
         const noBody = init.method === 'HEAD' || status === 204 || status === 205 || status === 304;
         const streamed = /^text\/event-stream/i.test(String(res.headers['content-type'] ?? ''));
-        const stream = noBody ? null : pacedBody(req, res, streamed ? clockFor(paceMs) : undefined);
+        const stream = noBody ? null : pacedBody(req, res, streamed ? clockFor(paceMs) : undefined, onHeld);
         if (noBody) res.resume();
         resolve(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders(res.rawHeaders) }));
       });
@@ -86,6 +91,7 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
   };
   paced.openSockets = () => countSockets(agents.http) + countSockets(agents.https);
   paced.pacingTicks = () => [...clocks.values()].reduce((n, c) => n + c.ticks, 0);
+  paced.heldStreams = () => held;
   return paced;
 }
 

@@ -1,22 +1,21 @@
 /**
- * Sockets for the paced transport. Pausing a response does not stop its
- * socket's kernel reads: Node's http layer asks for more data as soon as the
- * response's buffer is below its mark, so every pause still costs one or two
- * wake-ups when the server's next events arrive. A held PacedSocket stops
- * the kernel read at once and ignores those requests until it is released
- * (the data waits in the kernel meanwhile); it starts and stops reading the
- * way Node does for its own `onread` sockets (net.js). TLS sockets are not
- * held (their handle wraps another stream) and rely on the one-byte
- * high-water mark alone.
+ * Holding a socket: stopping its kernel reads between the paced transport's
+ * batches. Pausing a response does not stop them: Node's http layer asks for
+ * more data as soon as the response's buffer is below its mark, so every
+ * pause still costs one or two wake-ups when the server's next events arrive.
+ * A held socket stops the kernel read at once and ignores the stream's read
+ * requests until it is released (the data waits in the kernel meanwhile); it
+ * starts and stops reading the way Node does for its own `onread` sockets
+ * (net.js).
+ *
+ * This works on any socket the request was given, not only on sockets of our
+ * own agent: VS Code's proxy support replaces the agent of every request to a
+ * host other than localhost/127.0.0.1 with its own (DIRECT requests then get a
+ * socket from Node's global agent), and that is where a real vLLM server
+ * lives. TLS sockets are held the same way: their handle passes readStop and
+ * readStart to the TCP handle beneath it.
  */
-import * as http from 'node:http';
-import * as https from 'node:https';
-import * as net from 'node:net';
-import type { Duplex } from 'node:stream';
-import * as tls from 'node:tls';
-
-/** The one-byte mark makes a paused response stop its socket's reads after one chunk, for sockets that cannot be held. */
-const SOCKET_OPTIONS = { readableHighWaterMark: 1 };
+import type * as net from 'node:net';
 
 /** The libuv stream handle behind a socket: Node's internal API, checked before use. */
 interface ReadHandle {
@@ -25,55 +24,52 @@ interface ReadHandle {
   readStop(): number;
 }
 
+type Readable = net.Socket & { _read(n: number): void };
+
 function readHandle(s: net.Socket): ReadHandle | undefined {
   const h = (s as unknown as { _handle?: Partial<ReadHandle> | null })._handle;
   return h && typeof h.readStart === 'function' && typeof h.readStop === 'function' ? (h as ReadHandle) : undefined;
 }
 
-export class PacedSocket extends net.Socket {
-  private held = false;
+/**
+ * Held sockets, with their own `_read` property from before (almost always none: net.Socket's comes from its
+ * prototype), so that release leaves a pooled socket, which other code may use next, as it was.
+ */
+const held = new WeakMap<net.Socket, PropertyDescriptor | undefined>();
 
-  /** Stops reading from the kernel until release(), whatever the stream above asks for. */
-  hold(): void {
-    this.held = true;
-    const h = readHandle(this);
-    if (h?.reading && !this.connecting && !this.destroyed) {
-      h.reading = false;
-      h.readStop();
-    }
+/** While held, the stream's requests for more data must not restart the kernel read. */
+function ignoreRead(): void {}
+
+/**
+ * Stops reading `s` from the kernel until releaseSocket(s), whatever the stream above asks for. Returns false, and
+ * does nothing, for a socket without a stream handle (already closed, or not a socket).
+ */
+export function holdSocket(s: net.Socket): boolean {
+  if (held.has(s)) return true;
+  const h = readHandle(s);
+  if (!h || s.destroyed) return false;
+  held.set(s, Object.getOwnPropertyDescriptor(s, '_read'));
+  (s as Readable)._read = ignoreRead;
+  if (h.reading && !s.connecting) {
+    h.reading = false;
+    h.readStop();
   }
+  return true;
+}
 
-  release(): void {
-    if (!this.held) return;
-    this.held = false;
-    const h = readHandle(this);
-    if (h && !h.reading && !this.connecting && !this.destroyed) {
-      h.reading = true;
-      h.readStart();
-    }
-  }
-
-  get isHeld(): boolean {
-    return this.held;
-  }
-
-  override _read(n: number): void {
-    if (!this.held) super._read(n);
+export function releaseSocket(s: net.Socket): void {
+  if (!held.has(s)) return;
+  const own = held.get(s);
+  held.delete(s);
+  if (own) Object.defineProperty(s, '_read', own);
+  else delete (s as Partial<Readable>)._read;
+  const h = readHandle(s);
+  if (h && !h.reading && !s.connecting && !s.destroyed) {
+    h.reading = true;
+    h.readStart();
   }
 }
 
-export class PacedHttpAgent extends http.Agent {
-  override createConnection(options: http.ClientRequestArgs): Duplex {
-    // What net.createConnection does, with our socket class.
-    const opts = options as net.NetConnectOpts;
-    const socket = new PacedSocket({ ...opts, ...SOCKET_OPTIONS });
-    if (opts.timeout) socket.setTimeout(opts.timeout);
-    return socket.connect(opts);
-  }
-}
-
-export class PacedHttpsAgent extends https.Agent {
-  override createConnection(options: https.RequestOptions): Duplex {
-    return tls.connect({ ...(options as tls.ConnectionOptions), ...SOCKET_OPTIONS });
-  }
+export function isHeld(s: net.Socket): boolean {
+  return held.has(s);
 }

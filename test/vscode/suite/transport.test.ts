@@ -1,0 +1,58 @@
+/**
+ * The paced transport inside the real extension host, where VS Code's proxy
+ * support has patched node:http. For any host but localhost/127.0.0.1 it
+ * swaps the request's agent for its own (a DIRECT request then gets a socket
+ * from Node's global agent), so the transport must pace whatever socket it
+ * gets. 127.0.0.2 (loopback on Linux) stands in for a vLLM server on another
+ * machine.
+ */
+import * as assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as vscode from 'vscode';
+import { createPacedFetch } from '../../../src/llm/pacedFetch';
+
+async function sseServer(host: string, events: number): Promise<{ url: string; server: http.Server }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    let i = 0;
+    const t = setInterval(() => {
+      res.write(`data: {"i":${i}}\n\n`);
+      if (++i === events) {
+        clearInterval(t);
+        res.end('data: [DONE]\n\n');
+      }
+    }, 5);
+  });
+  await new Promise<void>((r) => server.listen(0, host, r));
+  return { url: `http://${host}:${(server.address() as AddressInfo).port}/v1/stream`, server };
+}
+
+describe('paced transport under VS Code proxy support', function () {
+  this.timeout(20_000);
+
+  for (const [host, swapped] of [
+    ['127.0.0.1', false],
+    ['127.0.0.2', true],
+  ] as const) {
+    it(`${host}: the stream's socket is held between batches (${swapped ? "VS Code's agent" : 'our agent'})`, async () => {
+      assert.equal(vscode.workspace.getConfiguration('http').get('proxySupport'), 'override', "VS Code's default");
+      const { url, server } = await sseServer(host, 60);
+      const paced = createPacedFetch({ intervalMs: 100 });
+      try {
+        const res = await paced(url);
+        const duringStream = paced.openSockets();
+        const body = await res.text();
+        assert.equal(body.match(/^data: \{/gm)?.length, 60);
+        // What VS Code did with the request: its own agent for other hosts, ours for localhost.
+        assert.equal(duringStream, swapped ? 0 : 1);
+        assert.equal(paced.heldStreams(), 1, 'the socket was held whoever made it');
+        assert.ok(paced.pacingTicks() >= 2, `${paced.pacingTicks()} pacing ticks`);
+      } finally {
+        paced.close();
+        server.close();
+      }
+    });
+  }
+});
