@@ -1,5 +1,8 @@
 /** Small helpers shared by the integration suites (not a test file: mocha only loads *.test.ts). */
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import type { ChatMessage } from '../../src/core/messages';
 import type { VllmClient } from '../../src/llm/client';
 import { AbortedError } from '../../src/llm/errors';
@@ -49,4 +52,34 @@ export async function checkAbortMidStream(
   assert.ok(Date.now() - t0 < 100, `abort took ${Date.now() - t0} ms`);
   await until(() => sim.stats.requests[0]?.clientClosed === true);
   assert.equal(transport.openSockets(), 0);
+}
+
+/**
+ * An SSE server that writes `events` small events 5 ms apart, then `[DONE]`: a stream whose reads a test can count.
+ * Over TLS when given a key and certificate; on `host` (default 127.0.0.1).
+ */
+export async function tickingSseServer(o: {
+  events: number;
+  host?: string;
+  tls?: { key: Buffer; cert: Buffer } | undefined;
+}): Promise<{ url: string; server: http.Server }> {
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    req.resume();
+    // Each event leaves at once, not held back by Nagle's algorithm for the last one's ACK.
+    res.socket?.setNoDelay(true);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    let i = 0;
+    const t = setInterval(() => {
+      res.write(`data: {"i":${i}}\n\n`);
+      if (++i === o.events) {
+        clearInterval(t);
+        res.end('data: [DONE]\n\n');
+      }
+    }, 5);
+    res.once('close', () => clearInterval(t));
+  };
+  const host = o.host ?? '127.0.0.1';
+  const server = o.tls ? https.createServer(o.tls, handler) : http.createServer(handler);
+  await new Promise<void>((r) => server.listen(0, host, r));
+  return { url: `${o.tls ? 'https' : 'http'}://${host}:${(server.address() as AddressInfo).port}/v1/stream`, server };
 }

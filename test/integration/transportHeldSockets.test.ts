@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import * as tls from 'node:tls';
 import { createPacedFetch } from '../../src/llm/pacedFetch';
 import { holdSocket, isHeld, releaseSocket } from '../../src/llm/pacedSocket';
-import { until } from './support';
+import { tickingSseServer, until } from './support';
 
 const TLS_DIR = join(__dirname, '..', 'fixtures', 'tls');
 /** The test certificate (self-signed, for 127.0.0.1 and localhost, valid until 2126; its key is public). */
@@ -81,26 +81,6 @@ for (const secure of [false, true]) {
   });
 }
 
-/** An SSE server writing `events` events 5 ms apart. */
-async function sseServer(secure: boolean, events: number) {
-  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    req.resume();
-    res.socket?.setNoDelay(true);
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    let i = 0;
-    const t = setInterval(() => {
-      res.write(`data: {"i":${i}}\n\n`);
-      if (++i === events) {
-        clearInterval(t);
-        res.end('data: [DONE]\n\n');
-      }
-    }, 5);
-  };
-  const server = secure ? https.createServer(CERT, handler) : http.createServer(handler);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `${secure ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}/v1/stream`, server };
-}
-
 describe("paced transport on a socket from someone else's agent (VS Code's proxy support)", function () {
   this.timeout(20_000);
   const restore: Array<() => void> = [];
@@ -132,7 +112,7 @@ describe("paced transport on a socket from someone else's agent (VS Code's proxy
   for (const secure of [false, true]) {
     it(`${secure ? 'https' : 'http'}: the socket wakes the process once per batch, not once per event`, async () => {
       const events = 80;
-      const { url, server } = await sseServer(secure, events);
+      const { url, server } = await tickingSseServer({ events, tls: secure ? CERT : undefined });
       restore.push(() => server.close());
       const agent = secure ? new https.Agent({ ca: CERT.cert, keepAlive: true }) : new http.Agent({ keepAlive: true });
       const turns = swapAgent(secure ? https : http, agent);

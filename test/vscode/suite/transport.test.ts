@@ -7,27 +7,9 @@
  * machine.
  */
 import * as assert from 'node:assert/strict';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as vscode from 'vscode';
 import { createPacedFetch } from '../../../src/llm/pacedFetch';
-
-async function sseServer(host: string, events: number): Promise<{ url: string; server: http.Server }> {
-  const server = http.createServer((req, res) => {
-    req.resume();
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    let i = 0;
-    const t = setInterval(() => {
-      res.write(`data: {"i":${i}}\n\n`);
-      if (++i === events) {
-        clearInterval(t);
-        res.end('data: [DONE]\n\n');
-      }
-    }, 5);
-  });
-  await new Promise<void>((r) => server.listen(0, host, r));
-  return { url: `http://${host}:${(server.address() as AddressInfo).port}/v1/stream`, server };
-}
+import { tickingSseServer } from '../../integration/support';
 
 describe('paced transport under VS Code proxy support', function () {
   this.timeout(20_000);
@@ -38,7 +20,7 @@ describe('paced transport under VS Code proxy support', function () {
   ] as const) {
     it(`${host}: the stream's socket is held between batches (${swapped ? "VS Code's agent" : 'our agent'})`, async () => {
       assert.equal(vscode.workspace.getConfiguration('http').get('proxySupport'), 'override', "VS Code's default");
-      const { url, server } = await sseServer(host, 60);
+      const { url, server } = await tickingSseServer({ host, events: 60 });
       const paced = createPacedFetch({ intervalMs: 100 });
       try {
         const res = await paced(url);
