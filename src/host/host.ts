@@ -389,6 +389,7 @@ export class SplitpointHost implements vscode.Disposable {
   async dispose(): Promise<void> {
     await this.controller?.dispose();
     await this.counting?.dispose();
+    this.server.dispose();
     for (const d of this.disposables) d.dispose();
   }
 }

@@ -64,12 +64,14 @@ export interface Endpoints {
 
 /** `keys`: the agent's key alone (a string), or a key per role (compactor and judge on servers of their own). */
 /** `learn`: where the agent's own request timings go (the planner's learned profile); only when the agent is alone on the server. */
+/** `transport`: the clients' fetch when it is not the shared one (a CA file to trust, serverTrust.ts). */
 export function buildEndpoints(
   s: SplitpointSettings,
   keys: string | undefined | RoleKeys,
   log: HostLog,
   onToolFallback: (reason: string) => void,
   learn?: TimingSink,
+  transport?: typeof fetch,
 ): Endpoints {
   const seq = { n: 0 };
   const byRole = keysFor(s, typeof keys === 'object' ? keys : keys ? { agent: keys } : {});
@@ -80,6 +82,7 @@ export function buildEndpoints(
       ...(apiKey ? { apiKey } : {}),
       ...(model ? { model } : {}),
       timeoutMs: s.requestTimeoutSeconds * 1000,
+      ...(transport ? { fetch: transport } : {}),
       onRetry: (info) => log.warn(`retrying ${baseURL}: ${redactSecrets(JSON.stringify(info).slice(0, 300), secrets)}`),
       onToolProtocolFallback: ({ reason }) => onToolFallback(reason),
     });

@@ -10,6 +10,7 @@ import type { PerfProfile } from '../core/perf/profile';
 import { PROFILE_SETTING, ProfileRefresher, resolveHostProfile } from './compactionProfile';
 import type { ControllerEnvironment } from './sessionController';
 import { describeFailure } from './userFacing';
+import { CA_FILE_SETTING, ServerTrust } from './serverTrust';
 
 /** Used until the server reports max_model_len (or when it never does). */
 const FALLBACK_WINDOW = 32_768;
@@ -43,6 +44,8 @@ export class ServerConnection {
   private probing: Promise<void> | undefined;
   private reportedProblems = '';
   private reportedProfileProblem = '';
+  private reportedTrustProblem = '';
+  private readonly trust = new ServerTrust();
 
   constructor(private readonly hooks: ServerConnectionHooks) {}
 
@@ -63,6 +66,8 @@ export class ServerConnection {
 
   rebuildEndpoints(): void {
     const s = this.settings!;
+    const transport = this.trust.transport(s.caFile);
+    this.report('reportedTrustProblem', transport.problem, CA_FILE_SETTING);
     const refresher = new ProfileRefresher(this.hooks.memo, s.endpoint, (m) => this.hooks.log.warn(m));
     this.endpoints = buildEndpoints(
       s,
@@ -76,7 +81,23 @@ export class ServerConnection {
         );
       },
       refresher,
+      transport.fetch,
     );
+  }
+
+  dispose(): void {
+    this.trust.dispose();
+  }
+
+  /** Logs a settings problem and shows it once, until it changes (or goes away and comes back). */
+  private report(last: 'reportedTrustProblem' | 'reportedProfileProblem', problem: string | undefined, setting: string): void {
+    if (problem && problem !== this[last]) {
+      this.hooks.log.warn(`settings: ${problem}`);
+      void vscode.window.showWarningMessage(`Splitpoint: ${problem}`, 'Open Settings').then((a) => {
+        if (a) void vscode.commands.executeCommand('workbench.action.openSettings', setting);
+      });
+    }
+    this[last] = problem ?? '';
   }
 
   contextWindow(): number {
@@ -95,13 +116,7 @@ export class ServerConnection {
   private profile(): PerfProfile {
     const s = this.settings!;
     const p = resolveHostProfile(s.perfProfile, s.compactor.endpoint ?? s.endpoint, this.hooks.memo, this.hooks.workspaceRoot());
-    if (p.problem && p.problem !== this.reportedProfileProblem) {
-      this.hooks.log.warn(`settings: ${p.problem}`);
-      void vscode.window.showWarningMessage(`Splitpoint: ${p.problem}`, 'Open Settings').then((a) => {
-        if (a) void vscode.commands.executeCommand('workbench.action.openSettings', PROFILE_SETTING);
-      });
-    }
-    this.reportedProfileProblem = p.problem ?? '';
+    this.report('reportedProfileProblem', p.problem, PROFILE_SETTING);
     return p.profile;
   }
 
@@ -109,7 +124,9 @@ export class ServerConnection {
   reloadSettings(): boolean {
     const before = this.settings;
     this.loadSettings();
-    if (!before || (before.endpoint === this.settings!.endpoint && before.model === this.settings!.model)) return false;
+    const same = (a: SplitpointSettings, b: SplitpointSettings) =>
+      a.endpoint === b.endpoint && a.model === b.model && a.caFile === b.caFile;
+    if (!before || same(before, this.settings!)) return false;
     this.serverWindow = undefined;
     this.connection = { state: 'unknown', message: null };
     return true;

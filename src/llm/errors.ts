@@ -297,7 +297,8 @@ export function classifyError(e: unknown, ctx: ClassifyContext): LlmError {
   if (code && TLS_TRUST_CODES.test(code)) {
     return new ConnectionError(
       `The model server at ${ctx.url} presented a TLS certificate this machine does not trust (${code}: ${text}). ` +
-        'If the server uses its own certificate authority, start VS Code (or the CLI) with NODE_EXTRA_CA_CERTS=/path/to/ca.pem; ' +
+        'If the server uses its own certificate authority, name its PEM file in the splitpoint.tls.caFile setting ' +
+        "(the CLI: start it with NODE_EXTRA_CA_CERTS=/path/to/ca.pem) or add it to the system's trusted authorities; " +
         'check that the endpoint names the host the certificate was issued for.',
       code,
       { url: ctx.url, cause: e },

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import type { ChatMessage } from '../../src/core/messages';
 import type { VllmClient } from '../../src/llm/client';
 import { AbortedError } from '../../src/llm/errors';
@@ -82,4 +83,28 @@ export async function tickingSseServer(o: {
   const server = o.tls ? https.createServer(o.tls, handler) : http.createServer(handler);
   await new Promise<void>((r) => server.listen(0, host, r));
   return { url: `${o.tls ? 'https' : 'http'}://${host}:${(server.address() as AddressInfo).port}/v1/stream`, server };
+}
+
+/** Terminates TLS on `host` (default 127.0.0.1) and pipes each connection to a plain port on 127.0.0.1 (the simulator's). */
+export async function tlsProxy(
+  targetPort: number,
+  tls: { cert: Buffer; key: Buffer },
+  host = '127.0.0.1',
+): Promise<{ url: string; server: TlsServer; close(): Promise<void> }> {
+  const links = new Set<Socket>();
+  const server = createTlsServer(tls, (secure) => {
+    const plain = connect(targetPort, '127.0.0.1');
+    links.add(plain);
+    plain.once('close', () => links.delete(plain));
+    secure.pipe(plain).pipe(secure);
+    const end = () => (secure.destroy(), plain.destroy());
+    secure.once('error', end).once('close', end);
+    plain.once('error', end).once('close', end);
+  });
+  await new Promise<void>((r) => server.listen(0, host, r));
+  const close = async () => {
+    await new Promise((r) => server.close(r));
+    for (const s of links) s.destroy();
+  };
+  return { url: `https://${host}:${(server.address() as AddressInfo).port}/v1`, server, close };
 }

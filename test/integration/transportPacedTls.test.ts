@@ -2,42 +2,24 @@
  * The paced transport over HTTPS. A TLS socket is held between batches like a
  * plain one (its handle passes readStop and readStart to the TCP handle
  * beneath it, pacedSocket.ts). A TLS proxy with the test certificate (test/fixtures/tls) sits
- * in front of the simulator; the real openai client runs through VllmClient,
+ * (test/integration/support.ts) in front of the simulator; the real openai client runs through VllmClient,
  * and the certificate is trusted through the transport's `tls.ca` option.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { connect, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { VllmClient } from '../../src/llm/client';
 import { ConnectionError } from '../../src/llm/errors';
 import { createPacedFetch, type PacedFetch } from '../../src/llm/pacedFetch';
 import type { ChatMessage } from '../../src/core/messages';
 import { startSimulator, type SimHandle } from '../sim/server';
-import { checkAbortMidStream, countingReads } from './support';
+import { checkAbortMidStream, countingReads, tlsProxy } from './support';
 
 const TLS_DIR = join(__dirname, '..', 'fixtures', 'tls');
 const cert = readFileSync(join(TLS_DIR, 'cert.pem'));
 const key = readFileSync(join(TLS_DIR, 'key.pem'));
 const convo: ChatMessage[] = [{ role: 'user', content: 'Summarise the design of the request scheduler.' }];
 const LONG = Array.from({ length: 60 }, (_, i) => `Step ${i}: the scheduler admits waiting requests while KV blocks remain.`).join(' ');
-
-/** Terminates TLS and pipes each connection to the simulator's plain port. */
-async function tlsProxy(targetPort: number): Promise<{ url: string; server: TlsServer; links: Set<Socket> }> {
-  const links = new Set<Socket>();
-  const server = createTlsServer({ cert, key }, (secure) => {
-    const plain = connect(targetPort, '127.0.0.1');
-    links.add(plain);
-    plain.once('close', () => links.delete(plain));
-    secure.pipe(plain).pipe(secure);
-    const end = () => (secure.destroy(), plain.destroy());
-    secure.once('error', end).once('close', end);
-    plain.once('error', end).once('close', end);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, server, links };
-}
 
 describe('paced transport over HTTPS (TLS sockets are held too)', function () {
   this.timeout(30_000);
@@ -46,13 +28,12 @@ describe('paced transport over HTTPS (TLS sockets are held too)', function () {
   let paced: PacedFetch;
   beforeEach(async () => {
     sim = await startSimulator({ profile: 'h100-7b', timeScale: 1, streamChunkTokens: 1, script: Array(4).fill({ content: LONG }) });
-    proxy = await tlsProxy(sim.port);
+    proxy = await tlsProxy(sim.port, { cert, key });
     paced = createPacedFetch({ intervalMs: 100, tls: { ca: cert } });
   });
   afterEach(async () => {
     paced.close();
-    await new Promise((r) => proxy.server.close(r));
-    for (const s of proxy.links) s.destroy();
+    await proxy.close();
     await sim.close();
   });
 
@@ -94,7 +75,7 @@ describe('paced transport over HTTPS (TLS sockets are held too)', function () {
       const e = await client.chat({ messages: convo, maxTokens: 8 }).catch((x: unknown) => x);
       assert.ok(e instanceof ConnectionError, String(e));
       assert.equal((e as ConnectionError).code, 'DEPTH_ZERO_SELF_SIGNED_CERT');
-      assert.match((e as Error).message, /does not trust .*NODE_EXTRA_CA_CERTS/);
+      assert.match((e as Error).message, /does not trust .*splitpoint\.tls\.caFile.*NODE_EXTRA_CA_CERTS/);
       assert.equal((e as ConnectionError).retryable, false, 'retrying cannot fix trust');
     } finally {
       untrusting.close();

@@ -63,6 +63,8 @@ export interface SplitpointSettings {
   commandNetwork: boolean;
   /** Overall deadline of one model request, and the longest wait for the next token. */
   requestTimeoutSeconds: number;
+  /** A PEM file of certificate authorities to trust for https endpoints, besides the system's; undefined = none. */
+  caFile: string | undefined;
 }
 
 const url = z
@@ -133,6 +135,7 @@ export const SETTING_DEFS = {
   'tools.sandbox': { schema: z.enum(['auto', 'off']), default: 'auto' },
   'tools.allowNetwork': { schema: z.boolean(), default: false },
   requestTimeoutSeconds: { schema: posInt(5, 86_400), default: 600 },
+  'tls.caFile': { schema: z.string().trim(), default: '' },
 } as const;
 
 export type SettingKey = keyof typeof SETTING_DEFS;
@@ -211,6 +214,7 @@ export function readSettings(get: (key: SettingKey) => unknown): SettingsReport 
     commandSandbox: read('tools.sandbox'),
     commandNetwork: read('tools.allowNetwork'),
     requestTimeoutSeconds: read('requestTimeoutSeconds'),
+    caFile: orUndefined(read('tls.caFile')),
   };
   return { settings, problems };
 }
