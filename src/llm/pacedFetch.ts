@@ -13,6 +13,8 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { urlToHttpOptions } from 'node:url';
+import { DirectRoutes } from './directRoutes';
 import { pacedBody } from './pacedBody';
 import { PacingClock } from './pacingClock';
 
@@ -37,6 +39,8 @@ export type PacedFetch = typeof fetch & {
   pacingTicks(): number;
   /** Streamed responses whose socket was held between batches (tests: whoever's agent made the socket). */
   heldStreams(): number;
+  /** Origins whose plain-http requests go past an editor's proxy support now (directRoutes.ts; tests). */
+  directOrigins(): number;
 };
 
 export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
@@ -54,6 +58,7 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
   const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ ...opts.tls, keepAlive: true }) };
   let held = 0;
   const onHeld = () => void held++;
+  const routes = new DirectRoutes();
   const paced = (async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     if (typeof Request !== 'undefined' && input instanceof Request) throw new TypeError('pacedFetch takes a URL, not a Request');
     const url = new URL(String(input));
@@ -67,8 +72,13 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     const body = await requestBody(init.body);
     if (body && headers['content-length'] === undefined) headers['content-length'] = String(body.byteLength);
     const secure = url.protocol === 'https:';
-    const request = (secure ? https.request : http.request) as typeof http.request;
-    const req = request(url, { method: init.method ?? 'GET', headers, agent: secure ? agents.https : agents.http });
+    const options = { method: init.method ?? 'GET', headers, agent: secure ? agents.https : agents.http };
+    // http.request itself may be an editor's proxy support (VS Code); its own ClientRequest is not. HTTPS always goes
+    // through the proxy support, which also adds the system's certificate authorities.
+    let req: http.ClientRequest;
+    if (secure) req = https.request(url, options);
+    else if (routes.isDirect(url.origin)) req = new http.ClientRequest({ ...urlToHttpOptions(url), ...options });
+    else routes.observe((req = http.request(url, options)), url.origin);
     const onAbort = () => req.destroy(abortError(signal!));
     signal?.addEventListener('abort', onAbort, { once: true });
     req.once('close', () => signal?.removeEventListener('abort', onAbort));
@@ -92,6 +102,7 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
   paced.openSockets = () => countSockets(agents.http) + countSockets(agents.https);
   paced.pacingTicks = () => [...clocks.values()].reduce((n, c) => n + c.ticks, 0);
   paced.heldStreams = () => held;
+  paced.directOrigins = () => routes.size;
   return paced;
 }
 

@@ -4,7 +4,8 @@
  * swaps the request's agent for its own (a DIRECT request then gets a socket
  * from Node's global agent), so the transport must pace whatever socket it
  * gets. 127.0.0.2 (loopback on Linux) stands in for a vLLM server on another
- * machine.
+ * machine. After VS Code has said DIRECT for an origin, plain-http requests
+ * to it go past its proxy support (src/llm/directRoutes.ts).
  */
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
@@ -31,6 +32,13 @@ describe('paced transport under VS Code proxy support', function () {
         assert.equal(duringStream, swapped ? 0 : 1);
         assert.equal(paced.heldStreams(), 1, 'the socket was held whoever made it');
         assert.ok(paced.pacingTicks() >= 2, `${paced.pacingTicks()} pacing ticks`);
+        // VS Code's proxy support said DIRECT on the request (its 'proxy' event), so the next request to this origin
+        // goes past it, with the transport's own agent (directRoutes.ts).
+        assert.equal(paced.directOrigins(), 1);
+        const again = await paced(url);
+        assert.equal(paced.openSockets(), 1, "the second request has the transport's own socket");
+        assert.equal((await again.text()).match(/^data: \{/gm)?.length, 60);
+        assert.equal(paced.heldStreams(), 2);
       } finally {
         paced.close();
         server.close();
