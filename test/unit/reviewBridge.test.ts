@@ -236,6 +236,16 @@ describe('review editor: loss report from the fidelity module', () => {
       assert.equal(f.block, 0);
       assert.equal(messages[f.messageIndex]!.id, f.messageId);
     }
+
+    // The head's facts are remembered across calls with freshly built lists (each compaction's report), and
+    // extracted again as soon as anything extraction reads differs: content, a tool call, the partition.
+    assert.deepEqual(fidelityLoss([...messages.map((m) => ({ ...m }))], c), r);
+    const edited = messages.map((m, i) => (i === 2 ? { ...m, content: `${m.content}\nERROR orders_index is corrupt` } : m));
+    const afterEdit = fidelityLoss(edited, c).dropped.map((f) => f.key);
+    assert.ok(afterEdit.includes('orders_index'), `a fact added to the head is seen: ${afterEdit.join(', ')}`);
+    const wider = { ...c, blocks: c.blocks.map((b, i) => (i === 0 ? { ...b, lastMessage: 3, summary: b.summary } : b)).slice(0, 1) };
+    const afterRepartition = fidelityLoss(messages, wider).dropped.map((f) => f.key);
+    assert.ok(afterRepartition.includes('fooBarBaz'), `the message that joined block 0 is judged: ${afterRepartition.join(', ')}`);
   });
 });
 

@@ -40,7 +40,7 @@ export function fidelityLoss(messages: readonly ViewMessage[], c: CompactionView
   const head = messages.slice(0, last + 1);
   const blockOf = new Map<number, number>();
   for (const b of c.blocks) for (let i = b.firstMessage; i <= b.lastMessage; i++) blockOf.set(i, b.index);
-  const facts = headFactsMemo(head, messages, c, blockOf);
+  const facts = headFactsMemo(head, c, blockOf);
   const summarised = new Set(c.blocks.filter((b) => b.summary !== null).map((b) => b.index));
   const judged = facts.filter((f) => summarised.has(blockOf.get(f.messageIndex)!));
   const kept = factsKeptIn(
@@ -62,19 +62,35 @@ export function fidelityLoss(messages: readonly ViewMessage[], c: CompactionView
   return { compactionId: c.id, total: facts.length, dropped, source: 'fidelity' };
 }
 
-/** Extraction costs ~100 ms on a 120K-token head: done once per message list and partition, not per block delta. */
-const memo = new WeakMap<readonly ViewMessage[], { key: string; facts: Fact[] }>();
+/**
+ * Extraction costs ~100 ms on a 120K-token head: done once per head and partition, not per block delta nor per
+ * compaction of the same head. Callers build their message lists afresh (viewMessages), so the memo compares what
+ * extraction reads, not the list: the strings are the session's own, so the comparison is mostly of references.
+ */
+let memo: { inputs: unknown[]; key: string; facts: Fact[] } | undefined;
 
-function headFactsMemo(
-  head: readonly ViewMessage[],
-  messages: readonly ViewMessage[],
-  c: CompactionView,
-  blockOf: Map<number, number>,
-): Fact[] {
+/** Everything extractFacts reads of the head, flattened in order (positions follow from the order). */
+function extractionInputs(head: readonly ViewMessage[]): unknown[] {
+  const out: unknown[] = [];
+  for (const m of head) {
+    out.push(m.role, m.id, m.kind, m.content);
+    if (m.role === 'tool') out.push(m.toolCallId);
+    if (m.role === 'assistant') for (const c of m.toolCalls ?? []) out.push(c.id, c.name, c.arguments);
+  }
+  return out;
+}
+
+function sameInputs(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function headFactsMemo(head: readonly ViewMessage[], c: CompactionView, blockOf: Map<number, number>): Fact[] {
   const key = c.blocks.map((b) => `${b.firstMessage}-${b.lastMessage}`).join(',');
-  const hit = memo.get(messages);
-  if (hit && hit.key === key) return hit.facts;
+  const inputs = extractionInputs(head);
+  if (memo && memo.key === key && sameInputs(memo.inputs, inputs)) return memo.facts;
   const facts = extractFacts(head.map(source)).filter((f) => blockOf.has(f.messageIndex));
-  memo.set(messages, { key, facts });
+  memo = { inputs, key, facts };
   return facts;
 }
