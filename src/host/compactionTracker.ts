@@ -26,6 +26,12 @@ export interface TrackerOptions {
   judgeEnabled: () => boolean;
   /** The loss report in brief for a compaction whose blocks all have summaries. */
   loss?: (view: CompactionView) => LossHeadlineView | null;
+  /**
+   * Whether anyone sees the deltas now (the side bar is visible). When not, the loss report, the costliest part of a
+   * finished compaction (~15 ms and a few MB on a long head), waits for the next snapshot: a background compaction
+   * while the side bar is hidden may be adopted or replaced before anyone looks.
+   */
+  wantsDeltas?: () => boolean;
 }
 
 const TERMINAL: ReadonlySet<CompactionState> = new Set(['adopted', 'cancelled', 'failed']);
@@ -36,10 +42,17 @@ export class CompactionTracker {
   private ids = new Set<string>();
   /** True while the shown compaction is the user's preview, which waits for Adopt. */
   private preview = false;
+  /** The loss report is due but was left for the next snapshot (no view saw the delta). */
+  private lossDue = false;
 
   constructor(private readonly o: TrackerOptions) {}
 
+  /** The view as a snapshot shows it, its loss report computed if it was left for now. */
   get current(): CompactionView | null {
+    if (this.view && this.lossDue) {
+      this.lossDue = false;
+      if (!TERMINAL.has(this.view.state)) this.view.loss = this.o.loss?.(this.view) ?? null;
+    }
     return this.view;
   }
 
@@ -60,6 +73,7 @@ export class CompactionTracker {
   start(compactionId: string, background: boolean, focus: string | undefined, preview: boolean): HostToWebview[] {
     this.ids = new Set([compactionId]);
     this.preview = preview;
+    this.lossDue = false;
     const empty = { blocks: [], headTokens: 0, totals: null, checks: null, verdict: null, note: null };
     this.view = { id: compactionId, background, focus: focus ?? null, state: 'running', ...empty };
     return [this.snapshotMsg()];
@@ -76,6 +90,7 @@ export class CompactionTracker {
     this.view = null;
     this.ids.clear();
     this.preview = false;
+    this.lossDue = false;
     return [{ type: 'compaction', compaction: null }];
   }
 
@@ -99,7 +114,8 @@ export class CompactionTracker {
     if (!this.view || !this.owns(compactionId)) return [];
     this.view.totals = totalsView(totals);
     this.view.checks = checksView(checks, this.o.pins());
-    this.view.loss = this.o.loss?.(this.view) ?? null;
+    this.lossDue = this.o.wantsDeltas?.() === false;
+    this.view.loss = this.lossDue ? null : (this.o.loss?.(this.view) ?? null);
     if (this.view.state === 'running')
       this.view.state = this.preview || !this.view.background ? 'ready' : this.o.judgeEnabled() ? 'judging' : 'ready';
     return [this.snapshotMsg()];
@@ -122,6 +138,7 @@ export class CompactionTracker {
       v.totals = null;
       v.checks = null;
       v.loss = null;
+      this.lossDue = false;
       v.state = 'running';
       return [this.snapshotMsg()];
     }
@@ -171,6 +188,7 @@ export class CompactionTracker {
           v.totals = null;
           v.checks = null;
           v.loss = null;
+          this.lossDue = false;
           return [this.snapshotMsg(), ...blockMsg(e.block)];
         }
         return blockMsg(e.block);
@@ -180,6 +198,7 @@ export class CompactionTracker {
         v.totals = null;
         v.checks = null;
         v.loss = null;
+        this.lossDue = false;
         return blockMsg(e.block);
       }
       case 'ready':

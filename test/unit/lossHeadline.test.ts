@@ -15,11 +15,15 @@ const messages: ViewMessage[] = [
   msg(3, 'user', 'Carry on.'),
 ];
 
-function ready(summary: string): CompactionView {
+function ready(
+  summary: string,
+  o: { wantsDeltas?: () => boolean; computed?: { n: number }; sent?: CompactionView[] } = {},
+): CompactionView {
   const t = new CompactionTracker({
     pins: () => [],
     judgeEnabled: () => false,
-    loss: (v) => lossHeadline(messages, v),
+    loss: (v) => (o.computed && o.computed.n++, lossHeadline(messages, v)),
+    ...(o.wantsDeltas ? { wantsDeltas: o.wantsDeltas } : {}),
   });
   t.start('c1', false, undefined, true);
   const blk = {
@@ -65,7 +69,8 @@ function ready(summary: string): CompactionView {
     maxInFlight: 1,
   };
   const checks = { missingPins: [], openLoopsBefore: 0, openLoopsAfter: 0, openLoopsDropped: false, grows: false };
-  t.onCompactionEvent({ type: 'ready', compactionId: 'c1', totals, checks });
+  for (const m of t.onCompactionEvent({ type: 'ready', compactionId: 'c1', totals, checks }))
+    if (m.type === 'compaction' && m.compaction) o.sent?.push(m.compaction);
   return t.current!;
 }
 
@@ -95,5 +100,20 @@ describe('the loss report in brief (side bar, before Adopt)', () => {
     const c = ready(all);
     assert.equal(c.loss!.dropped, 0);
     assert.match(c.loss!.headline, /^No fact dropped/);
+  });
+
+  it('with no view to see it, the report waits for the next snapshot, and is computed once then', () => {
+    const computed = { n: 0 };
+    const sent: CompactionView[] = [];
+    const c = ready('Fixed src/server/retry.ts.', { wantsDeltas: () => false, computed, sent });
+    assert.equal(sent.length, 1);
+    assert.equal(sent[0]!.state, 'ready');
+    assert.equal(sent[0]!.loss, null, 'the delta nobody sees carries no report');
+    // `ready()` returned the tracker's current view, which a snapshot reads: the report is there, computed once.
+    assert.equal(computed.n, 1);
+    assert.ok(c.loss && c.loss.dropped > 0, 'the snapshot carries the report');
+    const seen = { n: 0 };
+    ready('Fixed src/server/retry.ts.', { wantsDeltas: () => true, computed: seen, sent: [] });
+    assert.equal(seen.n, 1, 'with a view, computed when the compaction is ready');
   });
 });
