@@ -63,7 +63,7 @@ export interface SplitpointSettings {
   commandNetwork: boolean;
   /** Overall deadline of one model request, and the longest wait for the next token. */
   requestTimeoutSeconds: number;
-  /** A PEM file of certificate authorities to trust for https endpoints, besides the system's; undefined = none. */
+  /** A PEM file of certificate authorities to trust for https endpoints, with the well-known ones Node ships; undefined = none. */
   caFile: string | undefined;
 }
 
