@@ -55,16 +55,32 @@ export interface StepWork {
 }
 
 export function stepTimeMs(profile: PerfProfile, work: StepWork): number {
-  const s = profile.step;
   let prefillTokens = 0;
   let pairs = 0;
   for (const c of work.prefill) {
     prefillTokens += c.newTokens;
-    pairs += c.newTokens * (c.heldTokens + c.newTokens / 2);
+    pairs += prefillPairs(c.newTokens, c.heldTokens);
   }
-  if (prefillTokens === 0 && work.decodeSeqs === 0) return 0;
+  return mixedStepMs(profile, prefillTokens, pairs, work.decodeKvTokens, work.decodeSeqs);
+}
+
+/** Attention pairs of a prefill chunk of `newTokens` over `heldTokens` already in the KV cache (stepTimeMs sums them). */
+export function prefillPairs(newTokens: number, heldTokens: number): number {
+  return newTokens * (heldTokens + newTokens / 2);
+}
+
+/** The mixed-step formula over a step's sums (the step model sums its chunks itself, without a StepWork per step). */
+export function mixedStepMs(
+  profile: PerfProfile,
+  prefillTokens: number,
+  pairs: number,
+  decodeKvTokens: number,
+  decodeSeqs: number,
+): number {
+  const s = profile.step;
+  if (prefillTokens === 0 && decodeSeqs === 0) return 0;
   const base = Math.max(s.minStepMs, prefillTokens > 0 ? s.prefillBaseMs + s.prefillMsPerToken * prefillTokens : 0);
-  return base + s.attentionMsPerPair * pairs + (s.decodeKvMsPerKToken * work.decodeKvTokens) / 1000;
+  return base + s.attentionMsPerPair * pairs + (s.decodeKvMsPerKToken * decodeKvTokens) / 1000;
 }
 
 /**

@@ -10,8 +10,8 @@
  * order, at most `concurrency` in flight, each to the least loaded replica it
  * may use.
  */
-import type { PerfProfile, PrefillChunk } from './profile';
-import { stepTimeMs } from './profile';
+import type { PerfProfile } from './profile';
+import { mixedStepMs, prefillPairs, stepTimeMs } from './profile';
 
 const CACHE_BLOCK = 16;
 
@@ -55,13 +55,29 @@ interface Seq {
   generated: number;
 }
 
+/**
+ * A replica's planned step. One per replica, reused from step to step (a step is applied before its replica plans
+ * the next): the planner simulates thousands of steps per compaction, and fresh arrays per step were most of what
+ * it allocated. Entries past `chunks`/`decoders` are stale.
+ */
+interface Step {
+  pending: boolean;
+  end: number;
+  chunkSeqs: Seq[];
+  chunkTokens: number[];
+  chunks: number;
+  decoderSeqs: Seq[];
+  decoders: number;
+  repeat: number;
+}
+
 interface Replica {
   waiting: Seq[];
   running: Seq[];
   /** Longest shared prefix registered in this replica's cache. */
   frontier: number;
   clock: number;
-  step: { end: number; chunks: { seq: Seq; n: number }[]; decoders: Seq[]; repeat: number } | undefined;
+  step: Step;
   inFlight: number;
 }
 
@@ -74,7 +90,7 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
     running: [],
     frontier: i === 0 ? o.warmSharedTokens : 0,
     clock: 0,
-    step: undefined,
+    step: { pending: false, end: 0, chunkSeqs: [], chunkTokens: [], chunks: 0, decoderSeqs: [], decoders: 0, repeat: 1 },
     inFlight: 0,
   }));
   const finishMs = requests.map(() => 0);
@@ -107,28 +123,35 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
       rep.waiting.push({ id, req, held: 0, prefillLeft: 0, generated: 0 });
       rep.inFlight++;
       inFlight++;
-      if (!rep.step) rep.clock = Math.max(rep.clock, now);
+      if (!rep.step.pending) rep.clock = Math.max(rep.clock, now);
     }
   };
 
   // The planner runs this for every candidate once per compaction, mostly before V8 optimises it: indexed loops,
-  // since a for-of there allocates an iterator result per element.
+  // since a for-of there allocates an iterator result per element, and a chunk is added in place twice (a closure
+  // over the step's sums made the model 2.4 times slower).
   const plan = (rep: Replica): void => {
     let budget = p.maxNumBatchedTokens;
-    const chunks: { seq: Seq; n: number }[] = [];
-    const decoders: Seq[] = [];
+    const st = rep.step;
+    let chunks = 0;
+    let decoders = 0;
+    let prefillTokens = 0;
+    let pairs = 0;
     const running = rep.running;
     // As vLLM v1: decode tokens first, then the running prefills' next chunks, then admissions.
     for (let i = 0; i < running.length && budget > 0; i++) {
       if (running[i]!.prefillLeft > 0) continue;
-      decoders.push(running[i]!);
+      st.decoderSeqs[decoders++] = running[i]!;
       budget -= 1;
     }
     for (let i = 0; i < running.length && budget > 0; i++) {
       const s = running[i]!;
       if (s.prefillLeft === 0) continue;
       const n = Math.min(s.prefillLeft, budget);
-      chunks.push({ seq: s, n });
+      st.chunkSeqs[chunks] = s;
+      st.chunkTokens[chunks++] = n;
+      prefillTokens += n;
+      pairs += prefillPairs(n, s.held);
       budget -= n;
     }
     while (rep.waiting.length > 0 && running.length < p.maxNumSeqs && budget > 0) {
@@ -139,27 +162,32 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
       rep.frontier = Math.max(rep.frontier, s.req.sharedTokens);
       running.push(s);
       const n = Math.min(s.prefillLeft, budget);
-      chunks.push({ seq: s, n });
+      st.chunkSeqs[chunks] = s;
+      st.chunkTokens[chunks++] = n;
+      prefillTokens += n;
+      pairs += prefillPairs(n, s.held);
       budget -= n;
     }
     // Decode-only stretches are identical but for the KV growing by one token
     // per sequence per step: run them in one go until the first one ends, as
     // long as nothing can arrive meanwhile.
     let repeat = 1;
-    const quiet = chunks.length === 0 && rep.waiting.length === 0 && (o.replicas <= 1 || queue.length === 0);
+    const quiet = chunks === 0 && rep.waiting.length === 0 && (o.replicas <= 1 || queue.length === 0);
     let kv0 = 0;
     let fewestLeft = Infinity;
-    for (let i = 0; i < decoders.length; i++) {
-      const s = decoders[i]!;
+    for (let i = 0; i < decoders; i++) {
+      const s = st.decoderSeqs[i]!;
       kv0 += s.held + s.generated;
       fewestLeft = Math.min(fewestLeft, s.req.outputTokens - s.generated);
     }
-    if (quiet && decoders.length > 0 && Number.isFinite(fewestLeft)) repeat = Math.max(1, fewestLeft);
-    const prefill: PrefillChunk[] = new Array<PrefillChunk>(chunks.length);
-    for (let i = 0; i < chunks.length; i++) prefill[i] = { newTokens: chunks[i]!.n, heldTokens: chunks[i]!.seq.held };
-    let ms = stepTimeMs(p, { prefill, decodeKvTokens: kv0, decodeSeqs: decoders.length });
-    if (repeat > 1) ms = repeat * ms + (p.step.decodeKvMsPerKToken * decoders.length * ((repeat * (repeat - 1)) / 2)) / 1000;
-    rep.step = { end: rep.clock + ms, chunks, decoders, repeat };
+    if (quiet && decoders > 0 && Number.isFinite(fewestLeft)) repeat = Math.max(1, fewestLeft);
+    let ms = mixedStepMs(p, prefillTokens, pairs, kv0, decoders);
+    if (repeat > 1) ms = repeat * ms + (p.step.decodeKvMsPerKToken * decoders * ((repeat * (repeat - 1)) / 2)) / 1000;
+    st.pending = true;
+    st.end = rep.clock + ms;
+    st.chunks = chunks;
+    st.decoders = decoders;
+    st.repeat = repeat;
   };
 
   const finish = (rep: Replica, s: Seq, at: number): void => {
@@ -171,8 +199,8 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
   };
 
   const apply = (rep: Replica, isZero: boolean): void => {
-    const st = rep.step!;
-    rep.step = undefined;
+    const st = rep.step;
+    st.pending = false;
     const dt = st.end - rep.clock;
     rep.clock = st.end;
     now = st.end;
@@ -181,8 +209,9 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
       agentSteps += st.repeat;
       agentMs += dt;
     }
-    for (let i = 0; i < st.chunks.length; i++) {
-      const { seq, n } = st.chunks[i]!;
+    for (let i = 0; i < st.chunks; i++) {
+      const seq = st.chunkSeqs[i]!;
+      const n = st.chunkTokens[i]!;
       seq.held += n;
       seq.prefillLeft -= n;
       if (seq.prefillLeft === 0) {
@@ -191,8 +220,8 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
         if (seq.generated >= seq.req.outputTokens) finish(rep, seq, now);
       }
     }
-    for (let i = 0; i < st.decoders.length; i++) {
-      const seq = st.decoders[i]!;
+    for (let i = 0; i < st.decoders; i++) {
+      const seq = st.decoderSeqs[i]!;
       seq.generated += st.repeat;
       if (seq.id !== AGENT && seq.generated >= seq.req.outputTokens) finish(rep, seq, now);
     }
@@ -200,9 +229,9 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
 
   release();
   while (done < requests.length) {
-    for (const rep of replicas) if (!rep.step && (rep.running.length > 0 || rep.waiting.length > 0)) plan(rep);
+    for (const rep of replicas) if (!rep.step.pending && (rep.running.length > 0 || rep.waiting.length > 0)) plan(rep);
     let next: Replica | undefined;
-    for (const rep of replicas) if (rep.step && (!next || rep.step.end < next.step!.end)) next = rep;
+    for (const rep of replicas) if (rep.step.pending && (!next || rep.step.end < next.step.end)) next = rep;
     if (!next) throw new Error('step model stalled: requests left but nothing can run (a prompt larger than the KV budget?)');
     apply(next, next === replicas[0]);
     release();
