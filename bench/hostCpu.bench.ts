@@ -2,9 +2,9 @@
  * Client CPU of streamed compactions in the real extension host (issue 12,
  * part 6; target ≤ 2 % of wall): code-server's extension host runs the
  * installed extension with its side bar open, imports the long session and
- * compacts it seven times with `/compact` against a simulator with the
- * h100-7b physics at time scale 1, one token per SSE event, in its own
- * process (test/vscode/suite/clientCpu.bench.ts). CPU is the extension host
+ * compacts it with `/compact`, seven times per simulator, against simulators
+ * with the h100-7b physics at time scale 1, one token per SSE event, each in
+ * its own process (test/vscode/suite/clientCpu.bench.ts). CPU is the extension host
  * process's (every thread, other extensions included) over each
  * compaction's wall, planning included. The first run is the first
  * compaction in that extension host.
@@ -13,7 +13,9 @@
  * VS Code's proxy support treats as another machine (it swaps the request's
  * agent for its own and resolves a proxy per request, as for a real vLLM
  * server elsewhere), and one on 127.0.0.1, for which it keeps ours.
- * `SIM_HOSTS=127.0.0.1` (comma-separated) runs only the hosts named.
+ * `SIM_HOSTS=127.0.0.1` (comma-separated) runs only the hosts named; `RUNS=10`
+ * runs each server ten times instead of seven (the medians steady as runs are
+ * added: one run's figure varies by a point or more on this machine).
  *
  * Run: npm run bench -- hostCpu   (~6 min; needs the code-server install: node test/vscode/setup.mjs)
  */
@@ -38,6 +40,7 @@ async function main(): Promise<void> {
   const settings = process.env.AUTO_FORWARD === '1' ? {} : { 'remote.autoForwardPorts': false, 'remote.autoForwardPortsSource': 'output' };
   // The code-server process, and so the extension host, inherits the environment (test/vscode/harness.mjs).
   process.env.SPLITPOINT_BENCH_SIM_HOSTS = process.env.SIM_HOSTS || '127.0.0.2,127.0.0.1';
+  process.env.SPLITPOINT_BENCH_RUNS = process.env.RUNS || '7';
   const r = await runHostSuite({ suffix: '.bench.ts', log: (l) => lines.push(l), settings });
   if (r.failed > 0 || r.passed === 0) {
     console.error(lines.join('\n'));

@@ -26,7 +26,8 @@ import type { CompactionView, HostToWebview } from '../../../src/protocol/messag
 import { getHeapStatistics } from 'node:v8';
 import { api, commandWithArg, newSession, PostLog, setSetting, suiteConfig, waitFor } from './api';
 
-const RUNS = 7;
+/** Runs per server (bench/hostCpu.bench.ts passes RUNS on). */
+const RUNS = Number(process.env.SPLITPOINT_BENCH_RUNS) || 7;
 /**
  * Where the simulators listen, one each; the runs take turns between them. VS Code's proxy support treats only
  * `localhost` and 127.0.0.1 as local: for any other host (a vLLM server on another machine; 127.0.0.2 stands in for
