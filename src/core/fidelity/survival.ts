@@ -29,18 +29,30 @@ export function factsKeptIn(facts: readonly Fact[], texts: readonly string[]): S
 function isKept(f: Fact, hay: string, words: () => Map<string, number[]>): boolean {
   if (f.kind === 'identifier' && WORD.test(f.key)) return words().has(f.key);
   // A number's key need not occur as it is ("250 ms" is kept by "250ms"): its own pattern decides, unfiltered.
-  const inner = f.kind === 'number' ? [] : innerWords(f.key);
+  const inner = f.kind === 'number' ? NONE : innerWords(f.key);
   if (inner.length === 0) return keyMatcher(f)(hay);
+  // Indexed loops and no destructuring: this runs for some 3,000 facts per compaction.
   let rarest: number[] | undefined;
   let at = 0;
-  for (const w of inner) {
-    const where = words().get(w.word);
+  for (let i = 0; i < inner.length; i++) {
+    const where = words().get(inner[i]!.word);
     if (!where) return false;
-    if (!rarest || where.length < rarest.length) [rarest, at] = [where, w.at];
+    if (!rarest || where.length < rarest.length) {
+      rarest = where;
+      at = inner[i]!.at;
+    }
   }
-  if (!rarest!.some((p) => hay.startsWith(f.key, p - at))) return false;
+  if (!occursAt(hay, f.key, rarest!, at)) return false;
   // An identifier also asks for boundaries around the key: its own pattern decides.
   return f.kind === 'identifier' ? keyMatcher(f)(hay) : true;
+}
+
+const NONE: readonly InnerWord[] = [];
+
+/** Whether `key` starts `at` characters before one of `positions` in `hay`. */
+function occursAt(hay: string, key: string, positions: readonly number[], at: number): boolean {
+  for (let i = 0; i < positions.length; i++) if (hay.startsWith(key, positions[i]! - at)) return true;
+  return false;
 }
 
 /** Word characters as keys.ts's identifier pattern reads them (no u flag: ASCII). */
