@@ -98,6 +98,14 @@ export class CompactionTracker {
     return { type: 'compaction', compaction: this.view ? structuredClone(this.view) : null };
   }
 
+  /** Totals, checks and the loss report no longer hold (a new plan, a retried or edited block): they are computed again at ready. */
+  private clearResults(v: CompactionView): void {
+    v.totals = null;
+    v.checks = null;
+    v.loss = null;
+    this.lossDue = false;
+  }
+
   private set(state: CompactionState, note?: string | null): HostToWebview[] {
     if (!this.view) return [];
     this.view.state = state;
@@ -135,10 +143,7 @@ export class CompactionTracker {
       v.headTokens = e.headTokens;
       v.plan = e.plan ? planView(e.plan) : null;
       v.focus = e.focus ?? v.focus;
-      v.totals = null;
-      v.checks = null;
-      v.loss = null;
-      this.lossDue = false;
+      this.clearResults(v);
       v.state = 'running';
       return [this.snapshotMsg()];
     }
@@ -185,20 +190,14 @@ export class CompactionTracker {
       case 'block-retried':
         if (TERMINAL.has(v.state) || v.state === 'ready' || v.state === 'judging') {
           v.state = 'running';
-          v.totals = null;
-          v.checks = null;
-          v.loss = null;
-          this.lossDue = false;
+          this.clearResults(v);
           return [this.snapshotMsg(), ...blockMsg(e.block)];
         }
         return blockMsg(e.block);
       case 'block-edited': {
         const b = block(e.block);
         if (b) Object.assign(b, { status: 'edited', summary: e.summary, error: null });
-        v.totals = null;
-        v.checks = null;
-        v.loss = null;
-        this.lossDue = false;
+        this.clearResults(v);
         return blockMsg(e.block);
       }
       case 'ready':
