@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import type { ChatMessage } from '../../src/core/messages';
 import { snapshotSession } from '../../src/core/compaction/fromSession';
 import { DEFAULT_COMPACTION_SETTINGS, planCompaction, predictWritten } from '../../src/core/compaction/plan';
-import { buildWorkerPrompt } from '../../src/core/compaction/workerPrompt';
+import { buildWorkerPrompt, instructionInput } from '../../src/core/compaction/workerPrompt';
+import { targetBlockPrompt } from '../../src/core/compaction/prompts';
+import { loadTiktokenCounter } from '../../src/core/tokens/tiktokenCounter';
+import { MemoCounter } from '../../src/core/tokens/memoCounter';
 import { UNIT_PROFILE } from '../../src/core/perf/profile';
 import { SessionStore } from '../../src/core/session/sessionStore';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
@@ -90,5 +93,32 @@ describe('target-block worker prompts: client work per compaction', () => {
     const other = planCompaction(await snapshot(), s);
     assert.notEqual(other.blocks, a.blocks);
     assert.deepEqual(other.blocks, a.blocks);
+  });
+
+  it("counts one instruction per plan shape, not one per block, and the instruction's count is the tokenizer's", async () => {
+    const bpe = await loadTiktokenCounter();
+    const snap = await snapshot();
+    const plan = planCompaction(snap, { ...settings, blockTokens: 1024 });
+    assert.ok(plan.blocks.length >= 8, `${plan.blocks.length} blocks`);
+    const memo = new MemoCounter(bpe);
+    const tokenized: string[] = [];
+    const count = (m: ChatMessage) => memo.countMessage(m);
+    const inner = memo as unknown as { inner: { countText(t: string): number } };
+    const real = inner.inner;
+    inner.inner = { countText: (t) => (tokenized.push(t), real.countText(t)) };
+    const prompts = plan.blocks.map((b) => buildWorkerPrompt(plan, b, 'keep the parser errors', count));
+    for (const [k, b] of plan.blocks.entries()) {
+      // What the instruction costs as sent, digits and all, by the tokenizer itself.
+      const sent = targetBlockPrompt('', '', instructionInput(plan, b, 'keep the parser errors'));
+      assert.equal(
+        prompts[k]!.instructionTokens,
+        sent.reduce((n, m) => n + bpe.countMessage(m), 0),
+        `block ${k}`,
+      );
+    }
+    // Every block's instruction names its number, size and target; their shapes differ only in how many digits those
+    // have ("part 3 of 13" and "part 12 of 13") and in the last block's closing sections.
+    const instructions = tokenized.filter((t) => t.includes('Summarise only the text inside'));
+    assert.ok(instructions.length <= 4, `${instructions.length} instructions tokenized for ${plan.blocks.length} blocks`);
   });
 });

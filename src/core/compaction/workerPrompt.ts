@@ -179,7 +179,9 @@ function sessionCount(plan: CompactionPlan, i: number, m: ChatMessage): number |
 interface TrimmedContext {
   start: number;
   messages: ChatMessage[];
+  /** Counts by message, taken when first needed (-1: not yet). */
   tokens: number[];
+  count: (m: ChatMessage) => number;
 }
 
 /** The pre-trimmed context is the same for every block of a plan: build it once. */
@@ -195,10 +197,58 @@ function trimmedContext(plan: CompactionPlan, count: (m: ChatMessage) => number)
     const wire = ctx.slice(start).map(toWire);
     const cleared = clearConsumedToolResults(wire, DEFAULT_PRETRIM.keepRecentToolResults).messages;
     const messages = deduplicateToolOutputs(cleared.map((m, k) => (m === wire[k] ? withCut(ctx, start + k, m) : m))).messages;
-    t = { start, messages, tokens: messages.map((m, k) => sessionCount(plan, start + k, m) ?? count(m)) };
+    t = { start, messages, tokens: messages.map((m, k) => sessionCount(plan, start + k, m) ?? -1), count };
     trimmedContexts.set(plan, t);
   }
   return t;
+}
+
+/**
+ * An instruction message as counted: its digits made zeros. Blocks' instructions differ only in their numbers (block
+ * k of n, sizes, targets), so their shapes repeat and the memoizing counter tokenizes one per plan instead of one
+ * per block. The count is the same: the tokenizers split digits into runs of at most three, and every such run is
+ * one token whatever its digits.
+ */
+function instructionShape(m: ChatMessage): ChatMessage {
+  const text = m.content;
+  return text && DIGIT.test(text) ? ({ ...m, content: text.replace(DIGITS, '0') } as ChatMessage) : m;
+}
+
+const DIGIT = /\d/;
+const DIGITS = /\d/g;
+
+/** Context message k's count, plus the transcript framing it gets. */
+function contextTokensAt(tc: TrimmedContext, k: number): number {
+  let n = tc.tokens[k]!;
+  if (n < 0) tc.tokens[k] = n = tc.count(tc.messages[k]!);
+  // Transcript framing adds a few tokens per message over the message counts.
+  return n + 6;
+}
+
+/**
+ * The most recent context before `upto` that fits `cap`: the earliest start from which the rest fits, where a start
+ * is the first message or one that is not a tool output (a tool result without its call would be left unexplained).
+ * Walked from the block backwards, so only the messages near a block are counted: with the default 512-token cap
+ * that is a few per block, not the whole pre-trimmed conversation (its cut tool outputs each need the tokenizer).
+ */
+export function recentContext(
+  upto: number,
+  cap: number,
+  tokensAt: (k: number) => number,
+  isTool: (k: number) => boolean,
+): { from: number; tokens: number } {
+  let from = upto;
+  let tokens = 0;
+  let unit = 0;
+  for (let k = upto - 1; k >= 0; k--) {
+    unit += tokensAt(k);
+    if (k > 0 && isTool(k)) continue;
+    if (tokens + unit > cap) break;
+    tokens += unit;
+    unit = 0;
+    from = k;
+  }
+  return { from, tokens };
 }
 
 function targetBlock({ plan, block, x, maxTokens, budget, count }: LayoutInput): WorkerPrompt {
@@ -208,7 +258,6 @@ function targetBlock({ plan, block, x, maxTokens, budget, count }: LayoutInput):
   // Context before the block gets every pre-trim tier; the block itself is only
   // truncated and de-duplicated, since clearing its tool results would hide
   // exactly the facts the worker is asked to keep.
-  let from = 0;
   const upto = Math.max(0, first - start);
   const ctx = plan.snapshot.context;
   const ownRaw = block.part
@@ -224,18 +273,11 @@ function targetBlock({ plan, block, x, maxTokens, budget, count }: LayoutInput):
     return n === undefined ? undefined : n - MESSAGE_OVERHEAD_TOKENS;
   };
   const spanTokens = transcriptTokens(ownRaw, first, (t) => count({ role: 'user', content: t }) - messageOverhead, known);
-  const fixed = instructionOnly.reduce((s, m) => s + count(m), 0) + spanTokens;
-  // Transcript framing adds a few tokens per message over the message counts.
-  let contextTokens = 0;
-  for (let i = 0; i < upto; i++) contextTokens += tc.tokens[i]! + 6;
+  const fixed = instructionOnly.reduce((s, m) => s + count(instructionShape(m)), 0) + spanTokens;
   // Only the most recent context goes along: each worker's KV stays about its block (the planner counts on it).
   const cap = Math.min(budget - fixed, plan.settings.targetContextTokens ?? TARGET_CONTEXT_TOKENS);
-  while (from < upto && contextTokens > cap) {
-    let k = from + 1;
-    while (k < upto && tc.messages[k]!.role === 'tool') k++;
-    for (let i = from; i < k; i++) contextTokens -= tc.tokens[i]! + 6;
-    from = k;
-  }
+  const isTool = (k: number) => tc.messages[k]!.role === 'tool';
+  const { from, tokens: contextTokens } = recentContext(upto, cap, (k) => contextTokensAt(tc, k), isTool);
   const messages = targetBlockPrompt(renderTranscript(tc.messages.slice(from, upto), start + from), target, x);
   const request: ModelRequest = { messages, maxTokens, temperature: 0 };
   if (plan.settings.model) request.model = plan.settings.model;
