@@ -8,7 +8,8 @@
  * progress events (each was one `block` message with the whole block view
  * before the coalescer), the messages the webview gets now, and the JSON bytes
  * of both, which the host serialises for every webview that listens (the side
- * bar and, when open, the review editor).
+ * bar and, when open, the review editor); and how many webview.postMessage
+ * calls carry them once the PostBatcher joins each turn's messages into one.
  *
  * Run: npm run bench -- progressMessages
  */
@@ -20,10 +21,11 @@ import { loadTiktokenCounter } from '../src/core/tokens/tiktokenCounter';
 import { TokenLedger } from '../src/core/tokens/tokenLedger';
 import { openSession } from '../src/cli/openSession';
 import { CompactionTracker } from '../src/host/compactionTracker';
+import { PostBatcher } from '../src/host/postBatcher';
 import { PostCoalescer } from '../src/host/postCoalescer';
 import { VllmClient, limiterFor } from '../src/llm';
 import { createPacedFetch } from '../src/llm/pacedFetch';
-import type { HostToWebview } from '../src/protocol/messages';
+import type { HostToWebview, HostToWebviewPost } from '../src/protocol/messages';
 import { startSimulator } from '../test/sim';
 
 const SESSION = 'test/fixtures/long-session.json';
@@ -50,7 +52,10 @@ async function main(): Promise<void> {
     });
     const tracker = new CompactionTracker({ pins: () => [], judgeEnabled: () => false });
     const sent: HostToWebview[] = [];
-    const coalescer = new PostCoalescer((m) => sent.push(m));
+    const posts: HostToWebviewPost[] = [];
+    // As in the editor: the coalescer's output goes through the side bar's batcher (sessionViewProvider.ts).
+    const batcher = new PostBatcher((p) => posts.push(p));
+    const coalescer = new PostCoalescer((m) => (sent.push(m), batcher.post(m)));
     let events = 0;
     let eventBytes = 0;
     const post = (msgs: HostToWebview[]) => msgs.forEach((m) => coalescer.post(m));
@@ -67,6 +72,7 @@ async function main(): Promise<void> {
     await pending.start();
     const wallS = (performance.now() - t0) / 1000;
     coalescer.flush();
+    batcher.flush();
     const progress = sent.filter((m) => m.type === 'block-progress');
     const bytes = (ms: HostToWebview[]) => ms.reduce((n, m) => n + JSON.stringify(m).length, 0);
     const others = sent.length - progress.length;
@@ -78,6 +84,8 @@ async function main(): Promise<void> {
         `'block-progress' messages now:                      ${progress.length}, ${bytes(progress)} bytes of JSON, ${(progress.length / wallS).toFixed(1)} per second`,
         `blocks per progress message: median ${median(progress.map((m) => (m.type === 'block-progress' ? m.progress.length : 0)))}`,
         `other messages (snapshots, block results): ${others}`,
+        `webview.postMessage calls (one per turn of the event loop): ${posts.length} for ${sent.length} messages, ` +
+          `${posts.filter((p) => p.type === 'batch').length} of them batches`,
       ].join('\n'),
     );
   } finally {

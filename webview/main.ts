@@ -8,7 +8,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-single-select/index.js';
 import '@vscode-elements/elements/dist/vscode-option/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
-import type { HostToWebview } from '../src/protocol/messages';
+import type { HostToWebview, HostToWebviewPost } from '../src/protocol/messages';
 import type { Ctx } from './ctx';
 import { h } from './dom';
 import { Model, type Dirty } from './model';
@@ -225,15 +225,25 @@ function onMessage(msg: HostToWebview): void {
 }
 
 window.addEventListener('message', (e: MessageEvent) => {
-  const data = e.data as HostToWebview | undefined;
-  if (!data || typeof data !== 'object' || typeof (data as { type?: unknown }).type !== 'string') return;
-  try {
-    onMessage(data);
-  } catch (err) {
-    console.error('[splitpoint] failed to handle', data.type, err);
-    toast('error', `View error while handling ${data.type}: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  const data = e.data as HostToWebviewPost | undefined;
+  if (!isMessage(data)) return;
+  if (data.type !== 'batch') return handleSafely(data);
+  // One turn of the host's messages, in order; one that fails does not keep the rest from the view.
+  if (Array.isArray(data.messages)) for (const m of data.messages) if (isMessage(m)) handleSafely(m);
 });
+
+function isMessage<T extends { type: string }>(x: T | undefined): x is T {
+  return !!x && typeof x === 'object' && typeof (x as { type?: unknown }).type === 'string';
+}
+
+function handleSafely(msg: HostToWebview): void {
+  try {
+    onMessage(msg);
+  } catch (err) {
+    console.error('[splitpoint] failed to handle', msg.type, err);
+    toast('error', `View error while handling ${msg.type}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
 
 // The view came back (e.g. the panel was re-shown without a reload): ask for fresh state.
 document.addEventListener('visibilitychange', () => {

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import type { HostToWebview, WebviewToHost } from '../protocol/messages';
+import type { HostToWebview, HostToWebviewPost, WebviewToHost } from '../protocol/messages';
+import { PostBatcher } from './postBatcher';
 import { isWebviewToHost } from '../protocol/validate';
 import { renderWebviewHtml } from './webviewHtml';
 
@@ -13,6 +14,7 @@ export const VIEW_ID = 'splitpoint.view';
  */
 export class SessionViewProvider implements vscode.WebviewViewProvider {
   private view: vscode.WebviewView | undefined;
+  private readonly batcher = new PostBatcher((post) => this.send(post));
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -47,7 +49,11 @@ export class SessionViewProvider implements vscode.WebviewViewProvider {
   }
 
   post(msg: HostToWebview): void {
+    if (this.view?.visible) this.batcher.post(msg);
+  }
+
+  private send(post: HostToWebviewPost): void {
     // A hidden view is not retained; it gets a full snapshot when it is shown again.
-    if (this.view?.visible) void this.view.webview.postMessage(msg);
+    if (this.view?.visible) void this.view.webview.postMessage(post);
   }
 }

@@ -258,6 +258,12 @@ export type HostToWebview =
   /** The split changed without a new message (e.g. after `set-strategy`): the handle resets to `split.tailStartIndex`. */
   | { type: 'split'; split: SplitView };
 
+/**
+ * What crosses to the webview: one message, or the messages one turn of the host's event loop produced, in order
+ * (src/host/postBatcher.ts). The page applies a batch's messages one by one, as if they had come apart.
+ */
+export type HostToWebviewPost = HostToWebview | { type: 'batch'; messages: HostToWebview[] };
+
 /** Webview → host. */
 export type WebviewToHost =
   | { type: 'ready' }

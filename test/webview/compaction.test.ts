@@ -121,4 +121,27 @@ describe('webview: block overlay during a compaction', function () {
     assert.match((await fchip(3).getAttribute('aria-label')) ?? '', /streaming .*70 tokens so far/);
     assert.match((await fchip(0).getAttribute('class')) ?? '', /st-queued/);
   });
+
+  it("a batch (one turn of the host's posts) applies its messages in order, past one it cannot use", async () => {
+    const fresh = { ...makeCompaction(snap, 4), id: 'cmp-batch' };
+    const stats = { inputTokens: 1000, outputTokens: 90, cachedTokens: null, ms: 5 };
+    await view.send({
+      type: 'batch',
+      messages: [
+        { type: 'compaction', compaction: fresh },
+        { type: 'block-progress', compactionId: 'cmp-batch', progress: [{ index: 2, streamedTokens: 41 }] },
+        // Not a message: skipped, and the rest still arrive.
+        null as never,
+        { type: 'block', compactionId: 'cmp-batch', block: { ...fresh.blocks[1]!, status: 'done', summary: 'b1', stats } },
+        // Later in the batch wins over earlier, as if they had come apart.
+        { type: 'block-progress', compactionId: 'cmp-batch', progress: [{ index: 2, streamedTokens: 58 }] },
+      ],
+    });
+    const bchip = (i: number) => view.page.locator(`.cp-chip[data-block="${i}"]`);
+    assert.match((await bchip(1).getAttribute('class')) ?? '', /st-done/);
+    assert.match((await bchip(2).getAttribute('aria-label')) ?? '', /streaming .*58 tokens so far/);
+    assert.match((await bchip(0).getAttribute('class')) ?? '', /st-queued/);
+    assert.match((await view.page.locator('.cp-meta').textContent()) ?? '', /1\/4 blocks ready/);
+    assert.deepEqual(view.errors, []);
+  });
 });

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import type { HostToWebview, WebviewToHost } from '../../src/protocol/messages';
+import type { HostToWebviewPost, WebviewToHost } from '../../src/protocol/messages';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const root = join(__dirname, '..', '..');
@@ -43,7 +43,7 @@ export interface View {
   posted(): Promise<WebviewToHost[]>;
   clearPosted(): Promise<void>;
   /** Delivers a host message synchronously (as the host's postMessage would, minus the hop), then waits a frame. */
-  send(msg: HostToWebview): Promise<void>;
+  send(msg: HostToWebviewPost): Promise<void>;
   frame(): Promise<void>;
   states(): Promise<unknown[]>;
   cspViolations(): Promise<string[]>;
