@@ -126,6 +126,8 @@ export function truncateHeadTail(
   opts: Pick<PretrimOptions, 'maxLines' | 'maxChars' | 'headLines' | 'tailLines'>,
   salience?: Salience,
 ): { text: string; linesCut: number; charsCut: number } {
+  // Most outputs fit: tell without splitting them into lines (a compaction asks this of every output in the head).
+  if (text.length <= opts.maxChars && countLines(text) <= opts.maxLines) return { text, linesCut: 0, charsCut: 0 };
   const lines = text.split('\n');
   if (salience && (lines.length > opts.maxLines || text.length > opts.maxChars)) {
     const r = truncateSalient(text, lines, opts, salience);

@@ -58,23 +58,45 @@ function lineTokens(line: string): readonly string[] {
   return memo.get(tokenMemo, line, (l) => [...identifiersIn(l), ...pathsIn(l), ...numbersIn(l)]);
 }
 
-/**
- * Salience for the lines of message i: the base score, raised for a line whose
- * identifiers or paths the user or the agent mention after message i (the
- * conversation relied on it).
- */
-export function conversationSalience(messages: readonly ChatMessage[]): (index: number) => Salience {
+/** What the user and the agent mention, and where: the conversation-dependent part of salience. */
+export interface Mentions {
+  /**
+   * Salience for the lines of message i: the base score, raised for a line whose identifiers or paths the user or
+   * the agent mention after message i (the conversation relied on it). `seen` hears each such lookup and its answer,
+   * in order: they are all a line's score depends on besides its own text.
+   */
+  salience(index: number, seen?: (token: string, later: boolean) => void): Salience;
+  /** Whether the user or the agent mention `token` after message `index`. */
+  mentionedAfter(token: string, index: number): boolean;
+}
+
+export function conversationMentions(messages: readonly ChatMessage[]): Mentions {
   // token -> index of the last user/assistant message that mentions it
   const lastMention = new Map<string, number>();
   messages.forEach((m, i) => {
     if (m.role !== 'user' && m.role !== 'assistant') return;
     for (const t of mentionTokens(messageText(m))) lastMention.set(t, i);
   });
-  return (index) => (line) => {
-    const base = baseSalience(line);
-    if (base >= 4 || base === 0) return base;
-    return lineTokens(line).some((t) => (lastMention.get(t) ?? -1) > index) ? 4 : base;
+  const mentionedAfter = (token: string, index: number) => (lastMention.get(token) ?? -1) > index;
+  return {
+    mentionedAfter,
+    salience: (index, seen) => (line) => {
+      const base = baseSalience(line);
+      if (base >= 4 || base === 0) return base;
+      for (const t of lineTokens(line)) {
+        const later = mentionedAfter(t, index);
+        seen?.(t, later);
+        if (later) return 4;
+      }
+      return base;
+    },
   };
+}
+
+/** conversationMentions' salience alone. */
+export function conversationSalience(messages: readonly ChatMessage[]): (index: number) => Salience {
+  const m = conversationMentions(messages);
+  return (index) => m.salience(index);
 }
 
 /** Lines of a result that a reply refers to (by identifier, path, number or quoted text). */
