@@ -24,12 +24,14 @@ function log(seed: number, lines: number): string {
 
 const OUTPUTS = [log(1, 260), log(2, 420), log(3, 90), log(4, 1200)];
 
-const message = fc.oneof(
+type Spec = { role: 'tool'; out: number } | { role: 'user' | 'assistant'; names: string[] };
+
+const message: fc.Arbitrary<Spec> = fc.oneof(
   fc.record({ role: fc.constant('tool' as const), out: fc.integer({ min: 0, max: OUTPUTS.length - 1 }) }),
   fc.record({ role: fc.constantFrom('user' as const, 'assistant' as const), names: fc.subarray(NAMES) }),
 );
 
-function conversation(spec: fc.Arbitrary<(typeof message)['_T'][]>) {
+function conversation(spec: fc.Arbitrary<Spec[]>) {
   return spec.map((ms): ChatMessage[] =>
     ms.map((m, k) =>
       m.role === 'tool'
