@@ -45,3 +45,57 @@ function isPlainLiteral(raw: string): boolean {
 function before(data: string, needle: string, end: number): boolean {
   return end >= needle.length && data.lastIndexOf(needle, end - needle.length) >= 0;
 }
+
+const OPEN_BYTES = Buffer.from(OPEN);
+const CLOSE_BYTES = Buffer.from(CLOSE);
+
+/**
+ * Where a needle next occurs in a read's buffer, looked up once and reused while the events before it are handled:
+ * events come in order within a read, so each buffer is searched once, whatever its size.
+ */
+class NextOccurrence {
+  private readonly needle: Buffer;
+  private buf: Buffer | null = null;
+  private at = -1;
+
+  constructor(needle: string) {
+    this.needle = Buffer.from(needle);
+  }
+
+  /** Whether the needle occurs wholly within buf[from, end); `from` must not go back within one buffer. */
+  within(buf: Buffer, from: number, end: number): boolean {
+    if (buf !== this.buf || (this.at >= 0 && this.at < from)) {
+      this.buf = buf;
+      this.at = buf.indexOf(this.needle, from);
+    }
+    return this.at >= 0 && this.at + this.needle.length <= end;
+  }
+}
+
+const USAGE = new NextOccurrence('"usage"');
+const ERROR = new NextOccurrence('"error"');
+
+/**
+ * plainContent over a data line still in bytes, buf[from, to): the token's text decoded alone, or undefined where
+ * plainContent might answer otherwise (the caller then decodes the line and asks it). Only plain literals are
+ * taken here (no quote, backslash or control byte; UTF-8's other bytes are all above 127), so the ASCII frame is
+ * found byte for byte where the text would find it.
+ */
+export function plainContentBytes(buf: Buffer, from: number, to: number): string | undefined {
+  if (buf[from] !== 123 || to - from < OPEN_BYTES.length + CLOSE_BYTES.length + 1) return undefined;
+  const end = to - CLOSE_BYTES.length;
+  if (CLOSE_BYTES.compare(buf, end, to) !== 0) return undefined;
+  // The literal runs back from the closing frame to its opening quote.
+  let start = end;
+  for (; start > from; start--) {
+    const c = buf[start - 1]!;
+    if (c === 34) break;
+    if (c < 32 || c === 92) return undefined;
+  }
+  const open = start - OPEN_BYTES.length;
+  if (open <= from || OPEN_BYTES.compare(buf, open, start) !== 0) return undefined;
+  // plainContent reads the first OPEN and declines when "usage" or "error" comes before it.
+  if (buf.indexOf(OPEN_BYTES, from) !== open) return undefined;
+  if (USAGE.within(buf, from, open) || ERROR.within(buf, from, open)) return undefined;
+  return buf.toString('utf8', start, end);
+}

@@ -3,8 +3,8 @@ import type { Reply } from './chatResult';
 import { buildReply } from './chatResult';
 import type { ReplyCaps } from './replyLimits';
 import { replyTooLarge } from './replyLimits';
-import { plainContent } from './plainContent';
-import { SseParser } from './sse';
+import { plainContent, plainContentBytes } from './plainContent';
+import { SseByteParser, type SseSink } from './sseBytes';
 import { StreamAssembler, type RawChunk } from './streamAssembler';
 import { parseTextToolCalls, TextToolStreamFilter } from './textToolProtocol';
 import type { ChatDelta, ToolProtocolMode } from './types';
@@ -33,9 +33,15 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
   let chars = 0;
   let bytes = 0;
   const reader = resp.body.getReader();
-  const decoder = new TextDecoder();
-  const parser = new SseParser();
+  const parser = new SseByteParser();
   let finished = false;
+  const pushPlain = (plain: string): void => {
+    const d = asm.pushContent(plain);
+    if (d) {
+      ctx.onProgress();
+      emitOne(d);
+    }
+  };
   const handle = (data: string): void => {
     if (data === '[DONE]' || data.trim() === '[DONE]') {
       sawDone = true;
@@ -43,14 +49,7 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
     }
     // After the first chunk (which names the model), most chunks are one token of text: decode only that.
     const plain = asm.chunks > 0 ? plainContent(data) : undefined;
-    if (plain !== undefined) {
-      const d = asm.pushContent(plain);
-      if (d) {
-        ctx.onProgress();
-        emitOne(d);
-      }
-      return;
-    }
+    if (plain !== undefined) return pushPlain(plain);
     let chunk: RawChunk & { error?: unknown; object?: string };
     try {
       chunk = JSON.parse(data);
@@ -94,20 +93,29 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
     if (deltas.length > 0) ctx.onProgress();
     for (const d of deltas) emitOne(d);
   };
+  // Events after [DONE] are not read. A one-line event is tried in bytes first: most are one token of text.
+  const sink: SseSink = {
+    bytes: (buf, from, to) => {
+      if (sawDone) return;
+      const plain = asm.chunks > 0 ? plainContentBytes(buf, from, to) : undefined;
+      if (plain !== undefined) pushPlain(plain);
+      else handle(buf.toString('utf8', from, to));
+    },
+    text: (data) => {
+      if (!sawDone) handle(data);
+    },
+  };
   try {
     while (!sawDone) {
       const r = await reader.read();
       if (r.done) {
         finished = true;
-        for (const data of [...parser.push(decoder.decode()), ...parser.end()]) if (!sawDone) handle(data);
+        parser.end(sink);
         break;
       }
       bytes += r.value.byteLength;
       if (bytes > ctx.caps.bytes) throw replyTooLarge(ctx.url, ctx.caps, 'bytes');
-      for (const data of parser.push(decoder.decode(r.value, STREAM))) {
-        handle(data);
-        if (sawDone) break;
-      }
+      parser.push(r.value, sink);
     }
   } finally {
     if (!finished) await reader.cancel().catch(() => undefined);
@@ -171,6 +179,3 @@ export async function readJsonBody(resp: Response, ctx: { url: string; caps: Rep
     });
   }
 }
-
-/** One options object for every read's decode (it is read, never kept). */
-const STREAM = { stream: true } as const;

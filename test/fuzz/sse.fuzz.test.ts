@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { plainContent } from '../../src/llm/plainContent';
-import { SseParser } from '../../src/llm/sse';
+import { plainContent, plainContentBytes } from '../../src/llm/plainContent';
+import { SseByteParser } from '../../src/llm/sseBytes';
+import { SseParser } from './sseText';
 import { StreamAssembler, type RawChunk } from '../../src/llm/streamAssembler';
 
 /**
@@ -56,7 +57,18 @@ function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
   return out;
 }
 
+/** The client's parser: events in bytes, decoded here to compare. */
 function parseReads(reads: Uint8Array[]): string[] {
+  const parser = new SseByteParser();
+  const out: string[] = [];
+  const sink = { bytes: (b: Buffer, from: number, to: number) => out.push(b.toString('utf8', from, to)), text: (d: string) => out.push(d) };
+  for (const r of reads) parser.push(r, sink);
+  parser.end(sink);
+  return out;
+}
+
+/** The reference: decode the stream, then parse the text. */
+function parseReadsAsText(reads: Uint8Array[]): string[] {
   const decoder = new TextDecoder();
   const parser = new SseParser();
   const out: string[] = [];
@@ -82,6 +94,28 @@ describe('fuzz: SSE parser and stream assembler', () => {
         },
       ),
       { numRuns: RUNS },
+    );
+  });
+
+  it(`the byte parser finds the events the text parser finds in the decoded stream, however it is cut (${RUNS * 4} runs)`, () => {
+    // SSE's own characters, text beyond ASCII, a byte-order mark, and bytes that are not UTF-8.
+    const unit = fc.oneof(
+      fc.constantFrom('data:', 'data: ', ':', ' ', '\n', '\r', '\r\n', '\n\n', 'x', '{"a":1}', 'é', '日本', '🙂', 'event: e'),
+      fc.string({ maxLength: 3 }),
+    );
+    const stream = fc
+      .tuple(fc.array(unit, { maxLength: 40 }), fc.constantFrom('', '\uFEFF'), fc.uint8Array({ maxLength: 3 }))
+      .map(([parts, bom, junk]) => {
+        const text = new TextEncoder().encode(bom + parts.join(''));
+        const at = text.length >> 1;
+        return Buffer.concat([text.subarray(0, at), Buffer.from(junk.map((b) => b | 0x80)), text.subarray(at)]);
+      });
+    fc.assert(
+      fc.property(stream, fc.array(fc.nat(), { maxLength: 12 }), (bytes, cuts) => {
+        const reads = splitAt(bytes, cuts);
+        assert.deepEqual(parseReads(reads), parseReadsAsText(reads));
+      }),
+      { numRuns: RUNS * 4 },
     );
   });
 
@@ -127,6 +161,16 @@ describe('fuzz: SSE parser and stream assembler', () => {
         const content = parts.join('');
         const plain = vllm({ content });
         assert.equal(plainContent(plain), (JSON.parse(plain) as { choices: [{ delta: { content: string } }] }).choices[0].delta.content);
+        // In bytes, amid other events: the same text, or a decline (the caller then decodes and asks plainContent).
+        const line = Buffer.from(`data: ${vllm({ content: 'x' })}\n\ndata: ${plain}\n\n`);
+        const from = line.lastIndexOf('data: ') + 6;
+        const fromBytes = plainContentBytes(line, from, line.length - 2);
+        if (fromBytes !== undefined) assert.equal(fromBytes, content);
+        else
+          assert.ok(
+            [...content].some((ch) => ch === '"' || ch === '\\' || ch < ' '),
+            `declined a plain literal: ${JSON.stringify(content)}`,
+          );
         // Everything the full parse would read more from goes the long way.
         for (const other of [
           vllm({ content }, {}, 'stop'),
@@ -138,8 +182,12 @@ describe('fuzz: SSE parser and stream assembler', () => {
             choices: [0, 1].map((index) => ({ index, delta: { content }, logprobs: null, finish_reason: null })),
           }),
           plain.slice(0, -1),
+          // Not JSON: a raw control character inside the literal (the full parse refuses it).
+          plain.replace('"content":"', '"content":"\u0001'),
         ]) {
           assert.equal(plainContent(other), undefined, other);
+          const b = Buffer.from(`${plain}\n${other}`);
+          assert.equal(plainContentBytes(b, plain.length + 1, b.length), undefined, other);
         }
       }),
       { numRuns: RUNS },

@@ -1,9 +1,8 @@
 /**
- * Minimal server-sent-events parser: turns decoded text into the `data:`
- * payloads of complete events. We read the raw body ourselves (instead of the
- * SDK's Stream) so that a malformed chunk becomes a typed error rather than a
- * console message, and so that the per-chunk path stays cheap: a streamed
- * reply is hundreds of network reads, each of which passes through here.
+ * The reference the byte parser (src/llm/sseBytes.ts) is held to: a plain
+ * server-sent-events parser over decoded text (TextDecoder), which the client
+ * used until the stream was read in bytes. It turns text into the `data:`
+ * payloads of complete events.
  */
 export class SseParser {
   private buf = '';
@@ -56,24 +55,5 @@ export class SseParser {
       this.data.push(buf.slice(start + 5 < end && buf.charCodeAt(start + 5) === 32 ? start + 6 : start + 5, end));
     }
     // comments (":"), event:, id: and retry: are not used by chat completions
-  }
-}
-
-/** Yields the data payloads of a byte stream of server-sent events. */
-export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  const parser = new SseParser();
-  let done = false;
-  try {
-    while (!done) {
-      const r = await reader.read();
-      done = r.done;
-      const events = r.done ? [...parser.push(decoder.decode()), ...parser.end()] : parser.push(decoder.decode(r.value, { stream: true }));
-      for (const e of events) yield e;
-    }
-  } finally {
-    if (!done) await reader.cancel().catch(() => undefined);
-    reader.releaseLock();
   }
 }
