@@ -42,9 +42,8 @@ export class ServerConnection {
   /** From the server's /v1/models, once known. */
   private serverWindow: number | undefined;
   private probing: Promise<void> | undefined;
-  private reportedProblems = '';
-  private reportedProfileProblem = '';
-  private reportedTrustProblem = '';
+  /** What each source of settings problems last showed (all its problems, one per line), so a set is shown once. */
+  private readonly reported = new Map<'settings' | 'profile' | 'trust', string>();
   private readonly trust = new ServerTrust();
 
   constructor(private readonly hooks: ServerConnectionHooks) {}
@@ -53,21 +52,13 @@ export class ServerConnection {
   loadSettings(): void {
     const { settings, problems } = readVscodeSettings();
     this.settings = settings;
-    const key = problems.join('\n');
-    if (problems.length > 0 && key !== this.reportedProblems) {
-      for (const p of problems) this.hooks.log.warn(`settings: ${p}`);
-      const more = problems.length > 1 ? ` (and ${problems.length - 1} more; see the log)` : '';
-      void vscode.window.showWarningMessage(`Splitpoint: ${problems[0]}${more}`, 'Open Settings').then((a) => {
-        if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'splitpoint');
-      });
-    }
-    this.reportedProblems = key;
+    this.report('settings', problems, 'splitpoint');
   }
 
   rebuildEndpoints(): void {
     const s = this.settings!;
     const transport = this.trust.transport(s.caFile);
-    this.report('reportedTrustProblem', transport.problem, CA_FILE_SETTING);
+    this.report('trust', transport.problem ? [transport.problem] : [], CA_FILE_SETTING);
     const refresher = new ProfileRefresher(this.hooks.memo, s.endpoint, (m) => this.hooks.log.warn(m));
     this.endpoints = buildEndpoints(
       s,
@@ -89,15 +80,20 @@ export class ServerConnection {
     this.trust.dispose();
   }
 
-  /** Logs a settings problem and shows it once, until it changes (or goes away and comes back). */
-  private report(last: 'reportedTrustProblem' | 'reportedProfileProblem', problem: string | undefined, setting: string): void {
-    if (problem && problem !== this[last]) {
-      this.hooks.log.warn(`settings: ${problem}`);
-      void vscode.window.showWarningMessage(`Splitpoint: ${problem}`, 'Open Settings').then((a) => {
+  /**
+   * Logs a source's settings problems and shows the first (with how many more) once, until the set changes or goes
+   * away and comes back; Open Settings opens `setting`.
+   */
+  private report(source: 'settings' | 'profile' | 'trust', problems: readonly string[], setting: string): void {
+    const key = problems.join('\n');
+    if (problems.length > 0 && key !== this.reported.get(source)) {
+      for (const p of problems) this.hooks.log.warn(`settings: ${p}`);
+      const more = problems.length > 1 ? ` (and ${problems.length - 1} more; see the log)` : '';
+      void vscode.window.showWarningMessage(`Splitpoint: ${problems[0]}${more}`, 'Open Settings').then((a) => {
         if (a) void vscode.commands.executeCommand('workbench.action.openSettings', setting);
       });
     }
-    this[last] = problem ?? '';
+    this.reported.set(source, key);
   }
 
   contextWindow(): number {
@@ -116,7 +112,7 @@ export class ServerConnection {
   private profile(): PerfProfile {
     const s = this.settings!;
     const p = resolveHostProfile(s.perfProfile, s.compactor.endpoint ?? s.endpoint, this.hooks.memo, this.hooks.workspaceRoot());
-    this.report('reportedProfileProblem', p.problem, PROFILE_SETTING);
+    this.report('profile', p.problem ? [p.problem] : [], PROFILE_SETTING);
     return p.profile;
   }
 
