@@ -28,8 +28,11 @@ export interface ModelRequest {
    * How fresh streamed deltas must be: they may arrive in batches up to this
    * many ms apart (the caller shows them no more often). Fewer, larger
    * batches cost the client less CPU; unset means the transport's default.
+   * A function is asked again before every batch, so a running stream is read
+   * more or less often as its caller's needs change (a progress view shown or
+   * hidden, more or fewer streams running beside it).
    */
-  deltaBatchMs?: number;
+  deltaBatchMs?: number | (() => number);
 }
 
 export interface ModelUsage {

@@ -147,6 +147,7 @@ export class SessionController {
       stop: () => this.stop(),
       post: (msgs) => this.postAll(msgs),
       notice: (level, text) => this.notice(level, text),
+      ...(deps.wantsDeltas ? { watched: deps.wantsDeltas } : {}),
     });
     this.pins = new PinActions(this.store, deps.ids, deps.clock, (level, text) => this.notice(level, text));
     this.eventSink = {
@@ -189,6 +190,7 @@ export class SessionController {
         tools: this.tools,
         approvals: this.broker,
         ...(this.deps.spill ? { spill: this.deps.spill } : {}),
+        ...(this.deps.wantsDeltas ? { watched: this.deps.wantsDeltas } : {}),
         clock: this.deps.clock,
         ids: this.deps.ids,
       },

@@ -28,6 +28,8 @@ export interface UserCompactionDeps {
   stop(): Promise<void>;
   post(msgs: HostToWebview[]): void;
   notice(level: 'info' | 'warning' | 'error', text: string): void;
+  /** Whether anyone sees a compaction's progress now (its workers' streams are read less often when not). */
+  watched?: () => boolean;
 }
 
 /**

@@ -180,15 +180,17 @@ export class VllmClient implements ModelClient {
     const timer = new RequestTimer(deadline.at, deadline.ms, () => ctl.abort());
     const caps = replyCaps(req.maxTokens);
     const body = chatRequestBody(model, req, mode, stream);
+    const idleMs = Math.min(this.opts.idleTimeoutMs ?? 120_000, deadline.ms);
     try {
       // Read by the paced transport; a fetch of the caller's own ignores the unknown field.
-      const fetchOptions = req.deltaBatchMs ? ({ paceMs: req.deltaBatchMs } satisfies PacedRequestInit as SdkFetchOptions) : undefined;
+      const paceMs = batchInterval(req.deltaBatchMs, idleMs);
+      const fetchOptions = paceMs ? ({ paceMs } satisfies PacedRequestInit as SdkFetchOptions) : undefined;
       const call = this.sdk.chat.completions.create(body as never, { signal: ctl.signal, headers: req.headers, fetchOptions });
       const resp = await call.asResponse();
       let reply: Reply;
       if (stream) {
         // Prefill can be long, but once the server has answered, silence means a stall.
-        timer.startIdle(Math.min(this.opts.idleTimeoutMs ?? 120_000, deadline.ms));
+        timer.startIdle(idleMs);
         reply = await readChatStream(resp, { url, model, mode, caps, emit, onProgress: () => timer.progress() });
       } else {
         reply = replyFromBody(await readJsonBody(resp, { url, caps }), { url, model, mode, caps, emit });
@@ -325,4 +327,15 @@ export class VllmClient implements ModelClient {
       { policy: this.policy, sleep: this.opts.sleep, random: this.opts.random, signal, onRetry: this.opts.onRetry },
     );
   }
+}
+
+/**
+ * The caller's batch interval, kept to a quarter of the idle limit: what a
+ * paced stream holds unread, the idle clock does not see, so a longer hold
+ * would read as a stalled server.
+ */
+function batchInterval(asked: ChatRequest['deltaBatchMs'], idleMs: number): PacedRequestInit['paceMs'] {
+  const most = idleMs / 4;
+  if (typeof asked === 'function') return () => Math.min(asked(), most);
+  return asked ? Math.min(asked, most) : undefined;
 }

@@ -8,13 +8,15 @@ import type { PacingClock } from './pacingClock';
  * and its socket held (the kernel read stops at once, pacedSocket.ts, so events
  * queue in the kernel and wake nobody), and at the clock's next tick, which
  * all streams share, it is resumed for one turn of the event loop; what that
- * turn brought is handed on as one chunk. Cancelling the stream, or an error
+ * turn brought is handed on as one chunk. The clock is asked for after every
+ * batch, so a stream can move to a slower or faster one while it runs. Cancelling the stream, or an error
  * on the request, destroys the request (and its socket).
  */
 export function pacedBody(
   req: ClientRequest,
   res: IncomingMessage,
-  clock: PacingClock | undefined,
+  /** The clock to wait on after the current batch; undefined: not paced (each read is handed on as it comes). */
+  clockOf: (() => PacingClock | undefined) | undefined,
   /** Called once, the first time the response's socket is held (tests: the transport holds whatever socket it gets). */
   onHeld?: () => void,
 ): ReadableStream<Uint8Array> {
@@ -49,6 +51,7 @@ export function pacedBody(
   const endBatch = () => {
     immediate = undefined;
     flush();
+    const clock = clockOf?.();
     if (closed || res.readableEnded || !clock) return;
     res.pause();
     if (socket && holdSocket(socket) && onHeld) {
@@ -68,7 +71,7 @@ export function pacedBody(
     start(c) {
       ctl = c;
       res.on('data', (b: Buffer) => {
-        if (!clock) {
+        if (!clockOf) {
           if (!closed) ctl.enqueue(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
           return;
         }

@@ -27,7 +27,8 @@ export interface PacedFetchOptions {
 
 /** What a caller may add to a request's init: its own batch interval for a streamed body (other fetches ignore it). */
 export interface PacedRequestInit {
-  paceMs?: number;
+  /** A function is asked before each batch: the stream moves to the clock of its current answer. */
+  paceMs?: number | (() => number);
 }
 
 export type PacedFetch = typeof fetch & {
@@ -65,7 +66,8 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`pacedFetch cannot fetch ${url.protocol} URLs`);
     const signal = init.signal ?? undefined;
     const asked = (init as PacedRequestInit).paceMs;
-    const paceMs = intervalMs > 0 && typeof asked === 'number' && asked > 0 ? asked : intervalMs;
+    const paceOf = (v: unknown) => (intervalMs > 0 && typeof v === 'number' && v > 0 ? v : intervalMs);
+    const clockNow = typeof asked === 'function' ? () => clockFor(paceOf(asked())) : () => clockFor(paceOf(asked));
     if (signal?.aborted) throw abortError(signal);
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((v, k) => (headers[k] = v));
@@ -88,7 +90,7 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
         const status = res.statusCode ?? 0;
         const noBody = init.method === 'HEAD' || status === 204 || status === 205 || status === 304;
         const streamed = /^text\/event-stream/i.test(String(res.headers['content-type'] ?? ''));
-        const stream = noBody ? null : pacedBody(req, res, streamed ? clockFor(paceMs) : undefined, onHeld);
+        const stream = noBody ? null : pacedBody(req, res, streamed && clockNow() ? clockNow : undefined, onHeld);
         if (noBody) res.resume();
         resolve(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders(res.rawHeaders) }));
       });

@@ -177,6 +177,45 @@ describe('paced transport on the wire', function () {
     assert.ok(reads[1]! >= Math.floor(wall / 100) - 3, `the default stream was read only ${reads[1]} times in ${wall} ms`);
   });
 
+  it('a batch interval given as a function is asked before each batch: a running stream follows its answer', async () => {
+    // 60 tokens 20 ms apart (~1.2 s); the stream is read once a second until `fast` is set, then every 100 ms.
+    const pieces: Array<string | number> = [];
+    for (let i = 0; i < 60; i++) pieces.push(event(`t${i} `), 20);
+    pieces.push(event('', 'stop'), 'data: [DONE]\n\n');
+    const s = await sseServer(pieces);
+    server = s.server;
+    let fast = false;
+    let asked = 0;
+    const arrivals: number[] = [];
+    const t0 = Date.now();
+    setTimeout(() => (fast = true), 600);
+    const r = await new VllmClient({ baseURL: s.url, model: 'm', fetch: paced }).chat(
+      { messages: convo, deltaBatchMs: () => (asked++, fast ? 100 : 1000) },
+      { onDelta: (d) => d.type === 'content' && arrivals.push(Date.now() - t0) },
+    );
+    assert.equal(r.message.content?.split(' ').filter(Boolean).length, 60);
+    const batches = [...new Set(arrivals)];
+    assert.ok(asked >= 2, `the interval was asked ${asked} time(s)`);
+    // Slow at first: nothing between the first batch and the 1 s tick (the switch at 600 ms takes effect after it).
+    assert.ok(batches.filter((t) => t > batches[0]! + 50 && t < batches[0]! + 900).length === 0, `batches at ${batches.join(', ')} ms`);
+    // Then fast: several batches after the first slow tick.
+    const afterTick = batches.filter((t) => t > batches[0]! + 900);
+    assert.ok(afterTick.length >= 2, `batches at ${batches.join(', ')} ms`);
+  });
+
+  it('a batch interval longer than a quarter of the idle limit is cut to it, so a held stream never looks stalled', async () => {
+    const pieces: Array<string | number> = [];
+    for (let i = 0; i < 20; i++) pieces.push(event(`t${i} `), 50);
+    pieces.push(event('', 'stop'), 'data: [DONE]\n\n');
+    const s = await sseServer(pieces);
+    server = s.server;
+    const c = new VllmClient({ baseURL: s.url, model: 'm', fetch: paced, idleTimeoutMs: 400, retry: { maxRetries: 0 } });
+    const fixed = await c.chat({ messages: convo, deltaBatchMs: 10_000 });
+    const asked = await c.chat({ messages: convo, deltaBatchMs: () => 10_000 });
+    assert.equal(fixed.message.content?.split(' ').filter(Boolean).length, 20);
+    assert.equal(asked.message.content, fixed.message.content);
+  });
+
   it('the token-idle clock still sees tokens, at most one batch late', async () => {
     // A token every 60 ms for 1.2 s; idle limit 250 ms, over twice the batch interval.
     const pieces: Array<string | number> = [];

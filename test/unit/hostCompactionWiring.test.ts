@@ -12,6 +12,7 @@ import { BackgroundCompaction } from '../../src/core/agent/compactionRunner';
 import { defaultSettings } from '../../src/core/config/settings';
 import type { SplitpointSettings } from '../../src/core/config/settings';
 import type { WorkerEndpoint } from '../../src/core/compaction/workerRun';
+import { UNWATCHED_PACE_MS, WATCHED_PACE_MS } from '../../src/core/compaction/workerPace';
 import { H100_7B, UNIT_PROFILE } from '../../src/core/perf/profile';
 import type { PerfProfile } from '../../src/core/perf/profile';
 import type { MementoLike } from '../../src/core/perf/profileMemo';
@@ -60,7 +61,11 @@ async function history(pairs: number): Promise<SessionStore> {
 }
 
 /** A controller on fake models, with the planner inputs the host would pass. */
-async function controller(settings: SplitpointSettings, extra: { profile?: () => PerfProfile; replicas?: WorkerEndpoint[] }) {
+async function controller(
+  settings: SplitpointSettings,
+  extra: { profile?: () => PerfProfile; replicas?: WorkerEndpoint[] },
+  wantsDeltas?: () => boolean,
+) {
   const store = await history(8);
   const posted: HostToWebview[] = [];
   const compactor = new FakeModel();
@@ -78,6 +83,7 @@ async function controller(settings: SplitpointSettings, extra: { profile?: () =>
     connection: () => ({ state: 'ok', message: null }),
     trusted: () => true,
     setStrategy: () => undefined,
+    ...(wantsDeltas ? { wantsDeltas } : {}),
   });
   await c.handle({ type: 'send', text: '/compact' });
   const views = posted
@@ -96,6 +102,21 @@ const settingsWith = (o: Partial<SplitpointSettings>): SplitpointSettings => ({
 
 describe('host compaction wiring', () => {
   const dir = profileDir();
+
+  it("a /compact's workers are read as often as the view needs: slower while nobody sees the side bar", async () => {
+    const s = settingsWith({ mode: 'parallel', blockTokens: 256 });
+    for (const seen of [true, false]) {
+      const { compactor } = await controller(s, {}, () => seen);
+      const paces = compactor.requests.map((r) => r.deltaBatchMs);
+      assert.ok(paces.length >= 2, `${paces.length} worker request(s)`);
+      for (const p of paces) {
+        assert.equal(typeof p, 'function');
+        const ms = (p as () => number)();
+        if (seen) assert.ok(ms >= WATCHED_PACE_MS.min && ms <= WATCHED_PACE_MS.max, `${ms} ms`);
+        else assert.equal(ms, UNWATCHED_PACE_MS);
+      }
+    }
+  });
 
   it('resolves the profile setting: a name, a file relative to the workspace, else learned, else h100-7b', async () => {
     const memo = new Memo();

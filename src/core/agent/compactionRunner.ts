@@ -29,6 +29,8 @@ export interface CompactionRunnerDeps {
   replicas?: readonly WorkerEndpoint[];
   /** The planner's profile, read at each compaction so a learned one can refresh; the settings' own profile wins. */
   profile?: () => PerfProfile;
+  /** Whether anyone sees a compaction's progress now (CompactionDeps.watched). */
+  watched?: () => boolean;
 }
 
 export interface CompactionRunnerSettings {
@@ -42,15 +44,27 @@ export interface CompactionRunnerSettings {
 
 /** The model side of a compaction, the same for background runs and the user's previews. */
 export function compactionDeps(
-  d: Pick<CompactionRunnerDeps, 'compactor' | 'compactorLimiter' | 'ledger' | 'clock' | 'ids' | 'replicas'>,
+  d: Pick<CompactionRunnerDeps, 'compactor' | 'compactorLimiter' | 'ledger' | 'clock' | 'ids' | 'replicas' | 'watched'>,
 ): CompactionDeps {
   const replicas = d.replicas?.length ? { replicas: d.replicas } : {};
-  return { model: d.compactor, limiter: d.compactorLimiter, count: (m) => d.ledger.estimate(m), clock: d.clock, ids: d.ids, ...replicas };
+  const watched = d.watched ? { watched: d.watched } : {};
+  return {
+    model: d.compactor,
+    limiter: d.compactorLimiter,
+    count: (m) => d.ledger.estimate(m),
+    clock: d.clock,
+    ids: d.ids,
+    ...replicas,
+    ...watched,
+  };
 }
 
 /** Freezes the session at `choice` and plans a compaction of it: the one setup every compaction starts from. */
 export function planSessionCompaction(
-  d: Pick<CompactionRunnerDeps, 'store' | 'compactor' | 'compactorLimiter' | 'ledger' | 'clock' | 'ids' | 'replicas' | 'profile'>,
+  d: Pick<
+    CompactionRunnerDeps,
+    'store' | 'compactor' | 'compactorLimiter' | 'ledger' | 'clock' | 'ids' | 'replicas' | 'profile' | 'watched'
+  >,
   choice: SplitChoice,
   tools: readonly ToolSpec[],
   given: CompactionSettings,

@@ -3,10 +3,11 @@ import { originalId } from '../session/sessionState';
 import type { CompactionRecord } from '../session/schema';
 import type { RecentTurnsResult } from '../splitPoint';
 import { frameEnd } from '../splitPoint';
-import type { BlockStats, BlockView, CompactionTotals } from './events';
+import type { BlockStats, BlockView, CompactionTotals, PlanOutcome } from './events';
 import { mergeSummaries, summaryMessage } from './merge';
 import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
+import { predictWritten } from './plan';
 
 /** What a compaction produces once every block has a summary: the merged text, the context after, the record. */
 
@@ -109,4 +110,27 @@ export function compactionRecord(
   if ('overBudgetTurnStarts' in split && (split as RecentTurnsResult).overBudgetTurnStarts.length > 0)
     record.turnBudget = (split as RecentTurnsResult).turnBudget;
   return record;
+}
+
+/** The planner's prediction against a complete run's totals. */
+export function planOutcome(plan: CompactionPlan, t: CompactionTotals, blocks: readonly BlockView[]): PlanOutcome | undefined {
+  const c = plan.choice;
+  if (!c) return undefined;
+  const predicted = c.chosen.predictedMs;
+  const outcome: PlanOutcome = {
+    label: c.chosen.label,
+    predictedMs: predicted,
+    measuredMs: t.wallMs,
+    ratio: predicted > 0 ? Math.round((100 * t.wallMs) / predicted) / 100 : 0,
+    summaryTokens: t.outputTokens,
+  };
+  // Edited blocks were not written by a worker: there is nothing to replay.
+  if (blocks.every((b) => b.stats)) {
+    const written = predictWritten(
+      plan,
+      blocks.map((b) => b.stats!.outputTokens),
+    );
+    if (written !== undefined) outcome.predictedForWrittenMs = written;
+  }
+  return outcome;
 }

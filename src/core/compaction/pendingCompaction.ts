@@ -5,12 +5,12 @@ import type { Clock, IdSource } from '../session/storage';
 import type { SessionStore } from '../session/sessionStore';
 import type { SurvivalReport } from './checks';
 import { survivalChecks } from './checks';
-import { compactionRecord, mergedText, projectedContext, totalsOf } from './compactionOutput';
+import { compactionRecord, mergedText, planOutcome, projectedContext, totalsOf } from './compactionOutput';
 import type { BlockView, CompactionEvent, CompactionTotals, PlanOutcome } from './events';
 import { Gate } from './gate';
 import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
-import { predictWritten } from './plan';
+import { workerPaceMs } from './workerPace';
 import { runWorker } from './workerRun';
 import type { WorkerEndpoint } from './workerRun';
 
@@ -23,6 +23,8 @@ export interface CompactionDeps {
   ids: IdSource;
   /** More compaction endpoints (replicas) besides `model`; target-block workers spread over all by load. */
   replicas?: readonly WorkerEndpoint[];
+  /** Whether anyone sees the workers' progress now (a view showing it); unset: always. Streams are read less often when not. */
+  watched?: () => boolean;
 }
 
 interface BlockState {
@@ -218,6 +220,7 @@ export class PendingCompaction {
           s.onFirstToken = undefined;
           f();
         },
+        paceMs: () => workerPaceMs(this.inFlight, this.deps.watched?.() ?? true),
         onProgress: (n) => {
           s.view = { ...s.view, streamedTokens: n };
           this.emit({ type: 'block-streaming', compactionId: this.id, block: s.block.index, outputTokens: n });
@@ -346,26 +349,7 @@ export class PendingCompaction {
 
   /** The planner's prediction against the run, once it is complete. */
   outcome(): PlanOutcome | undefined {
-    const c = this.plan.choice;
-    if (!c || !this.isComplete()) return undefined;
-    const t = this.totals();
-    const predicted = c.chosen.predictedMs;
-    const outcome: PlanOutcome = {
-      label: c.chosen.label,
-      predictedMs: predicted,
-      measuredMs: t.wallMs,
-      ratio: predicted > 0 ? Math.round((100 * t.wallMs) / predicted) / 100 : 0,
-      summaryTokens: t.outputTokens,
-    };
-    // Edited blocks were not written by a worker: there is nothing to replay.
-    if (this.states.every((s) => s.view.stats)) {
-      const written = predictWritten(
-        this.plan,
-        this.states.map((s) => s.view.stats!.outputTokens),
-      );
-      if (written !== undefined) outcome.predictedForWrittenMs = written;
-    }
-    return outcome;
+    return this.isComplete() ? planOutcome(this.plan, this.totals(), this.blocks) : undefined;
   }
 
   /** The record adoption writes; ids point at the snapshot's messages. */

@@ -62,13 +62,6 @@ export function instructionInput(plan: CompactionPlan, block: Block, focus: stri
 }
 
 /**
- * A worker's streamed text feeds a progress view, not a reader following it
- * word by word: four updates a second are enough, and each batch interval
- * the transport skips saves a wake-up per running worker (bench/clientCpu).
- */
-export const WORKER_DELTA_BATCH_MS = 250;
-
-/**
  * Builds block k's request in the plan's layout. `count` is the local token
  * estimate for a message.
  */
@@ -85,7 +78,6 @@ export function buildWorkerPrompt(
   const input: LayoutInput = { plan, block, x, maxTokens, budget, count };
   const prompt = plan.settings.layout === 'cache-aligned' ? cacheAligned(input) : targetBlock(input);
   prompt.request.stream = plan.settings.streamWorkers;
-  if (plan.settings.streamWorkers) prompt.request.deltaBatchMs = WORKER_DELTA_BATCH_MS;
   return prompt;
 }
 

@@ -34,6 +34,8 @@ export interface WorkerRun {
   onFirstToken: () => void;
   /** Output tokens so far, every ~16. */
   onProgress: (tokens: number) => void;
+  /** How often a streamed reply is read, asked before each read (workerPace.ts). */
+  paceMs: () => number;
 }
 
 /** Sends one block's worker and returns its summary and stats; throws on failure. */
@@ -51,6 +53,7 @@ export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: Bl
     sent = true;
     w.onSent(endpoint);
     const prompt = buildWorkerPrompt(w.plan, w.block, w.focus, w.count);
+    if (prompt.request.stream) prompt.request.deltaBatchMs = w.paceMs;
     // Only a length is kept: the reply's text comes back whole with the result.
     let streamedChars = 0;
     let lastReported = 0;
