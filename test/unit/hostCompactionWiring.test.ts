@@ -12,7 +12,7 @@ import { BackgroundCompaction } from '../../src/core/agent/compactionRunner';
 import { defaultSettings } from '../../src/core/config/settings';
 import type { SplitpointSettings } from '../../src/core/config/settings';
 import type { WorkerEndpoint } from '../../src/core/compaction/workerRun';
-import { UNWATCHED_PACE_MS, WATCHED_PACE_MS } from '../../src/core/compaction/workerPace';
+import { workerPaceMs } from '../../src/core/compaction/workerPace';
 import { H100_7B, UNIT_PROFILE } from '../../src/core/perf/profile';
 import type { PerfProfile } from '../../src/core/perf/profile';
 import type { MementoLike } from '../../src/core/perf/profileMemo';
@@ -103,18 +103,17 @@ const settingsWith = (o: Partial<SplitpointSettings>): SplitpointSettings => ({
 describe('host compaction wiring', () => {
   const dir = profileDir();
 
-  it("a /compact's workers are read as often as the view needs: slower while nobody sees the side bar", async () => {
+  it("a /compact's workers ask the view whether anyone watches before each read of their streams", async () => {
     const s = settingsWith({ mode: 'parallel', blockTokens: 256 });
-    for (const seen of [true, false]) {
-      const { compactor } = await controller(s, {}, () => seen);
-      const paces = compactor.requests.map((r) => r.deltaBatchMs);
-      assert.ok(paces.length >= 2, `${paces.length} worker request(s)`);
-      for (const p of paces) {
-        assert.equal(typeof p, 'function');
-        const ms = (p as () => number)();
-        if (seen) assert.ok(ms >= WATCHED_PACE_MS.min && ms <= WATCHED_PACE_MS.max, `${ms} ms`);
-        else assert.equal(ms, UNWATCHED_PACE_MS);
-      }
+    let asked = 0;
+    const { compactor } = await controller(s, {}, () => (asked++, false));
+    const paces = compactor.requests.map((r) => r.deltaBatchMs);
+    assert.ok(paces.length >= 2, `${paces.length} worker request(s)`);
+    for (const p of paces) {
+      assert.equal(typeof p, 'function');
+      const before = asked;
+      assert.equal((p as () => number)(), workerPaceMs(0, false));
+      assert.equal(asked, before + 1, "the interval follows the host's wantsDeltas");
     }
   });
 

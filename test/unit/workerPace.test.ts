@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createCompaction, snapshotSession } from '../../src/core/compaction/fromSession';
 import { DEFAULT_COMPACTION_SETTINGS } from '../../src/core/compaction/plan';
-import { UNWATCHED_PACE_MS, WATCHED_PACE_MS, workerPaceMs } from '../../src/core/compaction/workerPace';
+import { MAX_PACE_MS, MIN_PACE_MS, READS_PER_SECOND, workerPaceMs } from '../../src/core/compaction/workerPace';
 import type { ChatMessage } from '../../src/core/messages';
 import { unlimited } from '../../src/core/ports';
 import { SessionStore } from '../../src/core/session/sessionStore';
@@ -19,7 +19,7 @@ const counter = new CharEstimateCounter();
 const count = (m: ChatMessage) => counter.countMessage(m);
 
 describe('worker stream pace', () => {
-  it('budgets reads over all streams while watched, within 250 ms – 1 s per stream; 4 s each while nobody watches', () => {
+  it('budgets reads over all streams: 32 a second while watched (250 ms – 1 s each), 8 while not (250 ms – 4 s)', () => {
     assert.equal(workerPaceMs(1, true), 250);
     assert.equal(workerPaceMs(8, true), 250, 'eight streams at four reads a second: 32 a second');
     assert.equal(workerPaceMs(16, true), 500);
@@ -27,15 +27,23 @@ describe('worker stream pace', () => {
     assert.equal(workerPaceMs(32, true), 1000);
     assert.equal(workerPaceMs(256, true), 1000, 'at least one read a second per stream, however many run');
     assert.equal(workerPaceMs(0, true), 250);
-    for (const n of [1, 8, 27, 256]) assert.equal(workerPaceMs(n, false), UNWATCHED_PACE_MS);
-    let last = 0;
-    for (let n = 1; n <= 300; n++) {
-      const ms = workerPaceMs(n, true);
-      assert.ok(ms >= last && ms >= WATCHED_PACE_MS.min && ms <= WATCHED_PACE_MS.max, `${n} streams: ${ms} ms`);
-      // Between the bounds, reads a second over all streams stay within the budget.
-      if (ms > WATCHED_PACE_MS.min && ms < WATCHED_PACE_MS.max)
-        assert.ok((n * 1000) / ms <= 32.5, `${n} streams read ${(n * 1000) / ms} times a second`);
-      last = ms;
+    assert.equal(workerPaceMs(1, false), 250, 'the last worker is seen ending as soon as when watched');
+    assert.equal(workerPaceMs(2, false), 250);
+    assert.equal(workerPaceMs(8, false), 1000);
+    assert.equal(workerPaceMs(27, false), 3375);
+    assert.equal(workerPaceMs(64, false), 4000);
+    for (const watched of [true, false]) {
+      const key = watched ? 'watched' : 'unwatched';
+      let last = 0;
+      for (let n = 1; n <= 300; n++) {
+        const ms = workerPaceMs(n, watched);
+        assert.ok(ms >= last && ms >= MIN_PACE_MS && ms <= MAX_PACE_MS[key], `${n} streams: ${ms} ms`);
+        assert.ok(ms >= workerPaceMs(n, true), 'never read more often unwatched than watched');
+        // Between the bounds, reads a second over all streams stay within the budget.
+        if (ms > MIN_PACE_MS && ms < MAX_PACE_MS[key])
+          assert.ok((n * 1000) / ms <= READS_PER_SECOND[key] + 0.5, `${n} streams read ${(n * 1000) / ms} times a second`);
+        last = ms;
+      }
     }
   });
 
@@ -72,14 +80,15 @@ describe('worker stream pace', () => {
     for (const p of paces) assert.equal(typeof p, 'function', 'each streamed worker gets an interval asked before each batch');
     const ask = (i: number) => (paces[i] as () => number)();
     assert.equal(ask(0), workerPaceMs(n, true));
-    assert.ok(ask(0) > WATCHED_PACE_MS.min, `${n} workers: ${ask(0)} ms`);
+    assert.ok(ask(0) > MIN_PACE_MS, `${n} workers: ${ask(0)} ms`);
     watched = false;
-    assert.equal(ask(n - 1), UNWATCHED_PACE_MS, 'the side bar hidden: every running stream slows down');
+    assert.equal(ask(n - 1), workerPaceMs(n, false), 'the side bar hidden: every running stream slows down');
+    assert.ok(ask(n - 1) > workerPaceMs(n, true));
     watched = true;
     assert.equal(ask(n - 1), workerPaceMs(n, true));
     model.release();
     await done;
-    assert.equal(ask(0), WATCHED_PACE_MS.min, 'with no other worker left, the interval is the floor');
+    assert.equal(ask(0), MIN_PACE_MS, 'with no other worker left, the interval is the floor');
   });
 
   it('unstreamed workers get no interval', async () => {
