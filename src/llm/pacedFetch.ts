@@ -72,7 +72,8 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((v, k) => (headers[k] = v));
     const body = await requestBody(init.body);
-    if (body && headers['content-length'] === undefined) headers['content-length'] = String(body.byteLength);
+    if (body !== undefined && headers['content-length'] === undefined)
+      headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
     const secure = url.protocol === 'https:';
     const options = { method: init.method ?? 'GET', headers, agent: secure ? agents.https : agents.http };
     // http.request itself may be an editor's proxy support (VS Code); its own ClientRequest is not. HTTPS always goes
@@ -121,9 +122,10 @@ function abortError(signal: AbortSignal): Error {
   return new DOMException('This operation was aborted', 'AbortError');
 }
 
-async function requestBody(b: RequestInit['body']): Promise<Buffer | undefined> {
+/** A string body (the SDK's JSON) is written as it is: the socket encodes it, without a Buffer copy of every prompt. */
+async function requestBody(b: RequestInit['body']): Promise<Buffer | string | undefined> {
   if (b === undefined || b === null) return undefined;
-  if (typeof b === 'string') return Buffer.from(b);
+  if (typeof b === 'string') return b;
   if (b instanceof ArrayBuffer) return Buffer.from(b);
   if (ArrayBuffer.isView(b)) return Buffer.from(b.buffer, b.byteOffset, b.byteLength);
   if (b instanceof URLSearchParams) return Buffer.from(b.toString());

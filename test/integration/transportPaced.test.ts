@@ -177,6 +177,32 @@ describe('paced transport on the wire', function () {
     assert.ok(reads[1]! >= Math.floor(wall / 100) - 3, `the default stream was read only ${reads[1]} times in ${wall} ms`);
   });
 
+  it('a JSON body with non-ASCII text goes out whole, its content-length in bytes', async () => {
+    let got: { length: string | undefined; body: string } | undefined;
+    server = createServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on('data', (b: Buffer) => parts.push(b));
+      req.on('end', () => {
+        got = { length: req.headers['content-length'], body: Buffer.concat(parts).toString('utf8') };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({ model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }),
+        );
+      });
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    const text = 'Fix the parser: “naïve” → naive, 日本語のコメント, emoji 🚀, and a lone é.';
+    const r = await new VllmClient({ baseURL: url, model: 'm', fetch: paced }).chat({
+      messages: [{ role: 'user', content: text }],
+      stream: false,
+    });
+    assert.equal(r.message.content, 'ok');
+    assert.equal(Number(got!.length), Buffer.byteLength(got!.body), 'content-length counts bytes, not characters');
+    assert.ok(Buffer.byteLength(got!.body) > got!.body.length);
+    assert.equal((JSON.parse(got!.body) as { messages: { content: string }[] }).messages.at(-1)!.content, text);
+  });
+
   it('a batch interval given as a function is asked before each batch: a running stream follows its answer', async () => {
     // 60 tokens 20 ms apart (~1.2 s); the stream is read once a second until `fast` is set, then every 100 ms.
     const pieces: Array<string | number> = [];

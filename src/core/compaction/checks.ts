@@ -56,7 +56,8 @@ export function survivalChecks(
   pins: readonly PinItem[],
   sizes: { headTokens: number; summaryTokens: number } = { headTokens: Infinity, summaryTokens: 0 },
 ): SurvivalReport {
-  const text = after.map((m) => m.content ?? '').join('\n');
+  // The projected context is the whole window's text: joined only when there are pins to look for in it.
+  const text = pins.length > 0 ? after.map((m) => m.content ?? '').join('\n') : '';
   const missingPins = pins.filter((p) => !text.includes(p.text)).map((p) => p.id);
   const before = countOpenLoops(head);
   const pinnedLoops = pins.filter((p) => p.kind === 'open-loop').length;
