@@ -229,9 +229,16 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
 
   release();
   while (done < requests.length) {
-    for (const rep of replicas) if (!rep.step.pending && (rep.running.length > 0 || rep.waiting.length > 0)) plan(rep);
+    // Indexed, as in plan(): a for-of here allocated an iterator per step while the model was not yet optimised.
+    for (let i = 0; i < replicas.length; i++) {
+      const rep = replicas[i]!;
+      if (!rep.step.pending && (rep.running.length > 0 || rep.waiting.length > 0)) plan(rep);
+    }
     let next: Replica | undefined;
-    for (const rep of replicas) if (rep.step.pending && (!next || rep.step.end < next.step.end)) next = rep;
+    for (let i = 0; i < replicas.length; i++) {
+      const rep = replicas[i]!;
+      if (rep.step.pending && (!next || rep.step.end < next.step.end)) next = rep;
+    }
     if (!next) throw new Error('step model stalled: requests left but nothing can run (a prompt larger than the KV budget?)');
     apply(next, next === replicas[0]);
     release();
