@@ -126,6 +126,14 @@ async function sseServer(pieces: Array<string | number>): Promise<{ url: string;
 const event = (content: string, finish: string | null = null) =>
   `data: ${JSON.stringify({ model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\r\n\r\n`;
 
+/** An SSE server that streams `n` one-word tokens `gapMs` apart, then stops. */
+function tokenServer(n: number, gapMs: number): Promise<{ url: string; server: Server }> {
+  const pieces: Array<string | number> = [];
+  for (let i = 0; i < n; i++) pieces.push(event(`t${i} `), gapMs);
+  pieces.push(event('', 'stop'), 'data: [DONE]\n\n');
+  return sseServer(pieces);
+}
+
 describe('paced transport on the wire', function () {
   this.timeout(20_000);
   let server: Server | undefined;
@@ -157,10 +165,7 @@ describe('paced transport on the wire', function () {
   });
 
   it("a request's own batch interval (deltaBatchMs) paces its stream; others keep the default", async () => {
-    const pieces: Array<string | number> = [];
-    for (let i = 0; i < 60; i++) pieces.push(event(`t${i} `), 20);
-    pieces.push(event('', 'stop'), 'data: [DONE]\n\n');
-    const s = await sseServer(pieces);
+    const s = await tokenServer(60, 20);
     server = s.server;
     const reads: number[] = [];
     const c = new VllmClient({ baseURL: s.url, model: 'm', fetch: countingReads(paced, reads) });
@@ -205,10 +210,7 @@ describe('paced transport on the wire', function () {
 
   it('a batch interval given as a function is asked before each batch: a running stream follows its answer', async () => {
     // 60 tokens 20 ms apart (~1.2 s); the stream is read once a second until `fast` is set, then every 100 ms.
-    const pieces: Array<string | number> = [];
-    for (let i = 0; i < 60; i++) pieces.push(event(`t${i} `), 20);
-    pieces.push(event('', 'stop'), 'data: [DONE]\n\n');
-    const s = await sseServer(pieces);
+    const s = await tokenServer(60, 20);
     server = s.server;
     let fast = false;
     let asked = 0;
@@ -230,10 +232,7 @@ describe('paced transport on the wire', function () {
   });
 
   it('a batch interval longer than a quarter of the idle limit is cut to it, so a held stream never looks stalled', async () => {
-    const pieces: Array<string | number> = [];
-    for (let i = 0; i < 20; i++) pieces.push(event(`t${i} `), 50);
-    pieces.push(event('', 'stop'), 'data: [DONE]\n\n');
-    const s = await sseServer(pieces);
+    const s = await tokenServer(20, 50);
     server = s.server;
     const c = new VllmClient({ baseURL: s.url, model: 'm', fetch: paced, idleTimeoutMs: 400, retry: { maxRetries: 0 } });
     const fixed = await c.chat({ messages: convo, deltaBatchMs: 10_000 });
@@ -244,10 +243,7 @@ describe('paced transport on the wire', function () {
 
   it('the token-idle clock still sees tokens, at most one batch late', async () => {
     // A token every 60 ms for 1.2 s; idle limit 250 ms, over twice the batch interval.
-    const pieces: Array<string | number> = [];
-    for (let i = 0; i < 20; i++) pieces.push(event(`t${i} `), 60);
-    pieces.push(event('', 'stop'), 'data: [DONE]\n\n');
-    const s = await sseServer(pieces);
+    const s = await tokenServer(20, 60);
     server = s.server;
     const r = await new VllmClient({ baseURL: s.url, model: 'm', fetch: paced, idleTimeoutMs: 250 }).chat({ messages: convo });
     assert.equal(r.message.content?.split(' ').filter(Boolean).length, 20);
