@@ -13,6 +13,8 @@
  * VS Code's proxy support treats as another machine (it swaps the request's
  * agent for its own and resolves a proxy per request, as for a real vLLM
  * server elsewhere), and one on 127.0.0.1, for which it keeps ours.
+ * `HIDDEN=1` closes the side bar and listens without counting as a watcher:
+ * a compaction nobody watches (src/core/compaction/workerPace.ts).
  * `SIM_HOSTS=127.0.0.1` (comma-separated) runs only the hosts named; `RUNS=10`
  * runs each server ten times instead of seven (the medians steady as runs are
  * added: one run's figure varies by a point or more on this machine).
@@ -41,6 +43,7 @@ async function main(): Promise<void> {
   // The code-server process, and so the extension host, inherits the environment (test/vscode/harness.mjs).
   process.env.SPLITPOINT_BENCH_SIM_HOSTS = process.env.SIM_HOSTS || '127.0.0.2,127.0.0.1';
   process.env.SPLITPOINT_BENCH_RUNS = process.env.RUNS || '7';
+  process.env.SPLITPOINT_BENCH_HIDDEN = process.env.HIDDEN === '1' ? '1' : '';
   const r = await runHostSuite({ suffix: '.bench.ts', log: (l) => lines.push(l), settings });
   if (r.failed > 0 || r.passed === 0) {
     console.error(lines.join('\n'));
@@ -80,6 +83,9 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
       `extension host (code-server) CPU during /compact of test/fixtures/long-session.json, streamed workers,`,
       `simulators h100-7b, time scale 1, one token per SSE event, each in its own process, taking turns; extension host node ${out.node};`,
       `settings: ${Object.keys(settings).length ? JSON.stringify(settings) : 'code-server defaults (remote port detection on)'}`,
+      out.runs[0]?.hidden
+        ? 'side bar closed, the bench listening without watching (HIDDEN=1): nobody watches, workers read on the unwatched budget'
+        : 'side bar open: the compaction is watched',
       'run  server     layout        blocks  wall ms  CPU ms  main   of wall  idle host  compaction  messages',
       ...rows,
       `"main": the extension host's main thread's part of the CPU ms (the rest is V8's and libuv's helper threads);`,

@@ -51,7 +51,7 @@ export function activate(context: vscode.ExtensionContext): SplitpointTestApi | 
   if (context.extensionMode === vscode.ExtensionMode.Production) return undefined;
   return {
     receive: (msg) => receiveLikeTheView(h, msg),
-    onDidPost: (listener) => h.onDidPost(listener),
+    onDidPost: (listener, options) => h.onDidPost(listener, options),
     snapshot: () => h.currentSnapshot(),
     settings: () => h.currentSettings(),
   };
@@ -82,7 +82,7 @@ function receiveLikeTheView(h: SplitpointHost, msg: WebviewToHost): Promise<void
 /** What activate() returns in development and test modes. */
 export interface SplitpointTestApi {
   receive(msg: WebviewToHost): Promise<void>;
-  onDidPost(listener: (msg: HostToWebview) => void): vscode.Disposable;
+  onDidPost(listener: (msg: HostToWebview) => void, options?: { watches?: boolean }): vscode.Disposable;
   snapshot(): ViewSnapshot;
   settings(): SettingsReport;
 }

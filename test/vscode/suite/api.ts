@@ -19,8 +19,11 @@ export const EXTENSION_ID = 'splitpoint.splitpoint';
 export interface SplitpointTestApi {
   /** Handles a message as if the webview had posted it (same validation, same code path). */
   receive(msg: WebviewToHost): Promise<void> | void;
-  /** Every host→webview message, whether or not the view is open. */
-  onDidPost(listener: (msg: HostToWebview) => void): vscode.Disposable;
+  /**
+   * Every host→webview message, whether or not the view is open. The listener counts as someone watching the view
+   * (progress deltas, workers' streams read as often as for a visible view) unless `watches` is false.
+   */
+  onDidPost(listener: (msg: HostToWebview) => void, options?: { watches?: boolean }): vscode.Disposable;
   /** The snapshot the view would get now. */
   snapshot(): ViewSnapshot;
   /** The settings as the host read and validated them (core/config/settings readSettings). */
