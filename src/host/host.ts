@@ -14,6 +14,7 @@ import type { HostToWebview, SessionListItem, ViewSnapshot, WebviewToHost } from
 import { readVscodeSettings, updateSetting } from './config';
 import { DiffView } from './diffView';
 import type { Endpoints } from './modelPorts';
+import { PostListeners } from './postListeners';
 import { ServerConnection } from './serverConnection';
 import { SessionController } from './sessionController';
 import { SessionLibrary, titleFrom } from './sessionLibrary';
@@ -241,7 +242,7 @@ export class SplitpointHost implements vscode.Disposable {
       onApprovalResolved: (callId) => void this.diff?.close(callId),
       onStateChange: () => this.updateStatus(),
       // A hidden view is not retained and gets a snapshot when shown; the test API listens to everything.
-      wantsDeltas: () => this.view.visible || this.watchers > 0,
+      wantsDeltas: () => this.view.visible || this.postListeners.watched,
     });
     this.controller = controller;
     this.pushSnapshot(); // also updates the status bar
@@ -326,28 +327,16 @@ export class SplitpointHost implements vscode.Disposable {
 
   // ------------------------------------------------------------ view
 
-  /** Each listener, and whether it shows what it gets to someone (the review editor does; a benchmark need not). */
-  private readonly postListeners = new Map<(msg: HostToWebview) => void, boolean>();
-  private watchers = 0;
+  private readonly postListeners = new PostListeners();
 
   post(msg: HostToWebview): void {
     this.view.post(msg);
-    for (const l of this.postListeners.keys()) l(msg);
+    this.postListeners.emit(msg);
   }
 
-  /**
-   * Every message sent to the webview, whether or not it is open (the review editor and the test API use this).
-   * A listener counts as someone watching (deltas are built, workers' streams read as for a visible view) unless
-   * `watches` is false.
-   */
+  /** Every message sent to the webview, whether or not it is open; a listener watches unless `watches` is false. */
   onDidPost(listener: (msg: HostToWebview) => void, options: { watches?: boolean } = {}): vscode.Disposable {
-    const watches = options.watches !== false;
-    if (this.postListeners.has(listener)) throw new Error('onDidPost: this listener is already subscribed');
-    this.postListeners.set(listener, watches);
-    if (watches) this.watchers++;
-    return new vscode.Disposable(() => {
-      if (this.postListeners.delete(listener) && watches) this.watchers--;
-    });
+    return new vscode.Disposable(this.postListeners.add(listener, options.watches !== false));
   }
 
   /** The snapshot the view would get now; the host must have started (first `ready` or command). */
