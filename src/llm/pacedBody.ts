@@ -9,8 +9,9 @@ import type { PacingClock } from './pacingClock';
  * queue in the kernel and wake nobody), and at the clock's next tick, which
  * all streams share, it is resumed for one turn of the event loop; what that
  * turn brought is handed on as one chunk. The clock is asked for after every
- * batch, so a stream can move to a slower or faster one while it runs. Cancelling the stream, or an error
- * on the request, destroys the request (and its socket).
+ * batch, so a stream can move to a slower or faster one while it runs.
+ * Cancelling the stream, or an error on the request, destroys the request
+ * (and its socket).
  */
 export function pacedBody(
   req: ClientRequest,

@@ -66,8 +66,11 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`pacedFetch cannot fetch ${url.protocol} URLs`);
     const signal = init.signal ?? undefined;
     const asked = (init as PacedRequestInit).paceMs;
-    const paceOf = (v: unknown) => (intervalMs > 0 && typeof v === 'number' && v > 0 ? v : intervalMs);
-    const clockNow = typeof asked === 'function' ? () => clockFor(paceOf(asked())) : () => clockFor(paceOf(asked));
+    // Asked again after every batch (a function's answer may change while the stream runs).
+    const clockNow = () => {
+      const v = typeof asked === 'function' ? asked() : asked;
+      return clockFor(typeof v === 'number' && v > 0 ? v : intervalMs);
+    };
     if (signal?.aborted) throw abortError(signal);
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((v, k) => (headers[k] = v));
@@ -91,7 +94,7 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
         const status = res.statusCode ?? 0;
         const noBody = init.method === 'HEAD' || status === 204 || status === 205 || status === 304;
         const streamed = /^text\/event-stream/i.test(String(res.headers['content-type'] ?? ''));
-        const stream = noBody ? null : pacedBody(req, res, streamed && clockNow() ? clockNow : undefined, onHeld);
+        const stream = noBody ? null : pacedBody(req, res, streamed && intervalMs > 0 ? clockNow : undefined, onHeld);
         if (noBody) res.resume();
         resolve(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders(res.rawHeaders) }));
       });
