@@ -209,8 +209,9 @@ describe('paced transport on the wire', function () {
   });
 
   it('a batch interval given as a function is asked before each batch: a running stream follows its answer', async () => {
-    // 60 tokens 20 ms apart (~1.2 s); the stream is read once a second until `fast` is set, then every 100 ms.
-    const s = await tokenServer(60, 20);
+    // 100 tokens 25 ms apart (~2.5 s); the stream is read once a second until `fast` is set, then every 100 ms. The
+    // first slow tick is on the 1 s clock's grid, 0.5-1.5 s after the first batch: the stream outlasts it.
+    const s = await tokenServer(100, 25);
     server = s.server;
     let fast = false;
     let asked = 0;
@@ -221,14 +222,20 @@ describe('paced transport on the wire', function () {
       { messages: convo, deltaBatchMs: () => (asked++, fast ? 100 : 1000) },
       { onDelta: (d) => d.type === 'content' && arrivals.push(Date.now() - t0) },
     );
-    assert.equal(r.message.content?.split(' ').filter(Boolean).length, 60);
+    assert.equal(r.message.content?.split(' ').filter(Boolean).length, 100);
     const batches = [...new Set(arrivals)];
     assert.ok(asked >= 2, `the interval was asked ${asked} time(s)`);
-    // Slow at first: nothing between the first batch and the 1 s tick (the switch at 600 ms takes effect after it).
-    assert.ok(batches.filter((t) => t > batches[0]! + 50 && t < batches[0]! + 900).length === 0, `batches at ${batches.join(', ')} ms`);
-    // Then fast: several batches after the first slow tick.
-    const afterTick = batches.filter((t) => t > batches[0]! + 900);
+    // Slow at first: nothing for at least half the 1 s interval after the first batch (the slow clock's tick falls on
+    // its grid, at least half an interval after the wait; the switch at 600 ms takes effect after that tick).
+    const slowTick = batches.find((t) => t > batches[0]! + 50);
+    assert.ok(slowTick !== undefined && slowTick >= batches[0]! + 450, `batches at ${batches.join(', ')} ms`);
+    // Then fast: batches about every 100 ms after the first slow tick.
+    const afterTick = batches.filter((t) => t > slowTick + 50);
     assert.ok(afterTick.length >= 2, `batches at ${batches.join(', ')} ms`);
+    assert.ok(
+      afterTick.slice(1).every((t, i) => t - afterTick[i]! < 250),
+      `batches at ${batches.join(', ')} ms`,
+    );
   });
 
   it('a batch interval longer than a quarter of the idle limit is cut to it, so a held stream never looks stalled', async () => {

@@ -19,18 +19,20 @@ const counter = new CharEstimateCounter();
 const count = (m: ChatMessage) => counter.countMessage(m);
 
 describe('worker stream pace', () => {
-  it('budgets reads over all streams: 32 a second while watched (250 ms – 1 s each), 8 while not (250 ms – 4 s)', () => {
+  it('budgets reads over all streams: at most 32 a second while watched (250 ms – 1 s each), 8 while not (250 ms – 4 s)', () => {
     assert.equal(workerPaceMs(1, true), 250);
     assert.equal(workerPaceMs(8, true), 250, 'eight streams at four reads a second: 32 a second');
+    assert.equal(workerPaceMs(9, true), 500, 'nine would read 36 times a second at 250 ms: the next rung');
     assert.equal(workerPaceMs(16, true), 500);
-    assert.equal(workerPaceMs(27, true), 844);
+    assert.equal(workerPaceMs(17, true), 1000);
+    assert.equal(workerPaceMs(27, true), 1000);
     assert.equal(workerPaceMs(32, true), 1000);
     assert.equal(workerPaceMs(256, true), 1000, 'at least one read a second per stream, however many run');
     assert.equal(workerPaceMs(0, true), 250);
     assert.equal(workerPaceMs(1, false), 250, 'the last worker is seen ending as soon as when watched');
     assert.equal(workerPaceMs(2, false), 250);
     assert.equal(workerPaceMs(8, false), 1000);
-    assert.equal(workerPaceMs(27, false), 3375);
+    assert.equal(workerPaceMs(27, false), 4000);
     assert.equal(workerPaceMs(64, false), 4000);
     for (const watched of [true, false]) {
       const key = watched ? 'watched' : 'unwatched';
@@ -39,9 +41,11 @@ describe('worker stream pace', () => {
         const ms = workerPaceMs(n, watched);
         assert.ok(ms >= last && ms >= MIN_PACE_MS && ms <= MAX_PACE_MS[key], `${n} streams: ${ms} ms`);
         assert.ok(ms >= workerPaceMs(n, true), 'never read more often unwatched than watched');
-        // Between the bounds, reads a second over all streams stay within the budget.
-        if (ms > MIN_PACE_MS && ms < MAX_PACE_MS[key])
-          assert.ok((n * 1000) / ms <= READS_PER_SECOND[key] + 0.5, `${n} streams read ${(n * 1000) / ms} times a second`);
+        // Doublings of the floor, so that streams share clock ticks (src/llm/pacingClock.ts).
+        assert.ok(Number.isInteger(Math.log2(ms / MIN_PACE_MS)), `${n} streams: ${ms} ms is not a doubling of ${MIN_PACE_MS}`);
+        // Below the ceiling, reads a second over all streams stay within the budget.
+        if (ms < MAX_PACE_MS[key])
+          assert.ok((n * 1000) / ms <= READS_PER_SECOND[key], `${n} streams read ${(n * 1000) / ms} times a second`);
         last = ms;
       }
     }

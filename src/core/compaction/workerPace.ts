@@ -16,6 +16,13 @@
  * are read every 250 ms whether or not anyone watches. The transport asks
  * again before each batch, so a stream also follows the view being shown or
  * hidden while it runs.
+ *
+ * Intervals are doublings of MIN_PACE_MS (250 ms, 500 ms, 1 s, ...), the
+ * share rounded up: streams on one interval share the transport's clock, and
+ * its ticks (src/llm/pacingClock.ts), so the process wakes once for all of
+ * them. Taken exactly, every count of running workers had an interval of its
+ * own, and as workers finished the streams spread over a dozen clocks waking
+ * at unrelated moments. Rounding up keeps the reads within the budget.
  */
 
 /** Reads a second over all of a compaction's worker streams, while watched and while not. */
@@ -29,5 +36,7 @@ export const MAX_PACE_MS = { watched: 1000, unwatched: 4000 } as const;
 export function workerPaceMs(streams: number, watched: boolean): number {
   const key = watched ? 'watched' : 'unwatched';
   const share = (1000 * Math.max(1, streams)) / READS_PER_SECOND[key];
-  return Math.round(Math.min(MAX_PACE_MS[key], Math.max(MIN_PACE_MS, share)));
+  let ms = MIN_PACE_MS;
+  while (ms < share && ms < MAX_PACE_MS[key]) ms *= 2;
+  return Math.min(ms, MAX_PACE_MS[key]);
 }
