@@ -15,6 +15,9 @@
  * server elsewhere), and one on 127.0.0.1, for which it keeps ours.
  * `HIDDEN=1` closes the side bar and listens without counting as a watcher:
  * a compaction nobody watches (src/core/compaction/workerPace.ts).
+ * `HIDDEN=alternate` takes turns on each server between watched and hidden
+ * runs, and reports each hidden run against the watched one before it, in the
+ * same extension host instance.
  * `SIM_HOSTS=127.0.0.1` (comma-separated) runs only the hosts named; `RUNS=10`
  * runs each server ten times instead of seven (the medians steady as runs are
  * added: one run's figure varies by a point or more on this machine).
@@ -43,7 +46,7 @@ async function main(): Promise<void> {
   // The code-server process, and so the extension host, inherits the environment (test/vscode/harness.mjs).
   process.env.SPLITPOINT_BENCH_SIM_HOSTS = process.env.SIM_HOSTS || '127.0.0.2,127.0.0.1';
   process.env.SPLITPOINT_BENCH_RUNS = process.env.RUNS || '7';
-  process.env.SPLITPOINT_BENCH_HIDDEN = process.env.HIDDEN === '1' ? '1' : '';
+  process.env.SPLITPOINT_BENCH_HIDDEN = process.env.HIDDEN === '1' || process.env.HIDDEN === 'alternate' ? process.env.HIDDEN : '';
   const r = await runHostSuite({ suffix: '.bench.ts', log: (l) => lines.push(l), settings });
   if (r.failed > 0 || r.passed === 0) {
     console.error(lines.join('\n'));
@@ -64,15 +67,21 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
   );
   // The first run is the first compaction in the host (its code not yet compiled): left out of the summaries.
   const hosts = [...new Set(out.runs.map((x) => x.simHost))];
-  const later = (host: string) => out.runs.slice(1).filter((x) => x.simHost === host);
+  const mixed = new Set(out.runs.map((x) => x.hidden)).size > 1;
+  const groups = mixed
+    ? hosts.flatMap((h) => [false, true].map((hidden) => ({ h, hidden })))
+    : hosts.map((h) => ({ h, hidden: undefined }));
+  const later = (g: { h: string; hidden: boolean | undefined }) =>
+    out.runs.slice(1).filter((x) => x.simHost === g.h && (g.hidden === undefined || x.hidden === g.hidden));
   const summary = (xs: HostCpuRun[], f: (x: HostCpuRun) => number) => {
     const ys = xs.map(f);
     return `median ${pct(median(ys))} (${pct(Math.min(...ys))}–${pct(Math.max(...ys))})`;
   };
-  const perHost = hosts.flatMap((h) => {
-    const xs = later(h);
+  const perHost = groups.flatMap((g) => {
+    const xs = later(g);
+    const how = g.hidden === undefined ? '' : g.hidden ? ', hidden' : ', watched';
     return [
-      `${h} (${AGENT[h] ?? "VS Code's proxy support swaps in its own agent"}), ${xs.length} runs after the first:`,
+      `${g.h} (${AGENT[g.h] ?? "VS Code's proxy support swaps in its own agent"})${how}, ${xs.length} runs after the first:`,
       `  ${summary(xs, (x) => x.share)} of wall, ${summary(xs, (x) => x.share - x.idleShare)} over idle; target ≤ 2 %`,
       `  CPU over the idle baseline (busiest 8 threads): main thread median ${median(xs.map((x) => overIdle(x, true)))} ms, ` +
         `the other threads median ${median(xs.map((x) => overIdle(x, false)))} ms`,
@@ -83,15 +92,18 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
       `extension host (code-server) CPU during /compact of test/fixtures/long-session.json, streamed workers,`,
       `simulators h100-7b, time scale 1, one token per SSE event, each in its own process, taking turns; extension host node ${out.node};`,
       `settings: ${Object.keys(settings).length ? JSON.stringify(settings) : 'code-server defaults (remote port detection on)'}`,
-      out.runs[0]?.hidden
-        ? 'side bar closed, the bench listening without watching (HIDDEN=1): nobody watches, workers read on the unwatched budget'
-        : 'side bar open: the compaction is watched',
+      new Set(out.runs.map((x) => x.hidden)).size > 1
+        ? 'HIDDEN=alternate: on each server the runs take turns, side bar open (watched) and closed with nobody watching (hidden)'
+        : out.runs[0]?.hidden
+          ? 'side bar closed, the bench listening without watching (HIDDEN=1): nobody watches, workers read on the unwatched budget'
+          : 'side bar open: the compaction is watched',
       'run  server     layout        blocks  wall ms  CPU ms  main   of wall  idle host  compaction  messages',
       ...rows,
       `"main": the extension host's main thread's part of the CPU ms (the rest is V8's and libuv's helper threads);`,
       `"idle host": the same extension host's share over 8 s of idling just before the run; "compaction": the difference`,
       `first compaction in this host: ${pct(out.runs[0]!.share)} of wall, ${pct(out.runs[0]!.share - out.runs[0]!.idleShare)} over idle`,
       ...perHost,
+      ...(mixed ? pairs(out.runs, hosts) : []),
       '',
       'busiest threads per run, CPU ms during the compaction (idle baseline scaled to its wall), main thread marked *;',
       'main-thread GC pauses during the compaction by kind (count, ms), the used heap before and after, what was posted to the side bar:',
@@ -110,6 +122,33 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
       ),
     ].join('\n'),
   );
+}
+
+/**
+ * Each hidden run against the watched run just before it on the same server: the pair ran in one extension host
+ * instance a minute apart, so the difference leaves out what varies between instances.
+ */
+function pairs(runs: HostCpuRun[], hosts: string[]): string[] {
+  const pct = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(2)} %`;
+  return hosts.flatMap((h) => {
+    const xs = runs.slice(1).filter((x) => x.simHost === h);
+    const diffs: { share: number; main: number; other: number }[] = [];
+    for (let i = 1; i < xs.length; i++) {
+      const [w, hd] = [xs[i - 1]!, xs[i]!];
+      if (w.hidden || !hd.hidden) continue;
+      diffs.push({
+        share: hd.share - hd.idleShare - (w.share - w.idleShare),
+        main: overIdle(hd, true) - overIdle(w, true),
+        other: overIdle(hd, false) - overIdle(w, false),
+      });
+    }
+    if (diffs.length === 0) return [];
+    return [
+      `${h}, hidden minus the watched run before it, ${diffs.length} pairs: over idle median ${pct(median(diffs.map((d) => d.share)))} ` +
+        `(${diffs.filter((d) => d.share < 0).length} of ${diffs.length} lower), main thread median ${median(diffs.map((d) => d.main))} ms, ` +
+        `the other threads median ${median(diffs.map((d) => d.other))} ms`,
+    ];
+  });
 }
 
 main().catch((e) => {
