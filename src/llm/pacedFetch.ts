@@ -6,10 +6,13 @@
  * about 90 µs per event in all). Here a streamed body is read at most once
  * per `intervalMs`: between reads the response is paused and its socket held,
  * which stops the kernel read (pacedSocket.ts), so the events wait in the
- * kernel; one clock shared by every stream (pacingClock.ts) resumes them all
- * in one turn of the event loop. Tokens therefore reach the caller (and the
- * token-idle clock) at most one interval late; the UI only repaints about ten
- * times a second anyway. Other bodies (JSON) are passed through as they arrive.
+ * kernel; one clock per interval, shared by every stream on it
+ * (pacingClock.ts), resumes them all in one turn of the event loop, and the
+ * clocks tick on one grid, so those of a 250 ms, a 500 ms and a 1 s stream
+ * wake the process together. Tokens therefore reach the caller (and the
+ * token-idle clock) about one interval late (at most one and a half, on the
+ * first batch); the UI only repaints about ten times a second anyway. Other
+ * bodies (JSON) are passed through as they arrive.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';

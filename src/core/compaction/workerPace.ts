@@ -5,10 +5,11 @@
  * a wake-up of the transport, the HTTP parser and the view's update: about
  * 0.1 ms each in VS Code's extension host on our 2-core test machine, whatever
  * the read brings (bench/results/hostCpu.txt). So reads are budgeted over all
- * of a compaction's streams, not per stream: while someone watches, about 32 a
- * second in all, so that a few workers still update four times a second and
- * 27 of them about once a second; while nobody does (the side bar hidden, no
- * review editor), 8 a second, at most one read per stream every 4 s.
+ * of a compaction's streams, not per stream: while someone watches, at most 32
+ * a second in all (but each stream at least once a second), so that a few
+ * workers still update four times a second and 27 of them once a second;
+ * while nobody does (the side bar hidden, no review editor), at most 8 a
+ * second (but each stream at least once every 4 s).
  *
  * A worker's end is seen at its next read, so the interval is also how late
  * the last one can be seen. Since the budget is shared, the interval shrinks
@@ -21,8 +22,8 @@
  * share rounded up: streams on one interval share the transport's clock, and
  * its ticks (src/llm/pacingClock.ts), so the process wakes once for all of
  * them. Taken exactly, every count of running workers had an interval of its
- * own, and as workers finished the streams spread over a dozen clocks waking
- * at unrelated moments. Rounding up keeps the reads within the budget.
+ * own, and as workers finished the streams spread over as many clocks,
+ * waking at unrelated moments. Rounding up keeps the reads within the budget.
  */
 
 /** Reads a second over all of a compaction's worker streams, while watched and while not. */
