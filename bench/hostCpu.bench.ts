@@ -92,7 +92,7 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
       `extension host (code-server) CPU during /compact of test/fixtures/long-session.json, streamed workers,`,
       `simulators h100-7b, time scale 1, one token per SSE event, each in its own process, taking turns; extension host node ${out.node};`,
       `settings: ${Object.keys(settings).length ? JSON.stringify(settings) : 'code-server defaults (remote port detection on)'}`,
-      new Set(out.runs.map((x) => x.hidden)).size > 1
+      mixed
         ? 'HIDDEN=alternate: on each server the runs take turns, side bar open (watched) and closed with nobody watching (hidden)'
         : out.runs[0]?.hidden
           ? 'side bar closed, the bench listening without watching (HIDDEN=1): nobody watches, workers read on the unwatched budget'

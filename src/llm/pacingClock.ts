@@ -36,7 +36,7 @@ export class PacingClock {
     private readonly timers: ClockTimers = realTimers,
   ) {}
 
-  /** Runs `resume` at the next tick (at most one interval away); the returned function withdraws it. */
+  /** Runs `resume` at the next tick (at most one and a half intervals away); the returned function withdraws it. */
   wait(resume: () => void): () => void {
     this.waiting.add(resume);
     if (this.timer === undefined) this.timer = this.timers.setTimeout(this.tick, nextTickDelay(this.timers.now(), this.intervalMs));
