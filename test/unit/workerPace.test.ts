@@ -19,15 +19,15 @@ const counter = new CharEstimateCounter();
 const count = (m: ChatMessage) => counter.countMessage(m);
 
 describe('worker stream pace', () => {
-  it('budgets reads over all streams: at most 32 a second while watched (250 ms – 1 s each), 8 while not (250 ms – 4 s)', () => {
+  it('budgets reads over all streams: at most 16 a second while watched (250 ms – 2 s each), 8 while not (250 ms – 4 s)', () => {
     assert.equal(workerPaceMs(1, true), 250);
-    assert.equal(workerPaceMs(8, true), 250, 'eight streams at four reads a second: 32 a second');
-    assert.equal(workerPaceMs(9, true), 500, 'nine would read 36 times a second at 250 ms: the next rung');
-    assert.equal(workerPaceMs(16, true), 500);
-    assert.equal(workerPaceMs(17, true), 1000);
-    assert.equal(workerPaceMs(27, true), 1000);
-    assert.equal(workerPaceMs(32, true), 1000);
-    assert.equal(workerPaceMs(256, true), 1000, 'at least one read a second per stream, however many run');
+    assert.equal(workerPaceMs(4, true), 250, 'four streams at four reads a second: 16 a second');
+    assert.equal(workerPaceMs(5, true), 500, 'five would read 20 times a second at 250 ms: the next rung');
+    assert.equal(workerPaceMs(8, true), 500);
+    assert.equal(workerPaceMs(16, true), 1000);
+    assert.equal(workerPaceMs(17, true), 2000);
+    assert.equal(workerPaceMs(27, true), 2000);
+    assert.equal(workerPaceMs(256, true), 2000, 'at least one read every 2 s per stream, however many run');
     assert.equal(workerPaceMs(0, true), 250);
     assert.equal(workerPaceMs(1, false), 250, 'the last worker is seen ending as soon as when watched');
     assert.equal(workerPaceMs(2, false), 250);
