@@ -9,7 +9,7 @@
  *   http    node:http read as data arrives (pacedFetch, interval 0)
  *   paced   node:http read in batches on one shared clock (the default now):
  *           every 100 ms; compaction workers ask for their own interval,
- *           250 ms – 1 s by how many run (src/core/compaction/workerPace.ts)
+ *           250 ms – 2 s by how many run (src/core/compaction/workerPace.ts)
  *   none    non-streaming requests (paced transport): the floor
  * A process's CPU time varies by tens of ms from run to run (garbage
  * collection, V8's helper threads, wake-ups), and the first compactions in a
