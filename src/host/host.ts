@@ -241,7 +241,7 @@ export class SplitpointHost implements vscode.Disposable {
       },
       onApprovalResolved: (callId) => void this.diff?.close(callId),
       onStateChange: () => this.updateStatus(),
-      // A hidden view is not retained and gets a snapshot when shown; the test API listens to everything.
+      // A hidden view is not retained and gets a snapshot when shown; a watching listener (review editor, test API) keeps deltas coming.
       wantsDeltas: () => this.view.visible || this.postListeners.watched,
     });
     this.controller = controller;
