@@ -36,27 +36,36 @@ export interface ExtractOptions {
   kinds?: readonly FactKind[];
 }
 
-interface Ctx {
-  out: Map<string, Fact>;
-  messageId: string;
-  messageIndex: number;
-  kinds: ReadonlySet<FactKind>;
+/**
+ * The facts found so far, in order, and the keys seen of each kind wanted. Most candidates repeat a fact already
+ * found (an identifier recurs on every line that uses it): the per-kind sets answer that without building the
+ * fact's id.
+ */
+interface Found {
+  facts: Fact[];
+  keys: Map<FactKind, Set<string>>;
 }
 
-function add(c: Ctx, kind: FactKind, key: string, text: string, position: FactPosition, extra: Partial<Fact> = {}): void {
-  if (!c.kinds.has(kind) || key.length < 2) return;
-  const id = `${kind}:${key}`;
-  if (c.out.has(id)) return;
-  const shown = text.trim();
-  c.out.set(id, {
-    id,
-    kind,
-    key,
+interface Ctx {
+  found: Found;
+  messageId: string;
+  messageIndex: number;
+}
+
+function add(c: Ctx, f: Candidate, positionOf: (lineNo: number) => FactPosition): void {
+  const keys = c.found.keys.get(f.kind);
+  if (!keys || f.key.length < 2 || keys.has(f.key)) return;
+  keys.add(f.key);
+  const shown = f.text.trim();
+  c.found.facts.push({
+    id: `${f.kind}:${f.key}`,
+    kind: f.kind,
+    key: f.key,
     text: shown.length > 200 ? `${shown.slice(0, 197)}...` : shown,
     messageId: c.messageId,
     messageIndex: c.messageIndex,
-    position,
-    ...extra,
+    position: positionOf(f.lineNo),
+    ...f.extra,
   });
 }
 
@@ -181,12 +190,12 @@ export function extractFacts(messages: readonly FactSource[], pins: readonly Pin
   const kinds = new Set<FactKind>(
     opts.kinds ?? ['identifier', 'path', 'number', 'error', 'test', 'decision', 'constraint', 'instruction', 'pin'],
   );
-  const out = new Map<string, Fact>();
+  const found: Found = { facts: [], keys: new Map([...kinds].map((k) => [k, new Set<string>()])) };
   const consumed = consumedToolResults(messages, pt.keepRecentToolResults);
   messages.forEach((m, i) => {
     // The system prompt is the agent's, the pinned block is the pins' (added below).
     if (m.role === 'system' || m.kind === 'pinned') return;
-    const c: Ctx = { out, messageId: originalId(m.id ?? `#${i}`), messageIndex: i, kinds };
+    const c: Ctx = { found, messageId: originalId(m.id ?? `#${i}`), messageIndex: i };
     // Tool names are the agent's vocabulary, not facts of the work: only call arguments count.
     const text =
       m.role === 'assistant' ? [m.content ?? '', ...(m.tool_calls ?? []).map((c) => c.function.arguments)].join('\n') : messageText(m);
@@ -200,13 +209,14 @@ export function extractFacts(messages: readonly FactSource[], pins: readonly Pin
       if (long && lineNo >= pt.headLines && lineNo < lines - pt.tailLines) return 'long-output-middle';
       return consumed.has(i) ? 'consumed-result' : 'tool-output';
     };
-    for (const f of candidates) add(c, f.kind, f.key, f.text, positionOf(f.lineNo), f.extra);
+    for (const f of candidates) add(c, f, positionOf);
   });
+  const pinKeys = found.keys.get('pin');
   for (const p of pins) {
-    const id = `pin:${p.text}`;
-    if (!kinds.has('pin') || out.has(id)) continue;
-    out.set(id, {
-      id,
+    if (!pinKeys || pinKeys.has(p.text)) continue;
+    pinKeys.add(p.text);
+    found.facts.push({
+      id: `pin:${p.text}`,
       kind: 'pin',
       key: p.text,
       text: p.text,
@@ -216,5 +226,5 @@ export function extractFacts(messages: readonly FactSource[], pins: readonly Pin
       mustSurvive: true,
     });
   }
-  return [...out.values()];
+  return found.facts;
 }

@@ -13,12 +13,18 @@ export const PATH_RE = new RegExp(
   'g',
 );
 
-export const IDENT_RES: readonly RegExp[] = [
+/** Identifiers with a capital inside; a text without a capital has none. */
+const CAPITAL_IDENT_RES: readonly RegExp[] = [
   /\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+[A-Z]?\b/g, // camelCase
   /\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b/g, // PascalCase with an inner capital
+];
+/** Identifiers joined by underscores; a text without an underscore has none. */
+const UNDERSCORE_IDENT_RES: readonly RegExp[] = [
   /\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b/g, // snake_case
   /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g, // SCREAMING_CASE
 ];
+/** All four, in the order identifiersIn reports their matches. */
+export const IDENT_RES: readonly RegExp[] = [...CAPITAL_IDENT_RES, ...UNDERSCORE_IDENT_RES];
 
 const UNITS =
   'ms|us|µs|ns|s|sec|secs|seconds|min|mins|minutes|h|hours|days|KB|MB|GB|TB|KiB|MiB|GiB|kB|bytes|B|' +
@@ -61,15 +67,25 @@ export interface TestLine {
   status: 'passed' | 'failed';
 }
 
-const TEST_RES: ReadonlyArray<{ re: RegExp; status: (m: RegExpMatchArray) => 'passed' | 'failed'; name: (m: RegExpMatchArray) => string }> =
-  [
-    { re: /^\s*(?:[✓✔√]|PASS(?:ED)?|ok\s+\d+\s*-)\s+(.+?)\s*(?:\(\d+\s?m?s\))?\s*$/, status: () => 'passed', name: (m) => m[1]! },
-    { re: /^\s*(?:[✗✖×]|FAIL(?:ED)?|not ok\s+\d+\s*-)\s+(.+?)\s*(?:\(\d+\s?m?s\))?\s*$/, status: () => 'failed', name: (m) => m[1]! },
-    { re: /^\s*(\S+::\S+)\s+(PASSED|FAILED)\b/, status: (m) => (m[2] === 'PASSED' ? 'passed' : 'failed'), name: (m) => m[1]! },
-  ];
+export const TEST_RES: ReadonlyArray<{
+  re: RegExp;
+  status: (m: RegExpMatchArray) => 'passed' | 'failed';
+  name: (m: RegExpMatchArray) => string;
+}> = [
+  { re: /^\s*(?:[✓✔√]|PASS(?:ED)?|ok\s+\d+\s*-)\s+(.+?)\s*(?:\(\d+\s?m?s\))?\s*$/, status: () => 'passed', name: (m) => m[1]! },
+  { re: /^\s*(?:[✗✖×]|FAIL(?:ED)?|not ok\s+\d+\s*-)\s+(.+?)\s*(?:\(\d+\s?m?s\))?\s*$/, status: () => 'failed', name: (m) => m[1]! },
+  { re: /^\s*(\S+::\S+)\s+(PASSED|FAILED)\b/, status: (m) => (m[2] === 'PASSED' ? 'passed' : 'failed'), name: (m) => m[1]! },
+];
+
+/**
+ * What any of TEST_RES needs: a first character that can begin a verdict, or a pytest verdict word. One cheap
+ * pattern turns away the lines that are not test results (nearly all), instead of three.
+ */
+const TEST_HINT_RE = /^\s*[✓✔√✗✖×PFon]|PASSED|FAILED/;
 
 /** A test-runner line ("✓ parses headers", "FAIL test/x.test.ts", "t.py::test_a FAILED"). */
 export function testLine(line: string): TestLine | undefined {
+  if (!TEST_HINT_RE.test(line)) return undefined;
   for (const t of TEST_RES) {
     const m = line.match(t.re);
     if (m) {
@@ -91,30 +107,58 @@ export function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+/**
+ * Calls `each` for every match of a global regex, from the start of the text. A loop of `exec` on the shared regex,
+ * not `matchAll`: matchAll clones the regex on every call, and these scanners run once per line of every tool
+ * output (about 100,000 calls on a 120K-token head), where the clones and their iterators were a third of the
+ * scan. Synchronous, so no other caller can see the regex's `lastIndex` between the reset and the end.
+ */
+function eachMatch(re: RegExp, text: string, each: (m: RegExpExecArray) => void): void {
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    // An empty match would find itself forever (none of the patterns here can match empty; this keeps it so).
+    if (m[0].length === 0) re.lastIndex++;
+    each(m);
+  }
+  re.lastIndex = 0;
+}
+
 /** Every match of a global regex's first defined group (or whole match). */
 export function allMatches(re: RegExp, text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(re)) {
-    const g = m.slice(1).find((x) => x !== undefined) ?? m[0];
-    out.push(g);
-  }
+  eachMatch(re, text, (m) => {
+    let g: string | undefined;
+    for (let i = 1; i < m.length && g === undefined; i++) g = m[i];
+    out.push(g ?? m[0]);
+  });
   return out;
 }
 
 export function pathsIn(text: string): string[] {
+  // Every path has a slash or a dot: most lines of prose and logs have neither, and the pattern is the costliest here.
+  if (!text.includes('/') && !text.includes('.')) return [];
   return allMatches(PATH_RE, text).filter((p) => !/^\d+(\.\d+)*$/.test(p) && !p.includes('://') && !/^\.+$/.test(p));
 }
 
+const UPPER_RE = /[A-Z]/;
+
 export function identifiersIn(text: string): string[] {
-  return IDENT_RES.flatMap((re) => allMatches(re, text));
+  // Many lines of output have neither a capital nor an underscore: they skip all four patterns.
+  const out: string[] = [];
+  if (UPPER_RE.test(text)) for (const re of CAPITAL_IDENT_RES) eachMatch(re, text, (m) => out.push(m[0]));
+  if (text.includes('_')) for (const re of UNDERSCORE_IDENT_RES) eachMatch(re, text, (m) => out.push(m[0]));
+  return out;
 }
 
 /** Numbers with units, normalised to "250 ms" form (one space, unit kept as written). */
+const DIGIT_RE = /\d/;
+
 export function numbersIn(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(NUMBER_RE)) {
+  if (!DIGIT_RE.test(text)) return out;
+  eachMatch(NUMBER_RE, text, (m) => {
     if (m[3] !== undefined) out.push(m[3]);
     else if (m[1] !== undefined && m[2] !== undefined) out.push(m[2] === '%' ? `${m[1]}%` : `${m[1]} ${m[2]}`);
-  }
+  });
   return out;
 }
