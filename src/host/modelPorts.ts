@@ -34,7 +34,9 @@ export class LoggedModel implements ModelPort {
     try {
       const r = await this.inner.chat(req, opts);
       const u = r.usage;
-      this.log.info(
+      // A compaction's workers would write dozens of these per compaction, on the host's thread; its own line
+      // ("preview … ready", with requests and cached tokens) sums them up, so theirs are for debugging.
+      this.log[this.role === 'compactor' ? 'debug' : 'info'](
         `← ${id} ${Date.now() - started} ms` +
           (u ? ` prompt=${u.promptTokens} cached=${u.cachedTokens ?? '?'} completion=${u.completionTokens}` : ' (no usage reported)') +
           ` finish=${r.finishReason ?? '-'}${r.message.tool_calls?.length ? ` tool_calls=${r.message.tool_calls.length}` : ''}`,
