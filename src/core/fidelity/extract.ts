@@ -129,8 +129,16 @@ function candidatesOf(text: string, prose: boolean, user: boolean): Candidates {
 function scan(text: string, prose: boolean, user: boolean): Candidates {
   const lines = text.split('\n');
   const candidates: Candidate[] = [];
-  const push = (kind: FactKind, key: string, line: string, lineNo: number, extra?: Partial<Fact>) =>
+  // Only a key's first occurrence in a text can become a fact (extraction keeps the first it meets), so the memo
+  // holds one candidate per key, not one per line that repeats it.
+  const seen = new Map<FactKind, Set<string>>();
+  const push = (kind: FactKind, key: string, line: string, lineNo: number, extra?: Partial<Fact>) => {
+    let keys = seen.get(kind);
+    if (!keys) seen.set(kind, (keys = new Set()));
+    if (keys.has(key)) return;
+    keys.add(key);
     candidates.push(extra ? { kind, key, text: line, lineNo, extra } : { kind, key, text: line, lineNo });
+  };
   lines.forEach((line, n) => {
     if (line.trim().length === 0) return;
     const t = testLine(line);
