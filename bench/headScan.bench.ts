@@ -8,6 +8,10 @@
  * extension host), measured in this order: cuts of every message, then the facts of the head. "Warm" is the median
  * of ten more scans in the same process, each over the same session with every line changed (a suffix), so that
  * no memo answers: the cost of a session never seen, on compiled code.
+ *
+ * Then one tool output of a single 10 MB line of each of a few shapes (a repeated path, camelCase humps, a dotted
+ * run of digits, many numbers with units…), through the loss report's fact scan and the planner's cut: an imported
+ * session can hold such an output, and both scans run on the host's thread. "RangeError" is a scan that threw.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -56,6 +60,41 @@ function child(): Round {
   return { cutsCold, factsCold, cutsWarm: median(cw), factsWarm: median(fw) };
 }
 
+const HUGE = 10_000_000;
+const SHAPES: Record<string, string> = {
+  'a/ repeated': 'a/'.repeat(HUGE / 2),
+  'a/b.ts, spaced': 'a/b.ts '.repeat(HUGE / 7),
+  'aB repeated': 'aB'.repeat(HUGE / 2),
+  'a_ repeated': 'a_'.repeat(HUGE / 2),
+  '1. repeated': '1.'.repeat(HUGE / 2),
+  '1 ms, spaced': '1 ms '.repeat(HUGE / 5),
+  'FooError, spaced': 'FooError '.repeat(HUGE / 9),
+  'one letter': 'a'.repeat(HUGE),
+};
+
+function hugeLines(): string[] {
+  const out: string[] = [];
+  const run = (f: () => void) => {
+    const t0 = performance.now();
+    try {
+      f();
+      return `${(performance.now() - t0).toFixed(0)} ms`;
+    } catch (e) {
+      return (e as Error).name;
+    }
+  };
+  for (const [shape, content] of Object.entries(SHAPES)) {
+    const ms = [
+      { role: 'user', content: 'run it' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'run', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content },
+      { role: 'assistant', content: 'done' },
+    ] as ChatMessage[];
+    out.push(`  ${shape.padEnd(18)} facts ${run(() => extractFacts(ms)).padStart(11)}   cut ${run(() => cutText(ms, 2)).padStart(11)}`);
+  }
+  return out;
+}
+
 function main(): void {
   const rounds: Round[] = [];
   for (let r = 0; r < ROUNDS; r++) {
@@ -74,6 +113,8 @@ function main(): void {
   console.log(`  cuts of every message   cold ${col((x) => x.cutsCold)}   warm ${col((x) => x.cutsWarm)}`);
   console.log(`  facts of the head       cold ${col((x) => x.factsCold)}   warm ${col((x) => x.factsWarm)}`);
   console.log(`  both                    cold ${col((x) => x.cutsCold + x.factsCold)}   warm ${col((x) => x.cutsWarm + x.factsWarm)}`);
+  console.log(`one tool output, a single line of ${HUGE / 1e6} MB (in this process, once each)`);
+  for (const l of hugeLines()) console.log(l);
 }
 
 if (process.argv[2] === 'child') process.stdout.write(JSON.stringify(child()));

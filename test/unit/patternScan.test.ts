@@ -10,6 +10,7 @@ import {
   pathsIn,
   testLine,
 } from '../../src/core/fidelity/patterns';
+import { extractFacts } from '../../src/core/fidelity';
 import { generateSession } from '../fixtures/generateSession';
 import { LONG_SESSION_OPTIONS } from '../fixtures/generateSession';
 
@@ -130,6 +131,45 @@ describe('fidelity patterns: the scanners find what every pattern on every line 
     re.lastIndex = 3;
     assert.deepEqual(allMatches(re, 'ab ba'), ['a', 'b', 'b', 'a']);
     assert.equal(re.lastIndex, 0);
+  });
+
+  it('a long line is scanned in windows that end at spaces: no path or identifier is cut or lost', () => {
+    // Corpus lines joined by spaces into one line of hundreds of KB: many window ends, each at a space.
+    const line = lines.slice(0, 8000).join(' ');
+    assert.ok(line.length > 200_000);
+    assert.deepEqual(pathsIn(line), ref.paths(line));
+    assert.deepEqual(identifiersIn(line), ref.identifiers(line));
+  });
+
+  it('a 10 MB line of paths, camelCase humps or dotted numbers scans without overflowing the regex stack', () => {
+    // Each threw "Maximum call stack size exceeded" when one pattern run saw the whole line (a path's directories,
+    // a camelCase word's humps and a dotted name's parts are repeated groups, one backtracking entry each).
+    const huge = { 'a/': `${'a/'.repeat(5_000_000)}b.ts`, aB: 'aB'.repeat(5_000_000), '1.': '1.'.repeat(5_000_000) };
+    // A path longer than a window is found as its last window's part.
+    assert.match(pathsIn(huge['a/']).at(-1) ?? '', /^(a\/)+b\.ts$/);
+    assert.ok(identifiersIn(huge.aB).length > 0);
+    // Nothing to find in a dotted run of digits (no extension, no unit), but the path pattern still tries it.
+    assert.deepEqual(pathsIn(huge['1.']), []);
+    for (const [name, content] of Object.entries(huge)) {
+      const facts = extractFacts([
+        { role: 'user', content: 'run it' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'run', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content },
+        { role: 'assistant', content: 'done' },
+      ]);
+      if (name !== '1.')
+        assert.ok(
+          facts.some((f) => f.messageIndex === 2),
+          `${name}: facts of the output`,
+        );
+    }
+  });
+
+  it('a line over 1,000 characters is never a test verdict (the lazy name pattern took seconds on 10 MB)', () => {
+    const padded = `✓ parses headers${' '.repeat(990)}(3 ms)`;
+    assert.deepEqual(testLine(padded.replace(/ {990}/, ' ')), { name: 'parses headers', status: 'passed' });
+    assert.equal(testLine(padded), undefined);
+    assert.equal(testLine(`✓ ${'a '.repeat(5_000_000)}`), undefined);
   });
 
   it('a pattern that can match empty text does not loop', () => {

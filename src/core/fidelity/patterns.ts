@@ -81,11 +81,17 @@ export const TEST_RES: ReadonlyArray<{
  * What any of TEST_RES needs: a first character that can begin a verdict, or a pytest verdict word. One cheap
  * pattern turns away the lines that are not test results (nearly all), instead of three.
  */
+/**
+ * No runner prints a verdict line this long (a name is at most 160 characters), and the verdict patterns' lazy name
+ * takes seconds on a 10 MB line that starts like one.
+ */
+const MAX_TEST_LINE = 1000;
+
 const TEST_HINT_RE = /^\s*[✓✔√✗✖×PFon]|PASSED|FAILED/;
 
 /** A test-runner line ("✓ parses headers", "FAIL test/x.test.ts", "t.py::test_a FAILED"). */
 export function testLine(line: string): TestLine | undefined {
-  if (!TEST_HINT_RE.test(line)) return undefined;
+  if (line.length > MAX_TEST_LINE || !TEST_HINT_RE.test(line)) return undefined;
   for (const t of TEST_RES) {
     const m = line.match(t.re);
     if (m) {
@@ -108,19 +114,49 @@ export function escapeRe(s: string): string {
 }
 
 /**
- * Calls `each` for every match of a global regex, from the start of the text. A loop of `exec` on the shared regex,
- * not `matchAll`: matchAll clones the regex on every call, and these scanners run once per line of every tool
- * output (about 100,000 calls on a 120K-token head), where the clones and their iterators were a third of the
- * scan. Synchronous, so no other caller can see the regex's `lastIndex` between the reset and the end.
+ * The longest text one pattern run sees. Some patterns repeat a group (a path's directories, a camelCase word's
+ * humps), and V8 keeps a backtracking entry per repetition: on a 10 MB line of `a/a/a/…` or `aBaB…` the run threw
+ * "Maximum call stack size exceeded", and the loss report with it. Ordinary lines are far shorter and see no change.
+ */
+const SCAN_WINDOW = 8192;
+
+/**
+ * Calls `each` for every match of a global regex, from the start of the text, with `index` into the whole text. A
+ * loop of `exec` on the shared regex, not `matchAll`: matchAll clones the regex on every call, and these scanners
+ * run once per line of every tool output (about 100,000 calls on a 120K-token head), where the clones and their
+ * iterators were a third of the scan. Synchronous, so no other caller can see the regex's `lastIndex` between the
+ * reset and the end. A longer text is run in windows that end after a line break or space where there is one
+ * (tokens hold no whitespace, bar a number's space before its unit), else at SCAN_WINDOW.
  */
 function eachMatch(re: RegExp, text: string, each: (m: RegExpExecArray) => void): void {
-  re.lastIndex = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    // An empty match would find itself forever (none of the patterns here can match empty; this keeps it so).
-    if (m[0].length === 0) re.lastIndex++;
-    each(m);
+  for (let start = 0; start < text.length;) {
+    const end = windowEnd(text, start);
+    const window = start === 0 && end === text.length ? text : text.slice(start, end);
+    re.lastIndex = 0;
+    for (let m = re.exec(window); m !== null; m = re.exec(window)) {
+      // An empty match would find itself forever (none of the patterns here can match empty; this keeps it so).
+      if (m[0].length === 0) re.lastIndex++;
+      m.index += start;
+      each(m);
+    }
+    start = end;
   }
   re.lastIndex = 0;
+}
+
+/** Where the window from `start` ends: after the last line break, else space, in its last quarter, else at the limit. */
+function windowEnd(text: string, start: number): number {
+  const limit = start + SCAN_WINDOW;
+  if (limit >= text.length) return text.length;
+  // Searched by hand: lastIndexOf would go on to the start of a text without one.
+  const floor = limit - SCAN_WINDOW / 4;
+  let space = -1;
+  for (let i = limit - 1; i >= floor; i--) {
+    const c = text.charCodeAt(i);
+    if (c === 10) return i + 1;
+    if (c === 32 && space < 0) space = i;
+  }
+  return space >= 0 ? space + 1 : limit;
 }
 
 /** Every match of a global regex's first defined group (or whole match). */
@@ -134,10 +170,38 @@ export function allMatches(re: RegExp, text: string): string[] {
   return out;
 }
 
-export function pathsIn(text: string): string[] {
+/** A path found in a text, and where (the pattern's lookarounds are empty, so the match is the path). */
+export interface PathMatch {
+  path: string;
+  index: number;
+}
+
+export function pathMatches(text: string): PathMatch[] {
+  const out: PathMatch[] = [];
   // Every path has a slash or a dot: most lines of prose and logs have neither, and the pattern is the costliest here.
-  if (!text.includes('/') && !text.includes('.')) return [];
-  return allMatches(PATH_RE, text).filter((p) => !/^\d+(\.\d+)*$/.test(p) && !p.includes('://') && !/^\.+$/.test(p));
+  if (!text.includes('/') && !text.includes('.')) return out;
+  eachMatch(PATH_RE, text, (m) => {
+    const p = m[1]!;
+    if (!/^\d+(\.\d+)*$/.test(p) && !p.includes('://') && !/^\.+$/.test(p)) out.push({ path: p, index: m.index });
+  });
+  return out;
+}
+
+export function pathsIn(text: string): string[] {
+  return pathMatches(text).map((m) => m.path);
+}
+
+/** The text with every path found in it blanked to one space: what is left for the identifier patterns. */
+export function withoutPaths(text: string, paths: readonly PathMatch[]): string {
+  if (paths.length === 0) return text;
+  const parts: string[] = [];
+  let from = 0;
+  for (const { path, index } of paths) {
+    parts.push(text.slice(from, index));
+    from = index + path.length;
+  }
+  parts.push(text.slice(from));
+  return parts.join(' ');
 }
 
 const UPPER_RE = /[A-Z]/;
