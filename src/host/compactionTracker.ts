@@ -26,6 +26,8 @@ export interface TrackerOptions {
   judgeEnabled: () => boolean;
   /** The loss report in brief for a compaction whose blocks all have summaries. */
   loss?: (view: CompactionView) => LossHeadlineView | null;
+  /** The loss report threw: the compaction goes on to ready without one (none is shown rather than a wrong one). */
+  lossFailed?: (err: unknown) => void;
   /**
    * Whether anyone sees the deltas now (the side bar is visible). When not, the loss report, the costliest part of a
    * finished compaction (~15 ms and a few MB on a long head), waits for the next snapshot: a background compaction
@@ -51,9 +53,18 @@ export class CompactionTracker {
   get current(): CompactionView | null {
     if (this.view && this.lossDue) {
       this.lossDue = false;
-      if (!TERMINAL.has(this.view.state)) this.view.loss = this.o.loss?.(this.view) ?? null;
+      if (!TERMINAL.has(this.view.state)) this.view.loss = this.lossOf(this.view);
     }
     return this.view;
+  }
+
+  private lossOf(view: CompactionView): LossHeadlineView | null {
+    try {
+      return this.o.loss?.(view) ?? null;
+    } catch (err) {
+      this.o.lossFailed?.(err);
+      return null;
+    }
   }
 
   get isPreview(): boolean {
@@ -123,7 +134,7 @@ export class CompactionTracker {
     this.view.totals = totalsView(totals);
     this.view.checks = checksView(checks, this.o.pins());
     this.lossDue = this.o.wantsDeltas?.() === false;
-    this.view.loss = this.lossDue ? null : (this.o.loss?.(this.view) ?? null);
+    this.view.loss = this.lossDue ? null : this.lossOf(this.view);
     if (this.view.state === 'running')
       this.view.state = this.preview || !this.view.background ? 'ready' : this.o.judgeEnabled() ? 'judging' : 'ready';
     return [this.snapshotMsg()];

@@ -131,6 +131,7 @@ export class SessionController {
       pins: () => this.store.snapshot.pins,
       judgeEnabled: () => this.env.settings.judge.enabled,
       loss: (view) => lossHeadline(viewMessages(this.store, deps.ledger, this.verdicts), view),
+      lossFailed: (err) => deps.log.warn(`[${this.store.id}] no loss report for the compaction: ${(err as Error).message ?? String(err)}`),
       ...(deps.wantsDeltas ? { wantsDeltas: deps.wantsDeltas } : {}),
     });
     this.compactions = new UserCompactions({

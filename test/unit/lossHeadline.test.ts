@@ -17,12 +17,19 @@ const messages: ViewMessage[] = [
 
 function ready(
   summary: string,
-  o: { wantsDeltas?: () => boolean; computed?: { n: number }; sent?: CompactionView[] } = {},
+  o: {
+    wantsDeltas?: () => boolean;
+    computed?: { n: number };
+    sent?: CompactionView[];
+    loss?: (v: CompactionView) => ReturnType<typeof lossHeadline>;
+    failed?: unknown[];
+  } = {},
 ): CompactionView {
   const t = new CompactionTracker({
     pins: () => [],
     judgeEnabled: () => false,
-    loss: (v) => (o.computed && o.computed.n++, lossHeadline(messages, v)),
+    loss: o.loss ?? ((v) => (o.computed && o.computed.n++, lossHeadline(messages, v))),
+    lossFailed: (e) => o.failed?.push(e),
     ...(o.wantsDeltas ? { wantsDeltas: o.wantsDeltas } : {}),
   });
   t.start('c1', false, undefined, true);
@@ -100,6 +107,22 @@ describe('the loss report in brief (side bar, before Adopt)', () => {
     const c = ready(all);
     assert.equal(c.loss!.dropped, 0);
     assert.match(c.loss!.headline, /^No fact dropped/);
+  });
+
+  it('a report that throws leaves the compaction ready without one, and says so to the host', () => {
+    for (const wantsDeltas of [() => true, () => false]) {
+      const failed: unknown[] = [];
+      const sent: CompactionView[] = [];
+      const boom = () => {
+        throw new RangeError('Maximum call stack size exceeded');
+      };
+      const c = ready('Fixed src/server/retry.ts.', { loss: boom, failed, sent, wantsDeltas });
+      assert.equal(sent[0]!.state, 'ready');
+      assert.equal(c.state, 'ready');
+      assert.equal(c.loss, null);
+      assert.equal(failed.length, 1);
+      assert.match(String(failed[0]), /Maximum call stack/);
+    }
   });
 
   it('with no view to see it, the report waits for the next snapshot, and is computed once then', () => {
