@@ -49,7 +49,11 @@ describe('webview: meters count what they say', function () {
     });
     const plan = {
       chosen: opt('target-block 4096 ×8', 4000),
-      alternatives: [{ ...opt('cache-aligned 4096 ×8', 9000), excluded: 'slows the agent 2.3×' }],
+      alternatives: [
+        { ...opt('cache-aligned 4096 ×8', 9000), excluded: 'slows the agent 2.3×' },
+        // Ruled out before it was simulated: the planner gives it no time (0), which is not "0.0 s".
+        { ...opt('sequential cache-aligned', 0), excluded: "worker 1's prompt does not fit the window" },
+      ],
       profile: 'h100-7b (calibration)',
       measuredMs: 4600,
     };
@@ -61,6 +65,10 @@ describe('webview: meters count what they say', function () {
     assert.match(
       (await view.page.locator('.cp-plan-alts').textContent())!,
       /cache-aligned 4096 ×8: 9\.0 s \(ruled out: slows the agent 2\.3×\)/,
+    );
+    assert.match(
+      (await view.page.locator('.cp-plan-alts').textContent())!,
+      /sequential cache-aligned: no prediction \(ruled out: worker 1's prompt does not fit the window\)/,
     );
     await view.clearPosted();
     await view.page.locator('.cp-review').click();

@@ -78,6 +78,17 @@ describe('review editor (webview)', function () {
       'worker details start closed',
     );
     assert.match((await view.page.locator('.rv-plan').textContent())!, /predicted 4\.00 s, measured 4\.20 s \(\+5 %\)/);
+    // Fastest first; an option ruled out before it was simulated has no time, and is not listed as the fastest.
+    const plans = await view.page.locator('.rv-candidates li').allTextContents();
+    assert.deepEqual(
+      plans.map((t) => t.replace(/ \(ruled out.*\)/, '')),
+      [
+        '✓ parallel · target-block · 4K blocks: 4.00 s',
+        'parallel · cache-aligned · 4K blocks: 9.10 s',
+        'sequential, one call: 24.0 s',
+        'sequential cache-aligned: no prediction',
+      ],
+    );
   });
 
   it('the loss report counts by kind, marks each dropped fact in its original, and jumps to it', async () => {

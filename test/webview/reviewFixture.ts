@@ -168,6 +168,8 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
         { label: 'parallel · target-block · 4K blocks', predictedMs: 4000, chosen: true },
         { label: 'parallel · cache-aligned · 4K blocks', predictedMs: 9100, chosen: false },
         { label: 'sequential, one call', predictedMs: 24000, chosen: false },
+        // Ruled out before it was simulated: the planner gives it no time (0).
+        { label: "sequential cache-aligned (ruled out: worker 1's prompt does not fit the window)", predictedMs: 0, chosen: false },
       ],
     },
     focus: 'keep the DB migration plan',

@@ -5,6 +5,7 @@ import {
   type FactKindView,
   type LossFactView,
   type LossReportView,
+  type PlanCandidateView,
   type PlanView,
   type ReviewState,
 } from '../../src/protocol/review';
@@ -123,8 +124,11 @@ export function renderPlan(into: HTMLElement, p: PlanView | null): void {
   into.append(h('span', { class: 'rv-plan-main', text: `Plan: ${parts.length ? `${parts.join(' · ')} — ` : ''}${pred}, ${meas}${diff}` }));
   if (p.candidates.length > 0) {
     const list = h('ul', { class: 'rv-candidates' });
-    for (const c of [...p.candidates].sort((a, b) => a.predictedMs - b.predictedMs)) {
-      list.append(h('li', { class: c.chosen ? 'chosen' : '', text: `${c.chosen ? '✓ ' : ''}${c.label}: ${formatMs(c.predictedMs)}` }));
+    // 0: ruled out before it was simulated (a prompt over the window): no time, listed last rather than as fastest.
+    const time = (c: PlanCandidateView) => (c.predictedMs > 0 ? c.predictedMs : Infinity);
+    for (const c of [...p.candidates].sort((a, b) => time(a) - time(b) || 0)) {
+      const shown = c.predictedMs > 0 ? formatMs(c.predictedMs) : 'no prediction';
+      list.append(h('li', { class: c.chosen ? 'chosen' : '', text: `${c.chosen ? '✓ ' : ''}${c.label}: ${shown}` }));
     }
     into.append(h('details', { class: 'rv-alts' }, h('summary', { text: `${p.candidates.length} plans considered` }), list));
   }

@@ -183,6 +183,8 @@ export class CompactionPanel {
     const measured = p?.measuredMs ?? c.totals?.wallMs ?? null;
     if (!p && measured === null) return;
     const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+    // 0: an option ruled out before it was simulated (a prompt over the window) has no time to show.
+    const predicted = (ms: number) => (ms > 0 ? sec(ms) : 'no prediction');
     const line = p
       ? `Plan: ${p.chosen.label} — predicted ${sec(p.chosen.predictedMs)}` +
         (measured !== null ? `, measured ${sec(measured)} (${deviation(measured, p.chosen.predictedMs)})` : '')
@@ -191,7 +193,7 @@ export class CompactionPanel {
     if (p && p.alternatives.length) {
       const list = h('ul', { class: 'cp-alts' });
       for (const a of p.alternatives)
-        list.append(h('li', { text: `${a.label}: ${sec(a.predictedMs)}${a.excluded ? ` (ruled out: ${a.excluded})` : ''}` }));
+        list.append(h('li', { text: `${a.label}: ${predicted(a.predictedMs)}${a.excluded ? ` (ruled out: ${a.excluded})` : ''}` }));
       this.plan.append(
         h('details', { class: 'cp-plan-alts' }, h('summary', { text: `${p.alternatives.length} other plans · ${p.profile}` }), list),
       );

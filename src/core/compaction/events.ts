@@ -52,6 +52,7 @@ export interface PlanOption {
   concurrency: number;
   /** Summary tokens the workers are asked for, in total. */
   summaryTokens: number;
+  /** Predicted wall time; 0 when the option was ruled out before it could be simulated (a prompt over the window). */
   predictedMs: number;
   /**
    * Predicted time per output token of the live agent during the compaction
