@@ -84,53 +84,102 @@ interface Replica {
 const AGENT = -1;
 
 export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): SimResult {
-  const p = o.profile;
-  const replicas: Replica[] = Array.from({ length: Math.max(1, o.replicas) }, (_, i) => ({
-    waiting: [],
-    running: [],
-    frontier: i === 0 ? o.warmSharedTokens : 0,
-    clock: 0,
-    step: { pending: false, end: 0, chunkSeqs: [], chunkTokens: [], chunks: 0, decoderSeqs: [], decoders: 0, repeat: 1 },
-    inFlight: 0,
-  }));
-  const finishMs = requests.map(() => 0);
-  const firstTokenMs = requests.map(() => 0);
-  const queue = [...o.order];
-  let inFlight = 0;
-  let done = 0;
-  let steps = 0;
-  let agentSteps = 0;
-  let agentMs = 0;
-  let now = 0;
-  if (o.agentKvTokens !== undefined) {
-    const agent: Seq = {
-      id: AGENT,
-      req: { promptTokens: o.agentKvTokens, sharedTokens: 0, outputTokens: Infinity },
-      held: o.agentKvTokens,
-      prefillLeft: 0,
-      generated: 0,
-    };
-    replicas[0]!.running.push(agent);
-    replicas[0]!.inFlight++;
+  return new StepRun(requests, o).run();
+}
+
+/**
+ * One simulation's state, with the scheduler's moves as methods rather than closures made per call: the planner runs
+ * the model for every candidate of every compaction, and V8 threw away the optimised code of per-call closures with
+ * the closures, so every compaction compiled them again (about 25 ms of TurboFan a compaction in a CLI trace).
+ */
+class StepRun {
+  private readonly p: PerfProfile;
+  private readonly replicas: Replica[];
+  private readonly finishMs: number[];
+  private readonly firstTokenMs: number[];
+  private readonly queue: number[];
+  private inFlight = 0;
+  private done = 0;
+  private steps = 0;
+  private agentSteps = 0;
+  private agentMs = 0;
+  private now = 0;
+
+  constructor(
+    private readonly requests: readonly SimRequest[],
+    private readonly o: SimOptions,
+  ) {
+    this.p = o.profile;
+    this.replicas = Array.from({ length: Math.max(1, o.replicas) }, (_, i) => ({
+      waiting: [],
+      running: [],
+      frontier: i === 0 ? o.warmSharedTokens : 0,
+      clock: 0,
+      step: { pending: false, end: 0, chunkSeqs: [], chunkTokens: [], chunks: 0, decoderSeqs: [], decoders: 0, repeat: 1 },
+      inFlight: 0,
+    }));
+    this.finishMs = requests.map(() => 0);
+    this.firstTokenMs = requests.map(() => 0);
+    this.queue = [...o.order];
+    if (o.agentKvTokens !== undefined) {
+      const agent: Seq = {
+        id: AGENT,
+        req: { promptTokens: o.agentKvTokens, sharedTokens: 0, outputTokens: Infinity },
+        held: o.agentKvTokens,
+        prefillLeft: 0,
+        generated: 0,
+      };
+      this.replicas[0]!.running.push(agent);
+      this.replicas[0]!.inFlight++;
+    }
   }
 
-  const release = (): void => {
-    while (queue.length > 0 && inFlight < o.concurrency) {
+  run(): SimResult {
+    const { replicas, requests, o } = this;
+    this.release();
+    while (this.done < requests.length) {
+      // Indexed, as in plan(): a for-of here allocated an iterator per step while the model was not yet optimised.
+      for (let i = 0; i < replicas.length; i++) {
+        const rep = replicas[i]!;
+        if (!rep.step.pending && (rep.running.length > 0 || rep.waiting.length > 0)) this.plan(rep);
+      }
+      let next: Replica | undefined;
+      for (let i = 0; i < replicas.length; i++) {
+        const rep = replicas[i]!;
+        if (rep.step.pending && (!next || rep.step.end < next.step.end)) next = rep;
+      }
+      if (!next) throw new Error('step model stalled: requests left but nothing can run (a prompt larger than the KV budget?)');
+      this.apply(next, next === replicas[0]);
+      this.release();
+    }
+    const wallMs = Math.max(0, ...this.finishMs);
+    const res: SimResult = { wallMs, finishMs: this.finishMs, firstTokenMs: this.firstTokenMs, steps: this.steps };
+    if (o.agentKvTokens !== undefined) {
+      res.agentAloneTpotMs = stepTimeMs(this.p, { prefill: [], decodeKvTokens: o.agentKvTokens, decodeSeqs: 1 });
+      res.agentTpotMs = this.agentSteps > 0 ? this.agentMs / this.agentSteps : res.agentAloneTpotMs;
+    }
+    return res;
+  }
+
+  private release(): void {
+    const { queue, o } = this;
+    while (queue.length > 0 && this.inFlight < o.concurrency) {
       const id = queue.shift()!;
-      const req = requests[id]!;
-      const r = req.replica ?? leastLoaded(replicas);
-      const rep = replicas[r]!;
+      const req = this.requests[id]!;
+      const r = req.replica ?? leastLoaded(this.replicas);
+      const rep = this.replicas[r]!;
       rep.waiting.push({ id, req, held: 0, prefillLeft: 0, generated: 0 });
       rep.inFlight++;
-      inFlight++;
-      if (!rep.step.pending) rep.clock = Math.max(rep.clock, now);
+      this.inFlight++;
+      if (!rep.step.pending) rep.clock = Math.max(rep.clock, this.now);
     }
-  };
+  }
 
   // The planner runs this for every candidate once per compaction, mostly before V8 optimises it: indexed loops,
   // since a for-of there allocates an iterator result per element, and a chunk is added in place twice (a closure
   // over the step's sums made the model 2.4 times slower).
-  const plan = (rep: Replica): void => {
+  private plan(rep: Replica): void {
+    const p = this.p;
     let budget = p.maxNumBatchedTokens;
     const st = rep.step;
     let chunks = 0;
@@ -172,7 +221,7 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
     // per sequence per step: run them in one go until the first one ends, as
     // long as nothing can arrive meanwhile.
     let repeat = 1;
-    const quiet = chunks === 0 && rep.waiting.length === 0 && (o.replicas <= 1 || queue.length === 0);
+    const quiet = chunks === 0 && rep.waiting.length === 0 && (this.o.replicas <= 1 || this.queue.length === 0);
     let kv0 = 0;
     let fewestLeft = Infinity;
     for (let i = 0; i < decoders; i++) {
@@ -188,27 +237,28 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
     st.chunks = chunks;
     st.decoders = decoders;
     st.repeat = repeat;
-  };
+  }
 
-  const finish = (rep: Replica, s: Seq, at: number): void => {
+  private finish(rep: Replica, s: Seq, at: number): void {
     rep.running.splice(rep.running.indexOf(s), 1);
     rep.inFlight--;
-    inFlight--;
-    done++;
-    finishMs[s.id] = at;
-  };
+    this.inFlight--;
+    this.done++;
+    this.finishMs[s.id] = at;
+  }
 
-  const apply = (rep: Replica, isZero: boolean): void => {
+  private apply(rep: Replica, isZero: boolean): void {
     const st = rep.step;
     st.pending = false;
     const dt = st.end - rep.clock;
     rep.clock = st.end;
-    now = st.end;
-    steps += st.repeat;
-    if (isZero && o.agentKvTokens !== undefined && done < requests.length) {
-      agentSteps += st.repeat;
-      agentMs += dt;
+    this.now = st.end;
+    this.steps += st.repeat;
+    if (isZero && this.o.agentKvTokens !== undefined && this.done < this.requests.length) {
+      this.agentSteps += st.repeat;
+      this.agentMs += dt;
     }
+    const now = this.now;
     for (let i = 0; i < st.chunks; i++) {
       const seq = st.chunkSeqs[i]!;
       const n = st.chunkTokens[i]!;
@@ -216,40 +266,16 @@ export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): S
       seq.prefillLeft -= n;
       if (seq.prefillLeft === 0) {
         seq.generated = 1;
-        firstTokenMs[seq.id] = now;
-        if (seq.generated >= seq.req.outputTokens) finish(rep, seq, now);
+        this.firstTokenMs[seq.id] = now;
+        if (seq.generated >= seq.req.outputTokens) this.finish(rep, seq, now);
       }
     }
     for (let i = 0; i < st.decoders; i++) {
       const seq = st.decoderSeqs[i]!;
       seq.generated += st.repeat;
-      if (seq.id !== AGENT && seq.generated >= seq.req.outputTokens) finish(rep, seq, now);
+      if (seq.id !== AGENT && seq.generated >= seq.req.outputTokens) this.finish(rep, seq, now);
     }
-  };
-
-  release();
-  while (done < requests.length) {
-    // Indexed, as in plan(): a for-of here allocated an iterator per step while the model was not yet optimised.
-    for (let i = 0; i < replicas.length; i++) {
-      const rep = replicas[i]!;
-      if (!rep.step.pending && (rep.running.length > 0 || rep.waiting.length > 0)) plan(rep);
-    }
-    let next: Replica | undefined;
-    for (let i = 0; i < replicas.length; i++) {
-      const rep = replicas[i]!;
-      if (rep.step.pending && (!next || rep.step.end < next.step.end)) next = rep;
-    }
-    if (!next) throw new Error('step model stalled: requests left but nothing can run (a prompt larger than the KV budget?)');
-    apply(next, next === replicas[0]);
-    release();
   }
-  const wallMs = Math.max(0, ...finishMs);
-  const res: SimResult = { wallMs, finishMs, firstTokenMs, steps };
-  if (o.agentKvTokens !== undefined) {
-    res.agentAloneTpotMs = stepTimeMs(p, { prefill: [], decodeKvTokens: o.agentKvTokens, decodeSeqs: 1 });
-    res.agentTpotMs = agentSteps > 0 ? agentMs / agentSteps : res.agentAloneTpotMs;
-  }
-  return res;
 }
 
 function leastLoaded(replicas: readonly Replica[]): number {
