@@ -3,12 +3,12 @@ import {
   IDENT_RES,
   NUMBER_RE,
   PATH_RE,
-  TEST_RES,
   allMatches,
   identifiersIn,
   numbersIn,
   pathsIn,
   testLine,
+  verdictOf,
 } from '../../src/core/fidelity/patterns';
 import { extractFacts } from '../../src/core/fidelity';
 import { generateSession } from '../fixtures/generateSession';
@@ -29,16 +29,8 @@ const ref = {
     [...t.matchAll(NUMBER_RE)].flatMap((m) =>
       m[3] !== undefined ? [m[3]] : m[1] !== undefined && m[2] !== undefined ? [m[2] === '%' ? `${m[1]}%` : `${m[1]} ${m[2]}`] : [],
     ),
-  test: (line: string) => {
-    for (const t of TEST_RES) {
-      const m = line.match(t.re);
-      if (m) {
-        const name = t.name(m).replace(/\s+/g, ' ').trim();
-        if (name.length >= 3 && name.length <= 160) return { name, status: t.status(m) };
-      }
-    }
-    return undefined;
-  },
+  // Every verdict pattern on every line: testLine's hint and length bound are what is under test.
+  test: verdictOf,
 };
 
 /** Lines at the edges of each shortcut, besides what the generated sessions hold. */

@@ -67,7 +67,7 @@ export interface TestLine {
   status: 'passed' | 'failed';
 }
 
-export const TEST_RES: ReadonlyArray<{
+const TEST_RES: ReadonlyArray<{
   re: RegExp;
   status: (m: RegExpMatchArray) => 'passed' | 'failed';
   name: (m: RegExpMatchArray) => string;
@@ -92,6 +92,11 @@ const TEST_HINT_RE = /^\s*[✓✔√✗✖×PFon]|PASSED|FAILED/;
 /** A test-runner line ("✓ parses headers", "FAIL test/x.test.ts", "t.py::test_a FAILED"). */
 export function testLine(line: string): TestLine | undefined {
   if (line.length > MAX_TEST_LINE || !TEST_HINT_RE.test(line)) return undefined;
+  return verdictOf(line);
+}
+
+/** What the verdict patterns find in a line, without testLine's shortcuts (its tests compare the two). */
+export function verdictOf(line: string): TestLine | undefined {
   for (const t of TEST_RES) {
     const m = line.match(t.re);
     if (m) {
