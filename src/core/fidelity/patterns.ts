@@ -78,15 +78,15 @@ const TEST_RES: ReadonlyArray<{
 ];
 
 /**
- * What any of TEST_RES needs: a first character that can begin a verdict, or a pytest verdict word. One cheap
- * pattern turns away the lines that are not test results (nearly all), instead of three.
- */
-/**
  * No runner prints a verdict line this long (a name is at most 160 characters), and the verdict patterns' lazy name
  * takes seconds on a 10 MB line that starts like one.
  */
 const MAX_TEST_LINE = 1000;
 
+/**
+ * What any of TEST_RES needs: a first character that can begin a verdict, or a pytest verdict word. One cheap
+ * pattern turns away the lines that are not test results (nearly all), instead of three.
+ */
 const TEST_HINT_RE = /^\s*[✓✔√✗✖×PFon]|PASSED|FAILED/;
 
 /** A test-runner line ("✓ parses headers", "FAIL test/x.test.ts", "t.py::test_a FAILED"). */
@@ -219,9 +219,9 @@ export function identifiersIn(text: string): string[] {
   return out;
 }
 
-/** Numbers with units, normalised to "250 ms" form (one space, unit kept as written). */
 const DIGIT_RE = /\d/;
 
+/** Numbers with units, normalised to "250 ms" form (one space, unit kept as written). */
 export function numbersIn(text: string): string[] {
   const out: string[] = [];
   if (!DIGIT_RE.test(text)) return out;
