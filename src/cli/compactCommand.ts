@@ -1,4 +1,4 @@
-import type { CompactionEvent, PlanChoice, PlanOption } from '../core/compaction/events';
+import { wasSimulated, type CompactionEvent, type PlanChoice, type PlanOption } from '../core/compaction/events';
 import { VllmClient, limiterFor } from '../llm';
 import { resolveProfile } from './profileStore';
 import { createCompaction, snapshotSession } from '../core/compaction/fromSession';
@@ -211,7 +211,7 @@ const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 export function planText(c: PlanChoice | undefined, from: string): string {
   if (!c) return 'nothing to plan: the head is empty';
   const line = (o: PlanOption) =>
-    `  ${o.label.padEnd(44)} ${(o.predictedMs > 0 ? sec(o.predictedMs) : '—').padStart(9)}  ${String(o.summaryTokens).padStart(6)} tokens` +
+    `  ${o.label.padEnd(44)} ${(wasSimulated(o) ? sec(o.predictedMs) : '—').padStart(9)}  ${String(o.summaryTokens).padStart(6)} tokens` +
     (o.agentSlowdown !== undefined ? `  agent ×${o.agentSlowdown}` : '') +
     (o.excluded ? `  (ruled out: ${o.excluded})` : '');
   return [

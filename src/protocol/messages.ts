@@ -21,6 +21,7 @@ import type {
   Verbosity,
 } from '../core/vocabulary';
 import type { PlanOption } from '../core/compaction/events';
+export { wasSimulated } from '../core/compaction/events';
 
 // The shared vocabulary is the core's (src/core/vocabulary.ts); the lists themselves are in ./vocabulary.
 export type { BlockStatus, Layout, MessageKind, Mode, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';

@@ -1,4 +1,4 @@
-import type { CompactionView } from '../../src/protocol/messages';
+import { wasSimulated, type CompactionView } from '../../src/protocol/messages';
 import {
   kindLabel,
   lossHeadline,
@@ -124,10 +124,10 @@ export function renderPlan(into: HTMLElement, p: PlanView | null): void {
   into.append(h('span', { class: 'rv-plan-main', text: `Plan: ${parts.length ? `${parts.join(' · ')} — ` : ''}${pred}, ${meas}${diff}` }));
   if (p.candidates.length > 0) {
     const list = h('ul', { class: 'rv-candidates' });
-    // 0: ruled out before it was simulated (a prompt over the window): no time, listed last rather than as fastest.
-    const time = (c: PlanCandidateView) => (c.predictedMs > 0 ? c.predictedMs : Infinity);
+    // An option ruled out before it was simulated has no time: listed last rather than as the fastest.
+    const time = (c: PlanCandidateView) => (wasSimulated(c) ? c.predictedMs : Infinity);
     for (const c of [...p.candidates].sort((a, b) => time(a) - time(b) || 0)) {
-      const shown = c.predictedMs > 0 ? formatMs(c.predictedMs) : 'no prediction';
+      const shown = wasSimulated(c) ? formatMs(c.predictedMs) : 'no prediction';
       list.append(h('li', { class: c.chosen ? 'chosen' : '', text: `${c.chosen ? '✓ ' : ''}${c.label}: ${shown}` }));
     }
     into.append(h('details', { class: 'rv-alts' }, h('summary', { text: `${p.candidates.length} plans considered` }), list));

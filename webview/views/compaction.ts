@@ -3,7 +3,7 @@
  * block's status, a preview of the selected block's summary with edit and
  * regenerate, Adopt / Cancel, checks, the judge's verdict, and Undo.
  */
-import type { BlockView, CompactionView, VerdictView } from '../../src/protocol/messages';
+import { wasSimulated, type BlockView, type CompactionView, type PlanOptionView, type VerdictView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { button, clear, h, setDisabled, setText } from '../dom';
 import { fillMarkdown } from '../markdown';
@@ -183,8 +183,7 @@ export class CompactionPanel {
     const measured = p?.measuredMs ?? c.totals?.wallMs ?? null;
     if (!p && measured === null) return;
     const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-    // 0: an option ruled out before it was simulated (a prompt over the window) has no time to show.
-    const predicted = (ms: number) => (ms > 0 ? sec(ms) : 'no prediction');
+    const predicted = (o: PlanOptionView) => (wasSimulated(o) ? sec(o.predictedMs) : 'no prediction');
     const line = p
       ? `Plan: ${p.chosen.label} — predicted ${sec(p.chosen.predictedMs)}` +
         (measured !== null ? `, measured ${sec(measured)} (${deviation(measured, p.chosen.predictedMs)})` : '')
@@ -193,7 +192,7 @@ export class CompactionPanel {
     if (p && p.alternatives.length) {
       const list = h('ul', { class: 'cp-alts' });
       for (const a of p.alternatives)
-        list.append(h('li', { text: `${a.label}: ${predicted(a.predictedMs)}${a.excluded ? ` (ruled out: ${a.excluded})` : ''}` }));
+        list.append(h('li', { text: `${a.label}: ${predicted(a)}${a.excluded ? ` (ruled out: ${a.excluded})` : ''}` }));
       this.plan.append(
         h('details', { class: 'cp-plan-alts' }, h('summary', { text: `${p.alternatives.length} other plans · ${p.profile}` }), list),
       );

@@ -52,7 +52,7 @@ export interface PlanOption {
   concurrency: number;
   /** Summary tokens the workers are asked for, in total. */
   summaryTokens: number;
-  /** Predicted wall time; 0 when the option was ruled out before it could be simulated (a prompt over the window). */
+  /** Predicted wall time; NOT_SIMULATED when the option was ruled out before it could be simulated (a prompt over the window). */
   predictedMs: number;
   /**
    * Predicted time per output token of the live agent during the compaction
@@ -124,3 +124,11 @@ export type CompactionEvent =
     }
   | { type: 'cancelled'; compactionId: string }
   | { type: 'adopted'; compactionId: string; totals: CompactionTotals };
+
+/** An option's predictedMs when it was ruled out before it could be simulated: it has no time to show or compare. */
+export const NOT_SIMULATED = 0;
+
+/** Whether an option (or a view of one) carries a simulated time. */
+export function wasSimulated(o: { predictedMs: number }): boolean {
+  return o.predictedMs !== NOT_SIMULATED;
+}

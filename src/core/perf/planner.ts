@@ -9,7 +9,7 @@
  * again but hold only it. In the background it also bounds how much the plan
  * slows the live agent's decoding.
  */
-import type { PlanChoice, PlanOption } from '../compaction/events';
+import { NOT_SIMULATED, wasSimulated, type PlanChoice, type PlanOption } from '../compaction/events';
 import type { PerfProfile } from './profile';
 import type { SimRequest, SimResult } from './stepSim';
 import { simulateSteps } from './stepSim';
@@ -172,7 +172,7 @@ function evaluate(x: PlannerInput, c: Candidate): WorkPlan {
     blocks: c.blocks.length,
     concurrency: c.concurrency,
     summaryTokens: targets.reduce((a, b) => a + b, 0),
-    predictedMs: 0,
+    predictedMs: NOT_SIMULATED,
   };
   const tooBig = reqs.findIndex((r, k) => r.promptTokens + maxTokens[k]! > x.window);
   if (tooBig >= 0) {
@@ -225,7 +225,7 @@ export function planWork(x: PlannerInput): PlannerResult {
   const allowed = all.filter((w) => !w.option.excluded).sort(byTime);
   // When every option breaks the agent's bound, the gentlest one still runs: a compaction has to happen.
   const gentlest = [...all]
-    .filter((w) => w.option.predictedMs > 0)
+    .filter((w) => wasSimulated(w.option))
     .sort((a, b) => (a.option.agentSlowdown ?? 0) - (b.option.agentSlowdown ?? 0) || byTime(a, b));
   const work = allowed[0] ?? gentlest[0] ?? all[0]!;
   const alternatives = all.filter((w) => w !== work).map((w) => w.option);
