@@ -19,6 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { cutText } from '../src/core/compaction/toolCuts';
 import { extractFacts } from '../src/core/fidelity';
 import type { ChatMessage } from '../src/core/messages';
+import { asst, toolPair, user } from '../test/unit/helpers/build';
 import { median } from './stats';
 
 const SESSION = 'test/fixtures/long-session.json';
@@ -75,21 +76,14 @@ const SHAPES: Record<string, string> = {
 function hugeLines(): string[] {
   const out: string[] = [];
   const run = (f: () => void) => {
-    const t0 = performance.now();
     try {
-      f();
-      return `${(performance.now() - t0).toFixed(0)} ms`;
+      return `${timed(f).toFixed(0)} ms`;
     } catch (e) {
       return (e as Error).name;
     }
   };
   for (const [shape, content] of Object.entries(SHAPES)) {
-    const ms = [
-      { role: 'user', content: 'run it' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'run', arguments: '{}' } }] },
-      { role: 'tool', tool_call_id: 'c1', content },
-      { role: 'assistant', content: 'done' },
-    ] as ChatMessage[];
+    const ms = [user('run it'), ...toolPair('run', content), asst('done')];
     out.push(`  ${shape.padEnd(18)} facts ${run(() => extractFacts(ms)).padStart(11)}   cut ${run(() => cutText(ms, 2)).padStart(11)}`);
   }
   return out;

@@ -12,6 +12,7 @@ import {
 } from '../../src/core/fidelity/patterns';
 import { extractFacts } from '../../src/core/fidelity';
 import { generateSession } from '../fixtures/generateSession';
+import { asst, toolPair, user } from './helpers/build';
 import { LONG_SESSION_OPTIONS } from '../fixtures/generateSession';
 
 /*
@@ -143,12 +144,7 @@ describe('fidelity patterns: the scanners find what every pattern on every line 
     // Nothing to find in a dotted run of digits (no extension, no unit), but the path pattern still tries it.
     assert.deepEqual(pathsIn(huge['1.']), []);
     for (const [name, content] of Object.entries(huge)) {
-      const facts = extractFacts([
-        { role: 'user', content: 'run it' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'run', arguments: '{}' } }] },
-        { role: 'tool', tool_call_id: 'c1', content },
-        { role: 'assistant', content: 'done' },
-      ]);
+      const facts = extractFacts([user('run it'), ...toolPair('run', content), asst('done')]);
       if (name !== '1.')
         assert.ok(
           facts.some((f) => f.messageIndex === 2),
