@@ -77,6 +77,34 @@ describe('review editor: loss report fallback (identifiers)', () => {
     );
     assert.equal(lossHeadline(r), 'Dropped 2 of 5 facts: 1 identifier, 1 path');
   });
+
+  it('a bare file name after its path, or a name inside a path, is the path; the same name alone elsewhere is its own', () => {
+    assert.deepEqual(identifierFacts('read lib/parseHeader.ts then db/migrate.ts, migrate.ts and parseHeader.ts; fix parseHeader'), [
+      { kind: 'path', key: 'lib/parseHeader.ts' },
+      { kind: 'path', key: 'db/migrate.ts' },
+      { kind: 'identifier', key: 'parseHeader' },
+    ]);
+  });
+
+  // This report is what the editor shows when the fidelity scan throws, so it must not throw or hang on the same
+  // input: an imported session can hold a tool output of one 10 MB line. Its own patterns threw on the first
+  // (regex backtracking stack), ran for minutes on the next three (a path pattern retried from every position),
+  // and compared every name with every name found before it.
+  it('takes one-line tool outputs of 10 MB and tens of thousands of distinct names', () => {
+    const huge = 10_000_000;
+    assert.deepEqual(identifierFacts('a/'.repeat(huge / 2)), []);
+    assert.deepEqual(identifierFacts('a'.repeat(huge)), []);
+    assert.ok(identifierFacts('aB'.repeat(huge / 2)).every((f) => f.kind === 'identifier' && /^(aB)+$/.test(f.key)));
+    assert.ok(identifierFacts('a_'.repeat(huge / 2)).length <= 1);
+    const names = Array.from({ length: 100_000 }, (_, i) => `someName${i}x`);
+    const facts = identifierFacts(`${names.join(' ')} src/x/y.ts y.ts`);
+    assert.equal(facts.length, names.length + 1);
+    assert.deepEqual(facts[0], { kind: 'path', key: 'src/x/y.ts' });
+    assert.deepEqual(
+      facts.slice(1).map((f) => f.key),
+      names,
+    );
+  });
 });
 
 describe('review editor: bridge between the host and the panel', () => {

@@ -2,36 +2,41 @@
  * The fallback loss report: identifiers, paths and exception names of each
  * block's originals that its summary does not mention. Pure (no vscode), so
  * it runs in unit tests; the fidelity module's extractor replaces it where
- * present (see lossForReview).
+ * present (see lossWithFallback), and it is only reached when that one throws.
  */
 import type { CompactionView, ViewMessage } from '../../protocol/messages';
 import type { FactKindView, LossFactView, LossReportView } from '../../protocol/review';
-
-// Order matters: a path is also a run of identifier characters, so paths are matched first.
-const PATH =
-  /(?:\.{0,2}\/)?(?:[\w.-]+\/)+[\w.-]+\.[A-Za-z]{1,5}\b|\b[\w-]+\.(?:ts|js|tsx|py|go|rs|json|md|yaml|yml|toml|sql|sh|c|h|cpp|java)\b/g;
-const ERROR = /\b[A-Z][A-Za-z]*(?:Error|Exception)\b/g;
-// camelCase, PascalCase with an inner capital, snake_case, or SCREAMING_CASE: names a reader cannot guess back.
-const IDENT = /\b(?:[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z][a-z0-9]*_[a-z0-9_]+|[A-Z][A-Z0-9]*_[A-Z0-9_]+)\b/g;
+import { allMatches, EXCEPTION_RE, identifiersIn, pathMatches, withoutPaths } from '../../core/fidelity/patterns';
 
 export interface RawFact {
   kind: FactKindView;
   key: string;
 }
 
-/** Facts of one text, each key once, in order of first appearance. */
+/**
+ * Facts of one text, each key once: paths, then exception names, then identifiers. The fidelity module's own
+ * scanners find them (windowed, so a 10 MB line cannot overflow the regex stack), with paths blanked before the
+ * identifier patterns run, so a name inside a path is the path's. A bare file name after its path
+ * (migrate.ts after src/db/migrate.ts) is the same fact: every path's tails are remembered, so the check is one
+ * lookup per key, not a search of every fact found so far.
+ */
 export function identifierFacts(text: string): RawFact[] {
   const out: RawFact[] = [];
   const seen = new Set<string>();
-  // A key inside a longer one already found (migrate.ts in src/db/migrate.ts) is the same fact.
   const add = (kind: FactKindView, key: string) => {
-    if (seen.has(key) || out.some((f) => f.key.includes(key))) return;
+    if (seen.has(key)) return;
     seen.add(key);
     out.push({ kind, key });
   };
-  for (const m of text.matchAll(PATH)) add('path', m[0]);
-  for (const m of text.matchAll(ERROR)) add('error', m[0]);
-  for (const m of text.matchAll(IDENT)) add('identifier', m[0]);
+  const paths = pathMatches(text);
+  for (const { path } of paths) {
+    if (seen.has(path)) continue;
+    add('path', path);
+    for (let i = path.indexOf('/'); i >= 0; i = path.indexOf('/', i + 1)) seen.add(path.slice(i + 1));
+  }
+  const rest = withoutPaths(text, paths);
+  for (const name of allMatches(EXCEPTION_RE, rest)) add('error', name);
+  for (const name of identifiersIn(rest)) add('identifier', name);
   return out;
 }
 
