@@ -20,10 +20,9 @@ import { SessionController } from './sessionController';
 import { SessionLibrary, titleFrom } from './sessionLibrary';
 import type { SessionViewProvider } from './sessionViewProvider';
 import { HostStatus } from './statusBar';
-import { previewCall, vscodeWorkspaceTools } from './tools/workspaceTools';
-import type { ToolEnv } from './tools/workspaceTools';
-import type { SessionOps } from './webviewDispatch';
-import { dispatchWebview } from './webviewDispatch';
+import { previewCall, vscodeWorkspaceTools, type ToolEnv } from './tools/workspaceTools';
+import { dispatchWebview, type SessionOps } from './webviewDispatch';
+import { fullTextOf, type FullText } from './review/lossSources';
 import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
 
 export const API_KEY_SECRET = 'splitpoint.apiKey';
@@ -146,11 +145,6 @@ export class SplitpointHost implements vscode.Disposable {
     this.server.rebuildEndpoints();
     this.controller?.updateEnvironment(this.server.environment());
     this.updateStatus();
-  }
-
-  /** Asks the server for its models and window (see ServerConnection.probe). */
-  probe(): Promise<void> {
-    return this.server.probe();
   }
 
   // ------------------------------------------------------------ sessions
@@ -343,6 +337,10 @@ export class SplitpointHost implements vscode.Disposable {
   currentSnapshot(): ViewSnapshot {
     if (!this.controller) throw new Error('Splitpoint has not started yet: send {type: "ready"} or run a command first.');
     return this.controller.snapshot();
+  }
+
+  fullTexts(): FullText {
+    return fullTextOf(this.controller?.store);
   }
 
   currentSettings(): SettingsReport {

@@ -26,6 +26,7 @@ import { PostCoalescer } from './postCoalescer';
 import type { HostLog } from './log';
 import { PinActions } from './pinActions';
 import { lossHeadline } from './review/lossHeadline';
+import { fullTextOf, withFullTexts } from './review/lossSources';
 import { sessionGauge, sessionSnapshot, sessionSplit, viewMessages } from './sessionSnapshot';
 import { UserCompactions } from './userCompactions';
 import { toViewMessage, verdictView } from './viewModel';
@@ -130,7 +131,7 @@ export class SessionController {
     this.tracker = new CompactionTracker({
       pins: () => this.store.snapshot.pins,
       judgeEnabled: () => this.env.settings.judge.enabled,
-      loss: (view) => lossHeadline(viewMessages(this.store, deps.ledger, this.verdicts), view),
+      loss: (view) => lossHeadline(withFullTexts(viewMessages(this.store, deps.ledger, this.verdicts), fullTextOf(this.store)), view),
       lossFailed: (err) => deps.log.warn(`[${this.store.id}] no loss report for the compaction: ${(err as Error).message ?? String(err)}`),
       ...(deps.wantsDeltas ? { wantsDeltas: deps.wantsDeltas } : {}),
     });

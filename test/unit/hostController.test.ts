@@ -282,6 +282,35 @@ describe('host: session controller (fake model, memory storage)', () => {
     assert.equal(store.snapshot.compactions.length, 0);
   });
 
+  // The view cuts a long tool output to its head and tail; the compaction replaces all of it. An error line in the
+  // middle of a test run is exactly the fact the loss report is for.
+  it("the loss report judges a long tool output's whole text, not the view's cut copy", async () => {
+    const lines = Array.from({ length: 400 }, (_, i) =>
+      i === 200 ? 'ConnectionResetError: pool_exhausted in src/db/pool.ts' : `ok line ${i} of the test run, nothing to report`,
+    );
+    const { c, posted } = await setup({
+      history: 4,
+      prepare: async (store) => {
+        await store.append({ role: 'user', content: 'Run the tests.' });
+        const call = { id: 'run_1', type: 'function' as const, function: { name: 'run_command', arguments: '{"command":"npm test"}' } };
+        await store.append({ role: 'assistant', content: null, tool_calls: [call] });
+        await store.append({ role: 'tool', tool_call_id: 'run_1', content: lines.join('\n') });
+        await store.append({ role: 'assistant', content: 'The tests ran.' });
+        await store.append({ role: 'user', content: 'Thanks, carry on.' });
+      },
+    });
+    ctl = c;
+    await c.handle({ type: 'ready' });
+    const output = lastSnapshot(posted).messages.find((m) => m.role === 'tool')!;
+    assert.ok(output.truncated && !output.content.includes('ConnectionResetError'), 'the view shows the output without its middle');
+    await c.handle({ type: 'compact', focus: null, tailStartIndex: output.index + 2 });
+    const view = (posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
+    assert.equal(view.state, 'ready');
+    assert.ok(!view.blocks.some((b) => b.summary?.includes('ConnectionResetError')), "the fake compactor's summaries lack it");
+    const lost = view.loss!.first.map((f) => f.key);
+    assert.ok(lost.includes('ConnectionResetError') && lost.includes('src/db/pool.ts'), `dropped: ${lost.join(', ')}`);
+  });
+
   it('pins from the view land in the pinned block; empty or duplicate pins are refused with a notice', async () => {
     const { c, posted, store } = await setup({ history: 1 });
     ctl = c;

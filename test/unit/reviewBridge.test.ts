@@ -3,7 +3,8 @@ import type { CompactionView, ViewMessage } from '../../src/protocol/messages';
 import { droppedBlockText, isReviewToHost, lossHeadline } from '../../src/protocol/review';
 import { identifierFacts, identifierLoss } from '../../src/host/review/identifierLoss';
 import { fidelityLoss } from '../../src/host/review/fidelityLoss';
-import { hostMessageFor, planOf, ReviewBridge } from '../../src/host/review/reviewBridge';
+import { bridgeOnFullTexts, hostMessageFor, planOf, ReviewBridge } from '../../src/host/review/reviewBridge';
+import { cutForView } from '../../src/host/viewModel';
 import { CompactionTracker, planView } from '../../src/host/compactionTracker';
 import { makeSnapshot, makeCompaction } from '../webview/snapshot';
 
@@ -108,6 +109,27 @@ describe('review editor: loss report fallback (identifiers)', () => {
 });
 
 describe('review editor: bridge between the host and the panel', () => {
+  it("judges a cut tool output's whole text, and still sends the editor the cut copy", () => {
+    const lines = Array.from({ length: 400 }, (_, i) => (i === 200 ? 'ConnectionResetError in src/db/pool.ts' : `ok line ${i} of the run`));
+    const full = lines.join('\n');
+    const snap = makeSnapshot(40);
+    const cut = cutForView(full);
+    const k = snap.messages.findIndex((m, i) => i > 0 && m.role !== 'system');
+    const shown = { ...snap.messages[k]!, role: 'tool' as const, toolCallId: 'run_1', ...cut };
+    const messages = snap.messages.map((m, i) => (i === k ? shown : m));
+    const c = makeCompaction({ ...snap, messages }, 3);
+    const done = { ...c, blocks: c.blocks.map((b) => ({ ...b, status: 'done' as const, summary: 'ran the tests' })) };
+    const lostIn = (bridge: ReviewBridge) => bridge.current!.loss!.dropped.filter((f) => f.messageId === shown.id).map((f) => f.key);
+    const whole = bridgeOnFullTexts(() => (id) => (id === shown.id ? full : undefined));
+    whole.fromSnapshot({ ...snap, messages, compaction: done });
+    assert.ok(cut.truncated && !cut.content.includes('ConnectionResetError'));
+    assert.deepEqual(lostIn(whole).sort(), ['ConnectionResetError', 'ConnectionResetError', 'src/db/pool.ts'].sort());
+    assert.equal(whole.current!.messages[k]!.content, cut.content, 'the editor gets the cut copy');
+    const viewOnly = new ReviewBridge();
+    viewOnly.fromSnapshot({ ...snap, messages, compaction: done });
+    assert.deepEqual(lostIn(viewOnly), [], 'judged on the cut copy, the error line is not there to be lost');
+  });
+
   it('builds a state from a snapshot, patches block deltas, recomputes the loss report and drops other compactions', () => {
     const snap = makeSnapshot(40);
     const c = makeCompaction(snap, 3);

@@ -9,6 +9,7 @@ import type { HostToReview, LossReportView, PlanView, ReviewState, ReviewToHost 
 import { applyBlockProgress, applySplitChange } from '../../protocol/messages';
 import { fidelityLoss } from './fidelityLoss';
 import { identifierLoss } from './identifierLoss';
+import { type FullText, withFullTexts } from './lossSources';
 
 /** Computes the loss report of a compaction; the fidelity module's version is plugged in here when present. */
 export type LossFn = (messages: ReviewState['messages'], c: CompactionView) => LossReportView;
@@ -96,6 +97,11 @@ export class ReviewBridge {
     s.loss = c && c.state !== 'adopted' && c.state !== 'cancelled' ? this.loss(s.messages, c) : null;
     s.plan = c ? this.plan(c) : null;
   }
+}
+
+/** The editor's bridge: its loss report judges the session's whole texts, where the snapshot's tool outputs are cut. */
+export function bridgeOnFullTexts(fullTexts: () => FullText): ReviewBridge {
+  return new ReviewBridge((messages, c) => lossWithFallback(withFullTexts(messages, fullTexts()), c));
 }
 
 /** The host message that carries out an editor request; `ready` is answered by the panel itself. */

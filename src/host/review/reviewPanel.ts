@@ -2,7 +2,8 @@ import * as vscode from 'vscode';
 import type { HostToWebview, ViewSnapshot, WebviewToHost } from '../../protocol/messages';
 import { isReviewToHost, type HostToReview } from '../../protocol/review';
 import { webviewPage } from '../webviewHtml';
-import { hostMessageFor, ReviewBridge } from './reviewBridge';
+import type { FullText } from './lossSources';
+import { bridgeOnFullTexts, hostMessageFor } from './reviewBridge';
 
 export const REVIEW_VIEW_TYPE = 'splitpoint.review';
 
@@ -12,6 +13,8 @@ export interface ReviewSource {
   currentSnapshot(): ViewSnapshot;
   onWebviewMessage(msg: WebviewToHost): Promise<void>;
   onDidPost(listener: (msg: HostToWebview) => void): vscode.Disposable;
+  /** The open session's whole texts, which the loss report judges (the snapshot's tool outputs are cut). */
+  fullTexts(): FullText;
 }
 
 /**
@@ -20,7 +23,7 @@ export interface ReviewSource {
  */
 export class ReviewPanels implements vscode.WebviewPanelSerializer {
   private panel: vscode.WebviewPanel | undefined;
-  private bridge = new ReviewBridge();
+  private bridge = bridgeOnFullTexts(() => this.source.fullTexts());
   private subs: vscode.Disposable[] = [];
   /** Coalesces full states: many host posts in one tick become one message. */
   private pendingState: NodeJS.Timeout | undefined;
@@ -57,7 +60,7 @@ export class ReviewPanels implements vscode.WebviewPanelSerializer {
   private attach(panel: vscode.WebviewPanel): void {
     this.detach();
     this.panel = panel;
-    this.bridge = new ReviewBridge();
+    this.bridge = bridgeOnFullTexts(() => this.source.fullTexts());
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'splitpoint.svg');
     panel.webview.html = reviewHtml(panel.webview, this.extensionUri);
     this.subs.push(
