@@ -39,6 +39,8 @@ export interface ViewMessage {
   /** Full text for user/assistant/summary/pinned; tool output may be cut (see `truncated`). */
   content: string;
   truncated: boolean;
+  /** For a cut tool output: the whole output's line count (the content holds its head and tail only). */
+  lines?: number;
   reasoning?: string;
   toolCalls?: { id: string; name: string; arguments: string }[];
   /** For tool results: the call they answer. */

@@ -303,6 +303,7 @@ describe('host: session controller (fake model, memory storage)', () => {
     await c.handle({ type: 'ready' });
     const output = lastSnapshot(posted).messages.find((m) => m.role === 'tool')!;
     assert.ok(output.truncated && !output.content.includes('ConnectionResetError'), 'the view shows the output without its middle');
+    assert.equal(output.lines, 400, "the view is told the whole output's line count");
     await c.handle({ type: 'compact', focus: null, tailStartIndex: output.index + 2 });
     const view = (posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
     assert.equal(view.state, 'ready');

@@ -101,4 +101,15 @@ describe('webview: meters count what they say', function () {
       .evaluateAll((els) => els.map((e) => e.getAttribute('description')));
     assert.deepEqual(desc, ['80 messages · 180 KB · used 3 h ago', '1 message · 2.0 MB · used 5 days ago']);
   });
+
+  it("a cut tool output's header counts the output's own lines, not the lines of the copy shown", async () => {
+    const k = snap.messages.map((m) => m.role).lastIndexOf('tool');
+    assert.ok(k >= snap.messages.length - 40, 'fixture: a tool output among the 40 messages the chat shows');
+    const shown = Array.from({ length: 40 }, (_, i) => `line ${i}`).join('\n');
+    const messages = snap.messages.map((m, i) => (i === k ? { ...m, content: shown, truncated: true, lines: 4000 } : m));
+    await view.send({ type: 'snapshot', snapshot: { ...snap, messages, compaction: null } });
+    const id = snap.messages[k]!.id;
+    const header = view.page.locator(`.msg[data-id="${id}"] details.tool-result > summary`);
+    assert.equal(await header.textContent(), 'Tool output · 4,000 lines, head and tail shown');
+  });
 });

@@ -43,14 +43,18 @@ export function renderMessage(m: ViewMessage, ctx: Ctx): HTMLElement {
     el.append(d);
   }
   if (m.role === 'tool') {
-    const long = m.content.length > 600 || m.content.split('\n').length > 12;
+    const shownLines = m.content.split('\n').length;
+    const long = m.content.length > 600 || shownLines > 12;
     // Scrollable, so reachable by keyboard.
     const pre = h('pre', { class: 'tool-out', tabindex: 0, 'aria-label': `Output of message ${m.index}` }, h('code', { text: m.content }));
     if (long) {
       const d = h(
         'details',
         { class: 'tool-result' },
-        h('summary', { text: `Tool output · ${m.content.split('\n').length} lines${m.truncated ? ' (cut)' : ''}` }),
+        // A cut output's own line count, not its shown copy's: "87 lines" would read as the whole output.
+        h('summary', {
+          text: `Tool output · ${(m.lines ?? shownLines).toLocaleString('en-US')} lines${m.truncated ? ', head and tail shown' : ''}`,
+        }),
         pre,
       );
       el.append(d);
