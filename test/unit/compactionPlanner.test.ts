@@ -87,6 +87,36 @@ describe('compaction runs the plan', () => {
     assert.equal(ready.outcome!.measuredMs, ready.totals.wallMs);
   });
 
+  it('measured time is the planned run; a block regenerated minutes later adds its own run, not the wait', async () => {
+    const snap = await snapshot();
+    const clock = fixedClock();
+    const model = new FakeModel();
+    const chat = model.chat.bind(model);
+    // Each worker takes 1 s of this clock.
+    model.chat = async (req, opts) => {
+      const r = await chat(req, opts);
+      clock.advance(1000);
+      return r;
+    };
+    const pc = createCompaction(snap, settings(), deps(model, { clock }));
+    const readies: Extract<CompactionEvent, { type: 'ready' }>[] = [];
+    pc.on((e) => e.type === 'ready' && readies.push(e));
+    await pc.start();
+    const first = readies[0]!;
+    const runMs = first.totals.wallMs;
+    assert.equal(runMs, 1000 * pc.blocks.length, 'fixture: the workers ran one after another on this clock');
+    assert.equal(first.outcome!.measuredMs, runMs);
+    clock.advance(5 * 60_000);
+    await pc.regenerate(0);
+    const again = readies.at(-1)!;
+    assert.equal(readies.length, 2);
+    assert.equal(again.totals.wallMs, runMs + 1000, 'the regeneration adds its 1 s, not the 5 min before it');
+    assert.equal(again.outcome!.measuredMs, runMs, 'the prediction is compared with the run it predicted');
+    clock.advance(60_000);
+    pc.edit(1, 'DECISIONS:\n- by hand');
+    assert.equal(readies.at(-1)!.totals.wallMs, runMs + 1000, 'an edit is not compaction time');
+  });
+
   it('settings still force the layout and block size; the prediction is for what runs', async () => {
     const snap = await snapshot();
     const pc = createCompaction(snap, settings({ layout: 'cache-aligned', blockTokens: 3000, mode: 'parallel' }), deps(new FakeModel()));

@@ -59,7 +59,16 @@ export class PendingCompaction {
   private adopted = false;
   private focus: string | undefined;
   private startedAt = 0;
-  private finishedAt = 0;
+  /**
+   * Wall time of the planned run: from start until its workers first all ended. What the planner predicted; a
+   * regeneration minutes later is not part of it.
+   */
+  private runMs: number | undefined;
+  /** Workers' runs not yet ended, and since when at least one has been running. */
+  private running = 0;
+  private busySince = 0;
+  /** Time during which at least one worker ran, up to the last time none did. */
+  private busyMs = 0;
   private inFlight = 0;
   private maxInFlight = 0;
   private readonly gate: Gate;
@@ -158,8 +167,8 @@ export class PendingCompaction {
       if (running.length === 0) break;
       await Promise.all(running);
     }
+    this.runMs ??= this.deps.clock.now() - this.startedAt;
     if (!this.cancelled && this.isComplete()) {
-      this.finishedAt = this.deps.clock.now();
       const outcome = this.outcome();
       this.emit({ type: 'ready', compactionId: this.id, totals: this.totals(), checks: this.checks(), ...(outcome ? { outcome } : {}) });
     }
@@ -178,8 +187,10 @@ export class PendingCompaction {
     if (s.attempts > 1)
       this.emit({ type: 'block-retried', compactionId: this.id, block: s.block.index, attempt: s.attempts, reason: 'regenerate' });
     this.emit({ type: 'block-queued', compactionId: this.id, block: s.block.index });
+    if (this.running++ === 0) this.busySince = this.deps.clock.now();
     const run = this.work(s, controller.signal).finally(() => {
       if (s.run === run) s.run = undefined;
+      if (--this.running === 0) this.busyMs += this.deps.clock.now() - this.busySince;
     });
     s.run = run;
   }
@@ -341,7 +352,8 @@ export class PendingCompaction {
   totals(): CompactionTotals {
     return totalsOf(this.plan, this.blocks, {
       summaryTokens: this.isComplete() ? this.summaryTokens() : 0,
-      wallMs: (this.finishedAt || this.deps.clock.now()) - this.startedAt,
+      // Time spent compacting: a block regenerated or retried later adds its run, not the minutes in between.
+      wallMs: this.busyMs + (this.running > 0 ? this.deps.clock.now() - this.busySince : 0),
       requests: this.requests,
       maxInFlight: this.maxInFlight,
     });
@@ -349,7 +361,9 @@ export class PendingCompaction {
 
   /** The planner's prediction against the run, once it is complete. */
   outcome(): PlanOutcome | undefined {
-    return this.isComplete() ? planOutcome(this.plan, this.totals(), this.blocks) : undefined;
+    return this.isComplete()
+      ? planOutcome(this.plan, { ...this.totals(), wallMs: this.runMs ?? this.totals().wallMs }, this.blocks)
+      : undefined;
   }
 
   /** The record adoption writes; ids point at the snapshot's messages. */
