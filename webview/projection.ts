@@ -10,6 +10,8 @@ export interface Prefix {
   all: Float64Array;
   /** head[i] = compactable tokens of messages [0, i): after the frame (SplitView.frameEnd, from the core's split plan), not kept. */
   head: Float64Array;
+  /** body[i] = tokens of messages [0, i) after the frame, kept or not: what a split moved by hand compacts. */
+  body: Float64Array;
   total: number;
 }
 
@@ -17,6 +19,7 @@ export function buildPrefix(messages: readonly ViewMessage[], split: SplitView |
   const n = messages.length;
   const all = new Float64Array(n + 1);
   const head = new Float64Array(n + 1);
+  const body = new Float64Array(n + 1);
   const kept = split && split.keptIndices.length > 0 ? new Set(split.keptIndices) : null;
   // The host's split plan says where compactable messages start; the view does not re-derive it.
   const frameEnd = split?.frameEnd ?? n;
@@ -26,8 +29,9 @@ export function buildPrefix(messages: readonly ViewMessage[], split: SplitView |
     all[i + 1] = all[i]! + t;
     const compactable = i >= frameEnd && !(kept && kept.has(i));
     head[i + 1] = head[i]! + (compactable ? t : 0);
+    body[i + 1] = body[i]! + (i >= frameEnd ? t : 0);
   }
-  return { all, head, total: all[n]! };
+  return { all, head, body, total: all[n]! };
 }
 
 export interface Projection {
@@ -42,8 +46,13 @@ export interface Projection {
 
 /** Projected context after compacting everything before `tail`: head tokens replaced by ~summaryTokensPerBlock × ceil(head / blockTokens). */
 export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail: number): Projection {
-  const t = Math.max(0, Math.min(tail, prefix.head.length - 1));
-  const headTokens = prefix.head[t]!;
+  const n = prefix.head.length - 1;
+  const t = Math.max(0, Math.min(tail, n));
+  // At the strategy's own split the head is the strategy's: preserving user messages, that is every agent message
+  // after the frame, after the first kept user message too. A handle moved by hand makes the split manual: everything
+  // from the frame up to it, kept user messages included.
+  const atChoice = t === split.tailStartIndex;
+  const headTokens = atChoice ? prefix.head[split.keptIndices.length > 0 ? n : t]! : prefix.body[t]!;
   const blockTokens = split.blockTokens > 0 ? split.blockTokens : 4096;
   const blocks = headTokens > 0 ? Math.ceil(headTokens / blockTokens) : 0;
   const summaryTokens = blocks * Math.max(0, split.summaryTokensPerBlock);

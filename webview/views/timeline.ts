@@ -239,7 +239,8 @@ export class Timeline implements TimelineInputTarget {
     setAttr(this.handle, 'aria-valuenow', String(tail));
     const p = this.ctx.projection();
     const prefix = this.ctx.model.prefix;
-    const keptTok = prefix.total - prefix.all[Math.min(tail, n)]!;
+    // Kept verbatim: all but the head, so the frame and kept user messages count too.
+    const keptTok = prefix.total - p.headTokens;
     const summarized = `${formatTokens(p.headTokens)} tokens summarized in ${p.blocks} blocks`;
     setAttr(this.handle, 'aria-valuetext', `Tail starts at message ${tail} of ${n}: ${summarized}, ${formatTokens(keptTok)} kept verbatim`);
     const dragged = this.ctx.ui.dragTail !== null && this.ctx.ui.dragTail !== s.split.tailStartIndex;
