@@ -59,4 +59,6 @@ export interface BlockSpan {
   status: BlockStatus;
   /** Output tokens so far while streaming. */
   streamedTokens: number;
+  /** Messages between first and last that the block leaves in context verbatim (kept user messages); absent when none. */
+  kept?: number[];
 }

@@ -122,6 +122,7 @@ export function blockView(b: CoreBlockView): BlockView {
     tokens: b.tokens,
     status: b.status,
     streamedTokens: b.streamedTokens,
+    ...(b.kept ? { kept: [...b.kept] } : {}),
     summary: b.summary ?? null,
     error: b.error ?? null,
     stats: b.stats

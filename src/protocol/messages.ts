@@ -118,6 +118,14 @@ export function applyBlockProgress(blocks: readonly BlockView[], progress: reado
   });
 }
 
+/** The messages a block summarises: its span without the ones it leaves in context (kept user messages). */
+export function summarisedBy(b: Pick<BlockView, 'firstMessage' | 'lastMessage' | 'kept'>): number[] {
+  const kept = b.kept && b.kept.length > 0 ? new Set(b.kept) : null;
+  const out: number[] = [];
+  for (let i = b.firstMessage; i <= b.lastMessage; i++) if (!kept?.has(i)) out.push(i);
+  return out;
+}
+
 export interface BlockStatsView {
   inputTokens: number;
   outputTokens: number;

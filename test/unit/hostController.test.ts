@@ -4,11 +4,13 @@ import { defaultSettings } from '../../src/core/config/settings';
 import type { ModelRequest } from '../../src/core/ports';
 import { unlimited } from '../../src/core/ports';
 import { SessionStore } from '../../src/core/session/sessionStore';
+import type { StrategyName } from '../../src/core/splitPoint';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { TokenLedger } from '../../src/core/tokens/tokenLedger';
 import type { HostToWebview } from '../../src/protocol/messages';
 import { MemoryLog } from '../../src/host/log';
 import { SessionController } from '../../src/host/sessionController';
+import { lossWithFallback } from '../../src/host/review/reviewBridge';
 import { FakeModel } from './helpers/fakeModel';
 import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
 
@@ -34,7 +36,7 @@ function agentModel(): FakeModel {
   return m;
 }
 
-async function setup(opts: { history?: number; prepare?: (store: SessionStore) => Promise<void> } = {}) {
+async function setup(opts: { history?: number; prepare?: (store: SessionStore) => Promise<void>; strategy?: StrategyName } = {}) {
   const storage = new MemoryStorage();
   const ids = counterIds();
   const clock = fixedClock();
@@ -60,7 +62,12 @@ async function setup(opts: { history?: number; prepare?: (store: SessionStore) =
   };
   const agent = agentModel();
   const compactor = new FakeModel();
-  const settings = { ...defaultSettings(), judge: { enabled: false, threshold: 7 }, blockTokens: 256 };
+  const settings = {
+    ...defaultSettings(),
+    judge: { enabled: false, threshold: 7 },
+    blockTokens: 256,
+    ...(opts.strategy ? { strategy: opts.strategy } : {}),
+  };
   const c: SessionController = new SessionController({
     store,
     ledger: new TokenLedger(new CharEstimateCounter()),
@@ -310,6 +317,37 @@ describe('host: session controller (fake model, memory storage)', () => {
     assert.ok(!view.blocks.some((b) => b.summary?.includes('ConnectionResetError')), "the fake compactor's summaries lack it");
     const lost = view.loss!.first.map((f) => f.key);
     assert.ok(lost.includes('ConnectionResetError') && lost.includes('src/db/pool.ts'), `dropped: ${lost.join(', ')}`);
+  });
+
+  it('preserving user messages, the loss report leaves out the user messages a block spans but keeps in context', async () => {
+    const { c, posted } = await setup({
+      strategy: 'user-messages',
+      prepare: async (store) => {
+        for (let i = 0; i < 4; i++) {
+          await store.append({ role: 'user', content: `Step ${i}: never touch src/db/schema${i}.sql while fixing parseHeader${i}.` });
+          await store.append({
+            role: 'assistant',
+            content: `Done with step ${i}: edited src/http/headers${i}.ts ${'and checked it. '.repeat(40)}`,
+          });
+        }
+      },
+    });
+    ctl = c;
+    await c.handle({ type: 'compact', focus: null, tailStartIndex: null });
+    const view = (posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
+    assert.equal(view.state, 'ready');
+    const spanned = view.blocks.flatMap((b) => b.kept ?? []);
+    assert.ok(spanned.length > 0, 'fixture: a block spans kept user messages');
+    await c.handle({ type: 'ready' });
+    const messages = lastSnapshot(posted).messages;
+    assert.ok(spanned.every((i) => messages[i]!.role === 'user'));
+    const r = lossWithFallback(messages, view);
+    assert.ok(r.dropped.length > 0, 'the agent messages lose facts');
+    assert.deepEqual(
+      r.dropped.filter((f) => messages[f.messageIndex]!.role === 'user').map((f) => f.key),
+      [],
+      'nothing from a kept user message is reported lost',
+    );
   });
 
   it('pins from the view land in the pinned block; empty or duplicate pins are refused with a notice', async () => {

@@ -140,14 +140,17 @@ export class BlockRow {
       const body = h('div', { class: 'rv-msg-body' });
       const facts = byMsg.get(m.id);
       markFacts(body, messageText(m), facts ?? []);
+      // Preserving user messages, a block's span can hold user messages that stay in context as they are.
+      const kept = b.kept?.includes(k) ?? false;
       this.orig.append(
         h(
           'article',
-          { class: `rv-msg role-${m.role}`, id: `rv-msg-${m.id}`, 'data-message': m.id },
+          { class: `rv-msg role-${m.role}${kept ? ' rv-kept' : ''}`, id: `rv-msg-${m.id}`, 'data-message': m.id },
           h(
             'div',
             { class: 'rv-msg-head' },
             h('span', { class: 'rv-role', text: m.kind === 'summary' ? 'earlier summary' : m.role }),
+            kept ? h('span', { class: 'tag', text: 'kept verbatim' }) : null,
             h('span', { class: 'muted', text: `#${m.index} · ${formatTokens(m.tokens)} tok` }),
           ),
           body,

@@ -132,3 +132,10 @@ function splitOversize(m: ChatMessage, index: number, tokens: number, B: number)
   }
   return out;
 }
+
+/** The indices a block's span skips: preserving user messages, the kept ones between its agent messages. */
+export function keptWithin(indices: readonly number[]): { kept?: number[] } {
+  const kept: number[] = [];
+  for (let k = 1; k < indices.length; k++) for (let i = indices[k - 1]! + 1; i < indices[k]!; i++) kept.push(i);
+  return kept.length > 0 ? { kept } : {};
+}

@@ -8,7 +8,7 @@ import { survivalChecks } from './checks';
 import { compactionRecord, mergedText, planOutcome, projectedContext, totalsOf } from './compactionOutput';
 import type { BlockView, CompactionEvent, CompactionTotals, PlanOutcome } from './events';
 import { Gate } from './gate';
-import type { Block } from './partition';
+import { keptWithin, type Block } from './partition';
 import type { CompactionPlan } from './plan';
 import { workerPaceMs } from './workerPace';
 import { runWorker } from './workerRun';
@@ -104,6 +104,7 @@ export class PendingCompaction {
         summary: undefined,
         error: undefined,
         stats: undefined,
+        ...keptWithin(block.messageIndices),
       },
     }));
   }

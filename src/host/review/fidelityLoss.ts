@@ -5,7 +5,7 @@
  * kept when any summary of the compaction carries its key token exactly.
  */
 import { extractFacts, factsKeptIn, type Fact, type FactSource } from '../../core/fidelity';
-import type { CompactionView, ViewMessage } from '../../protocol/messages';
+import { summarisedBy, type CompactionView, type ViewMessage } from '../../protocol/messages';
 import type { LossFactView, LossReportView } from '../../protocol/review';
 
 function source(m: ViewMessage): FactSource {
@@ -39,7 +39,7 @@ export function fidelityLoss(messages: readonly ViewMessage[], c: CompactionView
   const last = c.blocks.reduce((a, b) => Math.max(a, b.lastMessage), -1);
   const head = messages.slice(0, last + 1);
   const blockOf = new Map<number, number>();
-  for (const b of c.blocks) for (let i = b.firstMessage; i <= b.lastMessage; i++) blockOf.set(i, b.index);
+  for (const b of c.blocks) for (const i of summarisedBy(b)) blockOf.set(i, b.index);
   const facts = headFactsMemo(head, c, blockOf);
   const summarised = new Set(c.blocks.filter((b) => b.summary !== null).map((b) => b.index));
   const judged = facts.filter((f) => summarised.has(blockOf.get(f.messageIndex)!));
@@ -87,7 +87,7 @@ function sameInputs(a: readonly unknown[], b: readonly unknown[]): boolean {
 }
 
 function headFactsMemo(head: readonly ViewMessage[], c: CompactionView, blockOf: Map<number, number>): Fact[] {
-  const key = c.blocks.map((b) => `${b.firstMessage}-${b.lastMessage}`).join(',');
+  const key = c.blocks.map((b) => `${b.firstMessage}-${b.lastMessage}${b.kept ? `:${b.kept.join('.')}` : ''}`).join(',');
   const inputs = extractionInputs(head);
   if (memo && memo.key === key && sameInputs(memo.inputs, inputs)) return memo.facts;
   const facts = extractFacts(head.map(source)).filter((f) => blockOf.has(f.messageIndex));

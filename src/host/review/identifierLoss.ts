@@ -4,7 +4,7 @@
  * it runs in unit tests; the fidelity module's extractor replaces it where
  * present (see lossWithFallback), and it is only reached when that one throws.
  */
-import type { CompactionView, ViewMessage } from '../../protocol/messages';
+import { summarisedBy, type CompactionView, type ViewMessage } from '../../protocol/messages';
 import type { FactKindView, LossFactView, LossReportView } from '../../protocol/review';
 import { allMatches, EXCEPTION_RE, identifiersIn, pathMatches, withoutPaths } from '../../core/fidelity/patterns';
 
@@ -55,8 +55,9 @@ export function identifierLoss(messages: readonly ViewMessage[], c: CompactionVi
   let total = 0;
   for (const b of c.blocks) {
     const summary = b.summary ?? null;
-    for (let i = b.firstMessage; i <= b.lastMessage && i < messages.length; i++) {
-      const m = messages[i]!;
+    for (const i of summarisedBy(b)) {
+      const m = messages[i];
+      if (!m) break;
       if (m.role === 'system') continue;
       for (const f of identifierFacts(messageText(m))) {
         if (seen.has(f.key)) continue;
