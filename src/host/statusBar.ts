@@ -14,7 +14,7 @@ export class HostStatus implements vscode.Disposable {
 
   update(c: SessionController | undefined): void {
     const g = c ? { used: c.contextTokens(), window: c.environment.contextWindow, ...c.environment.settings.thresholds } : undefined;
-    const s = gaugeStatus(g, c?.isRunning ?? false);
+    const s = gaugeStatus(g, c?.isRunning ?? false, c?.environment.settings.asyncCompaction ?? true);
     const item = this.item;
     item.text = s.text;
     item.tooltip = s.tooltip;

@@ -67,8 +67,11 @@ export interface GaugeStatus {
   level: 'normal' | 'warning' | 'error';
 }
 
-/** The status bar item: percent of the window, coloured at hi (warning) and block (error). */
-export function gaugeStatus(g: GaugeView | undefined, running: boolean): GaugeStatus {
+/**
+ * The status bar item: percent of the window, coloured at hi (warning) and block (error). `background` is the
+ * compaction.async setting: without it nothing starts at hi, and the agent compacts at block while it waits.
+ */
+export function gaugeStatus(g: GaugeView | undefined, running: boolean, background = true): GaugeStatus {
   const icon = running ? '$(loading~spin)' : '$(fold)';
   if (!g || g.window <= 0) return { text: `${icon} Splitpoint`, tooltip: 'Splitpoint: open the session view', level: 'normal' };
   const f = g.used / g.window;
@@ -76,7 +79,9 @@ export function gaugeStatus(g: GaugeView | undefined, running: boolean): GaugeSt
   const level = f >= g.block ? 'error' : f >= g.hi ? 'warning' : 'normal';
   const tooltip = [
     `Splitpoint context: ${g.used.toLocaleString('en-US')} of ${g.window.toLocaleString('en-US')} tokens (${pct}%).`,
-    `Background compaction starts at ${Math.round(100 * g.hi)}%; the agent waits at ${Math.round(100 * g.block)}%.`,
+    background
+      ? `Background compaction starts at ${Math.round(100 * g.hi)}%; the agent waits at ${Math.round(100 * g.block)}%.`
+      : `Background compaction is off: at ${Math.round(100 * g.block)}% the agent waits while the context is compacted.`,
     'Click to open the session.',
   ].join('\n');
   return { text: `${icon} ${pct}%`, tooltip, level };

@@ -309,6 +309,11 @@ describe('host: user-facing texts', () => {
     assert.equal(g(500).text, '$(fold) 50%');
     assert.match(g(500).tooltip, /500 of 1,000 tokens \(50%\)/);
     assert.match(gaugeStatus(undefined, true).text, /loading~spin/);
+    assert.match(g(500).tooltip, /Background compaction starts at 75%; the agent waits at 95%/);
+    // With compaction.async off nothing starts at hi: the tooltip must not promise it.
+    const off = gaugeStatus({ used: 500, window: 1000, hi: 0.75, lo: 0.4, block: 0.95 }, false, false).tooltip;
+    assert.doesNotMatch(off, /starts at 75%/);
+    assert.match(off, /Background compaction is off: at 95% the agent waits while the context is compacted/);
   });
 
   it('keeps secrets and long texts out of the log', () => {
