@@ -147,6 +147,8 @@ export interface BenchResult {
   endpoint: string;
   contextWindow: number;
   headTokens: number;
+  /** Who counted headTokens: the server's tokenizer, or the local estimate when the server could not tokenize. */
+  headCountedBy: 'server' | 'local estimate';
   headMessages: number;
   blockTokens: number;
   runs: RunResult[];
@@ -180,10 +182,8 @@ export async function runBench(o: {
     client.tokenize(wire.slice(0, lastHead + 1), { tools: [...AGENT_TOOL_SPECS] }).catch(() => undefined),
     client.tokenize(wire.slice(0, frameLen), { tools: [...AGENT_TOOL_SPECS] }).catch(() => undefined),
   ]);
-  const headTokens =
-    through && frame && through.source === 'server'
-      ? through.count - frame.count
-      : split.headIndices.reduce((s, i) => s + snapshot.tokens[i]!, 0);
+  const byServer = !!through && !!frame && through.source === 'server' && frame.source === 'server';
+  const headTokens = byServer ? through.count - frame.count : split.headIndices.reduce((s, i) => s + snapshot.tokens[i]!, 0);
   const results: RunResult[] = [];
   for (const spec of o.runs) {
     backToUnopened();
@@ -291,6 +291,7 @@ export async function runBench(o: {
     endpoint: client.baseURL,
     contextWindow,
     headTokens,
+    headCountedBy: byServer ? 'server' : 'local estimate',
     headMessages: split.headIndices.length,
     blockTokens: o.blockTokens,
     runs: results,
@@ -299,7 +300,7 @@ export async function runBench(o: {
 
 export function formatBench(r: BenchResult): string {
   const lines = [
-    `session ${r.session}: head ${r.headMessages} messages, ${r.headTokens} tokens (server count); ` +
+    `session ${r.session}: head ${r.headMessages} messages, ${r.headTokens} tokens (${r.headCountedBy === 'server' ? 'server count' : 'local estimate'}); ` +
       `B = ${r.blockTokens}; window ${r.contextWindow}; endpoint ${r.endpoint}`,
     '',
     'run                                       blocks  wall ms  reqs  max in flight  prompt tok  cached tok  uncached  prefill ratio  client CPU',

@@ -90,4 +90,19 @@ describe('the newcomer path (built CLI)', function () {
     assert.equal(events.filter((e) => e.type === 'compaction').length, 1);
     assert.equal(readFileSync(src, 'utf8'), readFileSync(example, 'utf8'));
   });
+
+  it("bench says who counted the head: the server's tokenizer, or the local estimate when the server has no /tokenize", async () => {
+    const bare = await startSimulator({ maxModelLen: 200_000, timeScale: 0, tokenizeRoute: false });
+    try {
+      const head = async (url: string) => {
+        const r = await cli('bench', '--session', example, '--endpoint', url, '--runs', 'sequential/cache-aligned/cold');
+        assert.equal(r.status, 0, r.stderr);
+        return /^session .*: head \d+ messages, \d+ tokens \(([^)]+)\)/m.exec(r.stdout)?.[1];
+      };
+      assert.equal(await head(sim.url), 'server count');
+      assert.equal(await head(bare.url), 'local estimate');
+    } finally {
+      await bare.close();
+    }
+  });
 });
