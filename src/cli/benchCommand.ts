@@ -111,10 +111,11 @@ export interface RunResult extends RunSpec {
   requests: number;
   maxInFlight: number;
   promptTokens: number;
-  cachedTokens: number;
-  uncachedTokens: number;
+  /** undefined: the server did not report cached tokens (so neither the uncached part nor the prefill ratio is known). */
+  cachedTokens: number | undefined;
+  uncachedTokens: number | undefined;
   headTokens: number;
-  prefillRatio: number;
+  prefillRatio: number | undefined;
   instructionTokensTotal: number;
   clientCpuMs: number;
   clientCpuShare: number;
@@ -259,7 +260,10 @@ export async function runBench(o: {
     const t = pending.totals();
     const cpuMs = (cpu.user + cpu.system) / 1000;
     const promptTokens = workers.reduce((s, w) => s + w.promptTokens, 0);
-    const cachedTokens = workers.reduce((s, w) => s + (w.cachedTokens ?? 0), 0);
+    // Unknown when no worker's server said (vLLM without prompt-token details): not 0, and no prefill ratio.
+    const cachedTokens = workers.some((w) => w.cachedTokens !== undefined)
+      ? workers.reduce((s, w) => s + (w.cachedTokens ?? 0), 0)
+      : undefined;
     results.push({
       ...spec,
       name,
@@ -269,9 +273,9 @@ export async function runBench(o: {
       maxInFlight: t.maxInFlight,
       promptTokens,
       cachedTokens,
-      uncachedTokens: promptTokens - cachedTokens,
+      uncachedTokens: cachedTokens === undefined ? undefined : promptTokens - cachedTokens,
       headTokens,
-      prefillRatio: (promptTokens - cachedTokens) / headTokens,
+      prefillRatio: cachedTokens === undefined ? undefined : (promptTokens - cachedTokens) / headTokens,
       instructionTokensTotal: workers.reduce((s, w) => s + w.instructionTokens, 0),
       clientCpuMs: Math.round(cpuMs),
       clientCpuShare: cpuMs / wallMs,
@@ -308,8 +312,8 @@ export function formatBench(r: BenchResult): string {
   for (const x of r.runs) {
     lines.push(
       `${x.name.padEnd(42)}${String(x.blocks).padStart(6)}${String(x.wallMs).padStart(9)}${String(x.requests).padStart(6)}` +
-        `${String(x.maxInFlight).padStart(15)}${String(x.promptTokens).padStart(12)}${String(x.cachedTokens).padStart(12)}` +
-        `${String(x.uncachedTokens).padStart(10)}${x.prefillRatio.toFixed(3).padStart(15)}  ` +
+        `${String(x.maxInFlight).padStart(15)}${String(x.promptTokens).padStart(12)}${String(x.cachedTokens ?? '—').padStart(12)}` +
+        `${String(x.uncachedTokens ?? '—').padStart(10)}${(x.prefillRatio?.toFixed(3) ?? '—').padStart(15)}  ` +
         `${x.clientCpuMs} ms (${(100 * x.clientCpuShare).toFixed(2)}%)` +
         (x.cacheResetWorked ? '' : '  [cache not reset]'),
     );

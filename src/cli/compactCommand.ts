@@ -193,7 +193,7 @@ function summaryText(p: PendingCompaction, before: number, after: number, adopte
     '',
     `— ${p.blocks.length} block(s), ${t.wallMs} ms; ${before} → ${after} tokens ` +
       `(head ${t.headTokens} → summary ${t.summaryTokens}, ${t.compressionRatio.toFixed(1)}×); ` +
-      `cached prompt tokens ${t.cachedTokens} of ${t.inputTokens}`,
+      `cached prompt tokens ${t.cachedTokens ?? 'not reported by the server'} of ${t.inputTokens}`,
     outcomeText(p),
     c.missingPins.length > 0 ? `! pins missing from the result: ${c.missingPins.join(', ')}` : '',
     c.openLoopsDropped ? `! open loops: ${c.openLoopsBefore} in the head, ${c.openLoopsAfter} in the summary` : '',

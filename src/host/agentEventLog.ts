@@ -71,7 +71,8 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
       const t = ev.totals;
       s.log.info(
         `[${s.sid}] compaction ${ev.compactionId} ${ev.type}: ${t.headTokens} → ${t.summaryTokens} tokens (×${t.compressionRatio.toFixed(1)}), ` +
-          `${t.requests} requests, max ${t.maxInFlight} in flight, ${t.inputTokens} in / ${t.outputTokens} out / ${t.cachedTokens} cached, ${t.wallMs} ms`,
+          `${t.requests} requests, max ${t.maxInFlight} in flight, ${t.inputTokens} in / ${t.outputTokens} out / ` +
+          `${t.cachedTokens ?? 'unknown'} cached, ${t.wallMs} ms`,
       );
     } else if (ev.type === 'block-failed') {
       s.log.warn(`[${s.sid}] compaction ${ev.compactionId} block ${ev.block} failed: ${ev.error}`);

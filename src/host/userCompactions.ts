@@ -107,7 +107,7 @@ export class UserCompactions {
       this.d.post(this.d.tracker.onCompactionEvent(e));
       if (e.type !== 'ready') return;
       const t = e.totals;
-      const stats = `${t.wallMs} ms (${t.requests} requests, ${t.cachedTokens} cached)`;
+      const stats = `${t.wallMs} ms (${t.requests} requests, ${t.cachedTokens ?? 'unknown'} cached)`;
       log.info(`[${store.id}] preview ${e.compactionId} ready: ${t.headTokens} → ${t.summaryTokens} tokens in ${stats}`);
     });
     const plan = pending.plan;

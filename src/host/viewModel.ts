@@ -137,7 +137,7 @@ export function totalsView(t: CompactionTotals): NonNullable<CompactionView['tot
     compressionRatio: Math.round(t.compressionRatio * 100) / 100,
     inputTokens: t.inputTokens,
     outputTokens: t.outputTokens,
-    cachedTokens: t.cachedTokens,
+    cachedTokens: t.cachedTokens ?? null,
     wallMs: t.wallMs,
   };
 }

@@ -161,7 +161,8 @@ export interface CompactionView {
     compressionRatio: number;
     inputTokens: number;
     outputTokens: number;
-    cachedTokens: number;
+    /** null: the server did not report cached tokens (unknown, not 0). */
+    cachedTokens: number | null;
     wallMs: number;
   } | null;
   checks: {

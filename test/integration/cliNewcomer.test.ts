@@ -91,16 +91,32 @@ describe('the newcomer path (built CLI)', function () {
     assert.equal(readFileSync(src, 'utf8'), readFileSync(example, 'utf8'));
   });
 
-  it("bench says who counted the head: the server's tokenizer, or the local estimate when the server has no /tokenize", async () => {
-    const bare = await startSimulator({ maxModelLen: 200_000, timeScale: 0, tokenizeRoute: false });
+  // vLLM without --enable-prompt-tokens-details reports no cached tokens, and a server may have no /tokenize: the
+  // outputs say what is not known instead of printing 0 or calling an estimate the server's count.
+  it('bench and compact say what the server did not report: the head count and the cached tokens', async () => {
+    const bare = await startSimulator({ maxModelLen: 200_000, timeScale: 0, tokenizeRoute: false, promptTokensDetails: false });
     try {
-      const head = async (url: string) => {
+      const bench = async (url: string) => {
         const r = await cli('bench', '--session', example, '--endpoint', url, '--runs', 'sequential/cache-aligned/cold');
         assert.equal(r.status, 0, r.stderr);
-        return /^session .*: head \d+ messages, \d+ tokens \(([^)]+)\)/m.exec(r.stdout)?.[1];
+        const head = /^session .*: head \d+ messages, \d+ tokens \(([^)]+)\)/m.exec(r.stdout)?.[1];
+        const row = r.stdout
+          .split('\n')
+          .find((l) => l.startsWith('sequential/cache-aligned/cold'))!
+          .trim()
+          .split(/\s+/);
+        return { head, cached: row.slice(6, 9) };
       };
-      assert.equal(await head(sim.url), 'server count');
-      assert.equal(await head(bare.url), 'local estimate');
+      const full = await bench(sim.url);
+      assert.equal(full.head, 'server count');
+      assert.ok(
+        full.cached.every((c) => /^[\d.]+$/.test(c)),
+        `cached, uncached, prefill ratio: ${full.cached.join(' ')}`,
+      );
+      assert.deepEqual(await bench(bare.url), { head: 'local estimate', cached: ['—', '—', '—'] });
+      const c = await cli('compact', '--session', example, '--endpoint', bare.url);
+      assert.equal(c.status, 0, c.stderr);
+      assert.match(c.stdout, /cached prompt tokens not reported by the server of \d+/);
     } finally {
       await bare.close();
     }

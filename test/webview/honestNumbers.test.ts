@@ -75,6 +75,15 @@ describe('webview: meters count what they say', function () {
     assert.deepEqual(await view.posted(), [{ type: 'open-review' }]);
   });
 
+  it('cached tokens the server did not report are not shown as 0', async () => {
+    const totals = { summaryTokens: 300, compressionRatio: 8, inputTokens: 9000, outputTokens: 300, cachedTokens: 4800, wallMs: 900 };
+    const cache = () => view.page.locator('.cp-cache span').textContent();
+    await view.send({ type: 'compaction', compaction: { ...c, state: 'ready', totals } });
+    assert.match((await cache())!, /9,000 tok in all, 4,800 from the prefix cache/);
+    await view.send({ type: 'compaction', compaction: { ...c, state: 'ready', totals: { ...totals, cachedTokens: null } } });
+    assert.match((await cache())!, /9,000 tok in all, the server did not say how many from the prefix cache/);
+  });
+
   it('the session picker shows each session with its size and last use', async () => {
     const now = Date.now();
     const sessions = [

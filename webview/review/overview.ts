@@ -98,7 +98,8 @@ export function renderNumbers(into: HTMLElement, c: CompactionView): void {
         h('p', {
           text:
             `${c.blocks.length} workers sent ${formatTokens(c.totals.inputTokens)} prompt tokens in all (each replays what precedes its block), ` +
-            `${formatTokens(c.totals.cachedTokens)} of them from the prefix cache; they wrote ${formatTokens(c.totals.outputTokens)} tokens.`,
+            `${c.totals.cachedTokens === null ? 'the server did not report how many' : formatTokens(c.totals.cachedTokens)} of them from the prefix cache; ` +
+            `they wrote ${formatTokens(c.totals.outputTokens)} tokens.`,
         }),
       ),
     );

@@ -207,7 +207,8 @@ export class CompactionPanel {
             class: 'muted',
             text:
               `workers' prompts ${formatTokens(c.totals.inputTokens)} tok in all, ` +
-              `${formatTokens(c.totals.cachedTokens)} from the prefix cache; wrote ${formatTokens(c.totals.outputTokens)} tok`,
+              `${c.totals.cachedTokens === null ? 'the server did not say how many' : formatTokens(c.totals.cachedTokens)} from the prefix cache; ` +
+              `wrote ${formatTokens(c.totals.outputTokens)} tok`,
           }),
         ),
       );

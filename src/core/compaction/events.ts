@@ -31,7 +31,8 @@ export interface CompactionTotals {
   summaryTokens: number;
   inputTokens: number;
   outputTokens: number;
-  cachedTokens: number;
+  /** Prompt tokens served from the prefix cache; undefined when no worker's server reported it (not 0: unknown). */
+  cachedTokens: number | undefined;
   /** Head tokens ÷ summary tokens. */
   compressionRatio: number;
   wallMs: number;
