@@ -3,7 +3,7 @@
  * drag step needs is O(log n) on prefix sums built once per message list, so
  * the gauges follow the handle without a host round trip.
  */
-import type { GaugeView, SplitView, ViewMessage } from '../src/protocol/messages';
+import { summaryRoom, volumeAt, type GaugeView, type SplitView, type ViewMessage } from '../src/protocol/messages';
 
 export interface Prefix {
   /** all[i] = tokens of messages [0, i). Length n + 1. */
@@ -44,7 +44,10 @@ export interface Projection {
   ratio: number;
 }
 
-/** Projected context after compacting everything before `tail`: head tokens replaced by ~summaryTokensPerBlock × ceil(head / blockTokens). */
+/**
+ * Projected context after compacting everything before `tail`: the head replaced by the summary volume the engine asks
+ * for (src/core/perf/volume.ts), the head over the verbosity's compression within the room that lands the context at lo.
+ */
 export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail: number): Projection {
   const n = prefix.head.length - 1;
   const t = Math.max(0, Math.min(tail, n));
@@ -55,7 +58,8 @@ export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail
   const headTokens = atChoice ? prefix.head[split.keptIndices.length > 0 ? n : t]! : prefix.body[t]!;
   const blockTokens = split.blockTokens > 0 ? split.blockTokens : 4096;
   const blocks = headTokens > 0 ? Math.ceil(headTokens / blockTokens) : 0;
-  const summaryTokens = blocks * Math.max(0, split.summaryTokensPerBlock);
+  const room = summaryRoom({ lo: gauge.lo, window: gauge.window, keptTokens: gauge.used - headTokens });
+  const summaryTokens = headTokens > 0 ? volumeAt(headTokens, split.compression, room) : 0;
   const projected = Math.max(0, gauge.used - headTokens + summaryTokens);
   const ratio = summaryTokens > 0 ? headTokens / summaryTokens : 0;
   return { tailStartIndex: t, headTokens, blocks, summaryTokens, projected, ratio };

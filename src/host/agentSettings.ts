@@ -35,6 +35,8 @@ export function agentSettingsFrom(s: SplitpointSettings, contextWindow: number):
       layout: s.layout,
       verbosity: s.verbosity,
       contextWindow,
+      // The summary volume is bounded so the context lands at the user's lo, as the side bar projects it.
+      targetFraction: s.thresholds.lo,
       model: models.compactor,
       maxConcurrency: s.maxConcurrency,
     },

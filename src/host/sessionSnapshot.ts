@@ -50,11 +50,6 @@ export function sessionGauge(contextTokens: number, env: ControllerEnvironment):
 
 export function sessionSplit(store: SessionStore, ledger: TokenLedger, env: ControllerEnvironment): SplitView {
   const active = store.active();
-  const stats = active.compaction?.stats;
-  const perBlock =
-    stats && typeof stats.summaryTokens === 'number' && typeof stats.blocks === 'number' && stats.blocks > 0
-      ? stats.summaryTokens / stats.blocks
-      : undefined;
   const s = env.settings;
   return splitView(active.messages, ledger, {
     strategy: s.strategy,
@@ -63,7 +58,6 @@ export function sessionSplit(store: SessionStore, ledger: TokenLedger, env: Cont
     replyReserve: agentSettingsFrom(s, env.contextWindow).replyReserve,
     blockTokens: s.blockTokens,
     verbosity: s.verbosity,
-    lastSummaryTokensPerBlock: perBlock,
     version: (frameEnd) => viewVersion(store, frameEnd),
   });
 }

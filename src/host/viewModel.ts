@@ -9,6 +9,7 @@ import { planSplit } from '../core/splitPoint';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import type { BudgetThresholds } from '../core/triggers';
 import type { Verbosity } from '../core/compaction/prompts';
+import { COMPRESSION } from '../core/perf/volume';
 import type { BlockView, CompactionView, GaugeView, PinView, SplitView, VerdictView, ViewMessage } from '../protocol/messages';
 
 /**
@@ -62,9 +63,6 @@ export function gaugeView(used: number, window: number, t: BudgetThresholds): Ga
   return { used, window, hi: t.hi, lo: t.lo, block: t.block };
 }
 
-/** Typical merged-summary tokens per block by verbosity, until a real compaction tells us better. */
-const SUMMARY_TOKENS_GUESS: Record<Verbosity, number> = { concise: 350, detailed: 700, 'very detailed': 1400 };
-
 /**
  * Where the strategy would split now, and where the handle may go. Manual
  * splits snap to message boundaries that orphan no tool result (the engine's
@@ -79,7 +77,6 @@ export function splitView(
     replyReserve: number;
     blockTokens: number;
     verbosity: Verbosity;
-    lastSummaryTokensPerBlock: number | undefined;
     /** Names the active context the indices refer to (see planBase.viewVersion). */
     version: (frameEnd: number) => string;
   },
@@ -93,7 +90,7 @@ export function splitView(
     allowed,
     frameEnd,
     version: o.version(frameEnd),
-    summaryTokensPerBlock: Math.round(o.lastSummaryTokensPerBlock ?? SUMMARY_TOKENS_GUESS[o.verbosity]),
+    compression: COMPRESSION[o.verbosity],
     blockTokens: o.blockTokens,
   };
 }

@@ -22,6 +22,7 @@ import type {
 } from '../core/vocabulary';
 import type { PlanOption } from '../core/compaction/events';
 export { wasSimulated } from '../core/compaction/events';
+export { summaryRoom, volumeAt } from '../core/perf/volume';
 
 // The shared vocabulary is the core's (src/core/vocabulary.ts); the lists themselves are in ./vocabulary.
 export type { BlockStatus, Layout, MessageKind, Mode, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
@@ -88,8 +89,8 @@ export interface SplitView {
   frameEnd: number;
   /** Which active context the indices refer to: a drag placed on another version is dropped by the view. */
   version: string;
-  /** Estimated tokens of the merged summary per block, for the projected gauge. */
-  summaryTokensPerBlock: number;
+  /** Head tokens per summary token the engine asks for (the verbosity's): with the room left at `lo`, the projected summary. */
+  compression: number;
   blockTokens: number;
 }
 

@@ -326,6 +326,11 @@ describe('host: user-facing texts', () => {
 });
 
 describe('host: settings → agent loop', () => {
+  it("bounds the compaction's summary volume by the user's lo, the level the side bar projects the context to", () => {
+    const s = { ...defaultSettings(), thresholds: { hi: 0.8, lo: 0.25, block: 0.95 } };
+    assert.equal(agentSettingsFrom(s, 100_000).compaction.targetFraction, 0.25);
+  });
+
   it('uses the agent model for the compactor (prefix cache) and the compactor model for the judge', () => {
     const s = readSettings((k) => (({ model: 'big' }) as Record<string, unknown>)[k]).settings;
     assert.deepEqual(modelChoice(s), { agent: 'big', compactor: 'big', judge: 'big' });

@@ -7,6 +7,14 @@ import type { ChatMessage } from '../../src/core/messages';
 import { planSplit, type StrategyName } from '../../src/core/splitPoint';
 import type { SplitView, ViewMessage } from '../../src/protocol/messages';
 import { buildPrefix, project } from '../../webview/projection';
+import { snapshotSession } from '../../src/core/compaction/fromSession';
+import { DEFAULT_COMPACTION_SETTINGS, planCompaction } from '../../src/core/compaction/plan';
+import { COMPRESSION } from '../../src/core/perf/volume';
+import { UNIT_PROFILE } from '../../src/core/perf/profile';
+import { SessionStore } from '../../src/core/session/sessionStore';
+import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
+import { TokenLedger } from '../../src/core/tokens/tokenLedger';
+import { MemoryStorage, counterIds, fixedClock } from './helpers/memoryStorage';
 
 const msgs: [ChatMessage, number][] = [
   [{ role: 'system', content: 'You are a coding agent.' }, 100],
@@ -40,7 +48,7 @@ function view(strategy: StrategyName): SplitView {
     allowed,
     frameEnd,
     version: 'v',
-    summaryTokensPerBlock: 300,
+    compression: 12,
     blockTokens: 4096,
   };
 }
@@ -70,4 +78,50 @@ describe('webview projection: the head it counts is the core split', () => {
     assert.equal(p.headTokens, 16_000);
     assert.equal(p.blocks, 4);
   });
+
+  // The summary the view projects is the volume the planner will ask for: the verbosity's compression of the head,
+  // bounded so that the context lands at lo. Before, the view multiplied a guessed 700 tokens by its own block count.
+  for (const [verbosity, lo] of [
+    ['detailed', 0.4],
+    ['concise', 0.4],
+    ['very detailed', 0.4],
+    ['detailed', 0.01],
+  ] as const) {
+    it(`projects the planner's summary volume (${verbosity}, context to land at ${lo * 100}% of the window)`, async () => {
+      const window = 40_000;
+      const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock: fixedClock() }, '/s.jsonl');
+      for (const m of messages) await store.append(m);
+      const counter = new CharEstimateCounter();
+      const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'token-fraction' }, [], {
+        contextWindow: window,
+        replyReserve: 4096,
+      });
+      const plan = planCompaction(snap, {
+        ...DEFAULT_COMPACTION_SETTINGS,
+        contextWindow: window,
+        verbosity,
+        targetFraction: lo,
+        profile: UNIT_PROFILE,
+      });
+      const { split, allowed, frameEnd } = planSplit(
+        { messages: snap.context, tokens: snap.tokens },
+        { strategy: 'token-fraction' },
+        window,
+        4096,
+      );
+      const sv: SplitView = {
+        ...view('token-fraction'),
+        tailStartIndex: split.tailStartIndex,
+        keptIndices: [],
+        allowed,
+        frameEnd,
+        compression: COMPRESSION[verbosity],
+      };
+      const vs = views.map((v, i) => ({ ...v, tokens: snap.tokens[i]! }));
+      const used = snap.tokens.reduce((a, b) => a + b, 0);
+      const p = project(buildPrefix(vs, sv), { ...gauge, used, window, lo }, sv, sv.tailStartIndex);
+      assert.equal(p.headTokens, plan.headTokens);
+      assert.equal(p.summaryTokens, plan.summaryTokens);
+    });
+  }
 });

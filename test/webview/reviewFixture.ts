@@ -151,7 +151,7 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
       allowed: [headEnd + 1],
       frameEnd: 1,
       version: 'none|1',
-      summaryTokensPerBlock: 300,
+      compression: 12,
       blockTokens: 4096,
     },
     compaction,

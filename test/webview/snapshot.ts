@@ -100,7 +100,7 @@ export function makeSnapshot(n = 60, opts: { seed?: number; compaction?: Compact
       allowed,
       frameEnd: 1,
       version: 'none|1',
-      summaryTokensPerBlock: 300,
+      compression: 12,
       blockTokens: 4096,
     },
     pins: [{ id: 'p1', text: 'Never drop the users table.', kind: 'constraint', source: 'user' }],

@@ -150,7 +150,7 @@ export function paintTimeline(canvas: HTMLCanvasElement, ctx: Ctx, geo: Timeline
       g.globalAlpha = 0.35;
       g.fillRect(x0, y, bwid, BAND_H);
       g.globalAlpha = 1;
-      const expected = Math.max(1, s.split.summaryTokensPerBlock || b.tokens / 10);
+      const expected = Math.max(1, b.tokens / (s.split.compression || 10));
       g.fillRect(x0, y, bwid * Math.min(1, b.streamedTokens / expected), BAND_H);
     } else g.fillRect(x0, y, bwid, BAND_H);
     g.globalAlpha = 1;

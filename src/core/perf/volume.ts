@@ -25,11 +25,16 @@ export interface VolumeInput {
 }
 
 export function summaryVolume(x: VolumeInput): number {
-  const wanted = Math.round(x.headTokens / COMPRESSION[x.verbosity]);
+  return volumeAt(x.headTokens, COMPRESSION[x.verbosity], x.room);
+}
+
+/** The volume for a head at a compression (head tokens per summary token), within the room (the side bar's projection too). */
+export function volumeAt(headTokens: number, compression: number, room: number | undefined): number {
+  const wanted = Math.round(headTokens / compression);
   // Never ask for more than 40% of the head: that would not compress.
-  const cap = Math.max(MIN_BLOCK_TARGET, Math.floor(0.4 * x.headTokens));
-  const room = x.room === undefined ? Infinity : Math.max(MIN_BLOCK_TARGET, Math.floor(x.room));
-  return Math.max(Math.min(MIN_BLOCK_TARGET, x.headTokens), Math.min(wanted, cap, room));
+  const cap = Math.max(MIN_BLOCK_TARGET, Math.floor(0.4 * headTokens));
+  const bound = room === undefined ? Infinity : Math.max(MIN_BLOCK_TARGET, Math.floor(room));
+  return Math.max(Math.min(MIN_BLOCK_TARGET, headTokens), Math.min(wanted, cap, bound));
 }
 
 /** The room left for the summary when the context must land at `lo`. */
