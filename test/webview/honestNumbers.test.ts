@@ -36,6 +36,20 @@ describe('webview: meters count what they say', function () {
     assert.match((await details.textContent())!, /prompt 5,000 tok \(4,800 cached\)/);
     assert.doesNotMatch((await view.page.locator('.cp-preview .pv-head').textContent())!, /5,000/);
   });
+  it("an edited block shows the user's summary size; its worker's output is marked as replaced", async () => {
+    const b0 = { ...c.blocks[0]!, status: 'edited' as const, summary: 'x'.repeat(200), stats: stats(0) };
+    await view.send({ type: 'block', compactionId: c.id, block: b0 });
+    assert.equal(
+      await view.page.locator('.cp-chip[data-block="0"] .chip-io').textContent(),
+      `${c.blocks[0]!.tokens.toLocaleString('en-US')}→50`,
+    );
+    await view.page.locator('.cp-chip[data-block="0"]').click();
+    assert.match(
+      (await view.page.locator('.cp-preview details.pv-worker').textContent())!,
+      /wrote 60 tok in 700 ms \(replaced by your edit\)/,
+    );
+  });
+
   it('shows the plan with predicted against measured, and opens the review editor', async () => {
     const opt = (label: string, predictedMs: number) => ({
       label,

@@ -312,7 +312,7 @@ export class CompactionPanel {
             class: 'muted',
             text:
               `prompt ${formatTokens(s.inputTokens)} tok${s.cachedTokens !== null ? ` (${formatTokens(s.cachedTokens)} cached)` : ''}` +
-              ` · wrote ${formatTokens(s.outputTokens)} tok in ${s.ms} ms`,
+              ` · wrote ${formatTokens(s.outputTokens)} tok in ${s.ms} ms${b.status === 'edited' ? ' (replaced by your edit)' : ''}`,
           }),
         ),
       );
