@@ -34,6 +34,8 @@ export interface TrackerOptions {
    * while the side bar is hidden may be adopted or replaced before anyone looks.
    */
   wantsDeltas?: () => boolean;
+  /** The version of the active context now (SplitView.version), which a compaction started now indexes. */
+  contextVersion?: () => string;
 }
 
 const TERMINAL: ReadonlySet<CompactionState> = new Set(['adopted', 'cancelled', 'failed']);
@@ -87,6 +89,8 @@ export class CompactionTracker {
     this.lossDue = false;
     const empty = { blocks: [], headTokens: 0, totals: null, checks: null, verdict: null, note: null };
     this.view = { id: compactionId, background, focus: focus ?? null, state: 'running', ...empty };
+    const version = this.o.contextVersion?.();
+    if (version !== undefined) this.view.version = version;
     return [this.snapshotMsg()];
   }
 

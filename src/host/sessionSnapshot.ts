@@ -1,6 +1,7 @@
 import { viewVersion } from '../core/agent/planBase';
 import type { SessionStore } from '../core/session/sessionStore';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
+import { frameEnd } from '../core/splitPoint';
 import type {
   ApprovalView,
   CompactionView,
@@ -42,6 +43,11 @@ export function viewMessages(store: SessionStore, ledger: TokenLedger, verdicts:
     }
     return v;
   });
+}
+
+/** The version of the active context the view's indices refer to now (SplitView.version without planning a split). */
+export function contextVersion(store: SessionStore): string {
+  return viewVersion(store, frameEnd(store.active().messages));
 }
 
 export function sessionGauge(contextTokens: number, env: ControllerEnvironment): GaugeView {

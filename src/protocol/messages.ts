@@ -119,6 +119,11 @@ export function applyBlockProgress(blocks: readonly BlockView[], progress: reado
   });
 }
 
+/** Whether a compaction's message indices still point at the messages the view shows. */
+export function indicesHold(c: Pick<CompactionView, 'version'>, split: Pick<SplitView, 'version'>): boolean {
+  return c.version === undefined || c.version === split.version;
+}
+
 /** The messages a block summarises: its span without the ones it leaves in context (kept user messages). */
 export function summarisedBy(b: Pick<BlockView, 'firstMessage' | 'lastMessage' | 'kept'>): number[] {
   const kept = b.kept && b.kept.length > 0 ? new Set(b.kept) : null;
@@ -179,6 +184,11 @@ export interface CompactionView {
   note: string | null;
   /** The planner's choice and what it weighed (absent when no planner ran). */
   plan?: CompactionPlanView | null;
+  /**
+   * The active context its message indices (blocks, loss facts) refer to, as SplitView.version names it. Adopting it,
+   * or a first pin, changes the context: the indices then point at other messages (see indicesHold).
+   */
+  version?: string;
   /** What the summaries would lose, once every block has one (the review editor has the full list). */
   loss?: LossHeadlineView | null;
 }

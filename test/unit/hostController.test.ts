@@ -274,6 +274,26 @@ describe('host: session controller (fake model, memory storage)', () => {
     assert.equal(lastSnapshot(posted).messages.length, 13);
   });
 
+  it('a compaction names the context its indices refer to; a first pin or its adoption changes that context', async () => {
+    const { c, posted } = await setup({ history: 6 });
+    ctl = c;
+    await c.handle({ type: 'send', text: '/compact' });
+    const view = () => (posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
+    await c.handle({ type: 'ready' });
+    const before = lastSnapshot(posted).split.version;
+    assert.equal(view().version, before, 'planned on the context the view shows');
+    await c.handle({ type: 'pin', text: 'keep the retry limit at 5', kind: 'constraint', messageId: null });
+    await c.handle({ type: 'ready' });
+    const pinned = lastSnapshot(posted);
+    assert.notEqual(pinned.split.version, before, 'the pinned block shifts every index after the frame');
+    assert.equal(pinned.compaction!.version, before);
+    await c.handle({ type: 'compaction-adopt', compactionId: view().id });
+    await c.handle({ type: 'ready' });
+    const adopted = lastSnapshot(posted);
+    assert.equal(adopted.compaction!.state, 'adopted');
+    assert.notEqual(adopted.split.version, adopted.compaction!.version);
+  });
+
   it('compacts at a dragged split, and cancel adopts nothing', async () => {
     const { c, posted, store } = await setup({ history: 6 });
     ctl = c;

@@ -98,6 +98,34 @@ describe('webview: meters count what they say', function () {
     assert.match((await cache())!, /9,000 tok in all, the server did not say how many from the prefix cache/);
   });
 
+  it('once the context changed under a compaction, its message links go by id and its old indices are not offered', async () => {
+    const kept = snap.messages[snap.messages.length - 3]!;
+    const loss = {
+      headline: 'Dropped 2 of 9 facts',
+      dropped: 2,
+      first: [
+        { kind: 'identifier' as const, key: 'parseHeader', text: 'parseHeader', messageId: kept.id, messageIndex: 2 },
+        { kind: 'path' as const, key: 'src/a.ts', text: 'src/a.ts', messageId: 'archived-1', messageIndex: 3 },
+      ],
+    };
+    const stale = { ...c, state: 'ready' as const, loss, version: `${snap.split.version}-before` };
+    await view.send({ type: 'snapshot', snapshot: { ...snap, compaction: stale } });
+    await expandOverview(view);
+    const facts = view.page.locator('.cp-loss-fact');
+    assert.deepEqual(
+      await facts.evaluateAll((els) => els.map((e) => e.tagName)),
+      ['A', 'SPAN'],
+      'a fact whose message is gone has no link',
+    );
+    await facts.first().click();
+    assert.equal(await view.page.locator(`article[data-id="${kept.id}"].selected`).count(), 1, 'the link finds its message by id');
+    await view.page.locator('.cp-chip[data-block="0"]').click();
+    assert.equal(await view.page.locator('.cp-preview .pv-show').getAttribute('disabled'), '');
+    await view.send({ type: 'snapshot', snapshot: { ...snap, compaction: { ...stale, version: snap.split.version } } });
+    await view.page.locator('.cp-chip[data-block="0"]').click();
+    assert.equal(await view.page.locator('.cp-preview .pv-show').getAttribute('disabled'), null);
+  });
+
   it('the session picker shows each session with its size and last use', async () => {
     const now = Date.now();
     const sessions = [

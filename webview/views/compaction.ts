@@ -3,10 +3,11 @@
  * block's status, a preview of the selected block's summary with edit and
  * regenerate, Adopt / Cancel, checks, the judge's verdict, and Undo.
  */
-import { wasSimulated, type BlockView, type CompactionView, type PlanOptionView, type VerdictView } from '../../src/protocol/messages';
+import { indicesHold, type BlockView, type CompactionView, type VerdictView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { button, clear, h, setDisabled, setText } from '../dom';
 import { fillMarkdown } from '../markdown';
+import { renderPlan } from './compactionPlan';
 import { formatTokens } from '../projection';
 import { post } from '../vscodeApi';
 import { blockSummaryTokens, meter } from './gauges';
@@ -144,7 +145,7 @@ export class CompactionPanel {
       this.meta.append(
         h('div', { class: `cp-note ${c.state === 'failed' ? 'error' : ''}`, role: c.state === 'failed' ? 'alert' : null, text: c.note }),
       );
-    this.renderPlan(c);
+    renderPlan(this.plan, c);
     clear(this.verdict);
     if (c.verdict) this.verdict.append(verdictView(c.verdict));
     clear(this.checks);
@@ -174,45 +175,6 @@ export class CompactionPanel {
     this.cancel.hidden = !live;
     this.dismiss.hidden = live;
     setDisabled(this.adopt, !(allReady && (c.state === 'ready' || c.state === 'held' || c.state === 'judging')));
-  }
-
-  /** The planner's choice, predicted against measured; the alternatives it weighed behind a disclosure. */
-  private renderPlan(c: CompactionView): void {
-    clear(this.plan);
-    const p = c.plan;
-    const measured = p?.measuredMs ?? c.totals?.wallMs ?? null;
-    if (!p && measured === null) return;
-    const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-    const predicted = (o: PlanOptionView) => (wasSimulated(o) ? sec(o.predictedMs) : 'no prediction');
-    const line = p
-      ? `Plan: ${p.chosen.label} — predicted ${sec(p.chosen.predictedMs)}` +
-        (measured !== null ? `, measured ${sec(measured)} (${deviation(measured, p.chosen.predictedMs)})` : '')
-      : `Took ${sec(measured!)}`;
-    this.plan.append(h('span', { class: 'cp-plan-line', text: line }));
-    if (p && p.alternatives.length) {
-      const list = h('ul', { class: 'cp-alts' });
-      for (const a of p.alternatives)
-        list.append(h('li', { text: `${a.label}: ${predicted(a)}${a.excluded ? ` (ruled out: ${a.excluded})` : ''}` }));
-      this.plan.append(
-        h('details', { class: 'cp-plan-alts' }, h('summary', { text: `${p.alternatives.length} other plans · ${p.profile}` }), list),
-      );
-    }
-    if (c.totals) {
-      this.plan.append(
-        h(
-          'details',
-          { class: 'cp-cache' },
-          h('summary', { text: 'Workers and cache' }),
-          h('span', {
-            class: 'muted',
-            text:
-              `workers' prompts ${formatTokens(c.totals.inputTokens)} tok in all, ` +
-              `${c.totals.cachedTokens === null ? 'the server did not say how many' : formatTokens(c.totals.cachedTokens)} from the prefix cache; ` +
-              `wrote ${formatTokens(c.totals.outputTokens)} tok`,
-          }),
-        ),
-      );
-    }
   }
 
   private renderChip(b: BlockView): void {
@@ -366,7 +328,8 @@ export class CompactionPanel {
     });
     const regen = button('Regenerate', { secondary: true, cls: 'pv-regen', disabled: b.status === 'queued' || b.status === 'streaming' });
     regen.addEventListener('click', () => post({ type: 'block-regenerate', compactionId: c.id, block: b.index }));
-    const show = button('Show messages', { secondary: true, cls: 'pv-show' });
+    // The block's indices name messages of the context it was planned on; after a pin or adoption they name others.
+    const show = button('Show messages', { secondary: true, cls: 'pv-show', disabled: !indicesHold(c, this.ctx.model.snap!.split) });
     show.addEventListener('click', () => this.ctx.selectMessage(b.firstMessage, { reveal: true }));
     this.preview.append(body, h('div', { class: 'row' }, edit, regen, show));
   }
@@ -389,10 +352,4 @@ export function verdictView(v: VerdictView): HTMLElement {
     }),
     v.diagnosis ? h('div', { class: 'verdict-diag', text: v.diagnosis }) : null,
   );
-}
-
-/** "+12 %" or "−8 %": how far the measured time fell from the prediction. */
-function deviation(measuredMs: number, predictedMs: number): string {
-  const pct = Math.round((Math.abs(measuredMs - predictedMs) / Math.max(1, predictedMs)) * 100);
-  return `${measuredMs >= predictedMs ? '+' : '−'}${pct} %`;
 }

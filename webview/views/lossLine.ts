@@ -18,10 +18,16 @@ export function renderLoss(el: HTMLElement, c: CompactionView, ctx: Ctx): void {
   if (loss.first.length === 0) return;
   const list = h('ul', { class: 'cp-loss-list', 'aria-label': 'Facts the summaries dropped' });
   for (const f of loss.first) {
-    const show = h('a', { href: '#', class: 'cp-loss-fact', title: f.text, text: `${f.kind}: ${f.key}` });
+    // Found by id: a pin or an adoption since the report renumbers the messages, and an adopted one's are archived.
+    const at = ctx.model.snap?.messages.findIndex((m) => m.id === f.messageId) ?? -1;
+    const label = `${f.kind}: ${f.key}`;
+    const show =
+      at >= 0
+        ? h('a', { href: '#', class: 'cp-loss-fact', title: f.text, text: label })
+        : h('span', { class: 'cp-loss-fact', title: f.text, text: label });
     show.addEventListener('click', (e) => {
       e.preventDefault();
-      ctx.selectMessage(f.messageIndex, { reveal: true });
+      if (at >= 0) ctx.selectMessage(at, { reveal: true });
     });
     const keep = button('Keep', { secondary: true, cls: 'cp-loss-keep', ariaLabel: `Keep ${f.key}: pin it so the summary must carry it` });
     keep.addEventListener('click', () => post({ type: 'pin', text: f.text, kind: 'constraint', messageId: f.messageId }));

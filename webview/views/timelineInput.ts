@@ -1,3 +1,4 @@
+import { indicesHold } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { formatTokens, messageAtOffset } from '../projection';
 import type { TimelineGeometry } from './timelineGeometry';
@@ -90,7 +91,7 @@ export function bindSurface(t: TimelineInputTarget): void {
     const { x, y } = local(e);
     const s = t.ctx.model.snap;
     if (!s) return;
-    if (y > SEG_H + 1 && s.compaction && s.compaction.blocks.length) {
+    if (y > SEG_H + 1 && s.compaction && s.compaction.blocks.length && indicesHold(s.compaction, s.split)) {
       const b = t.geo.blockAt(x);
       if (b >= 0) {
         const blk = s.compaction.blocks.find((bb) => bb.index === b)!;

@@ -1,0 +1,49 @@
+/** The compaction panel's plan line: what the planner chose, predicted against measured, and the cache's share. */
+import { wasSimulated, type CompactionView, type PlanOptionView } from '../../src/protocol/messages';
+import { clear, h } from '../dom';
+import { formatTokens } from '../projection';
+
+/** The planner's choice, predicted against measured; the alternatives it weighed behind a disclosure. */
+export function renderPlan(into: HTMLElement, c: CompactionView): void {
+  clear(into);
+  const p = c.plan;
+  const measured = p?.measuredMs ?? c.totals?.wallMs ?? null;
+  if (!p && measured === null) return;
+  const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const predicted = (o: PlanOptionView) => (wasSimulated(o) ? sec(o.predictedMs) : 'no prediction');
+  const line = p
+    ? `Plan: ${p.chosen.label} — predicted ${sec(p.chosen.predictedMs)}` +
+      (measured !== null ? `, measured ${sec(measured)} (${deviation(measured, p.chosen.predictedMs)})` : '')
+    : `Took ${sec(measured!)}`;
+  into.append(h('span', { class: 'cp-plan-line', text: line }));
+  if (p && p.alternatives.length) {
+    const list = h('ul', { class: 'cp-alts' });
+    for (const a of p.alternatives)
+      list.append(h('li', { text: `${a.label}: ${predicted(a)}${a.excluded ? ` (ruled out: ${a.excluded})` : ''}` }));
+    into.append(
+      h('details', { class: 'cp-plan-alts' }, h('summary', { text: `${p.alternatives.length} other plans · ${p.profile}` }), list),
+    );
+  }
+  if (c.totals) {
+    into.append(
+      h(
+        'details',
+        { class: 'cp-cache' },
+        h('summary', { text: 'Workers and cache' }),
+        h('span', {
+          class: 'muted',
+          text:
+            `workers' prompts ${formatTokens(c.totals.inputTokens)} tok in all, ` +
+            `${c.totals.cachedTokens === null ? 'the server did not say how many' : formatTokens(c.totals.cachedTokens)} from the prefix cache; ` +
+            `wrote ${formatTokens(c.totals.outputTokens)} tok`,
+        }),
+      ),
+    );
+  }
+}
+
+/** "+12 %" or "−8 %": how far the measured time fell from the prediction. */
+function deviation(measuredMs: number, predictedMs: number): string {
+  const pct = Math.round((Math.abs(measuredMs - predictedMs) / Math.max(1, predictedMs)) * 100);
+  return `${measuredMs >= predictedMs ? '+' : '−'}${pct} %`;
+}
