@@ -113,6 +113,11 @@ export function thresholdTokens(value: number, window: number): number {
   return value > 0 && value <= 1 ? value * window : value;
 }
 
+/** Cached prompt tokens as a count, or said to be unknown: a server that does not report them has not served 0. */
+export function formatCachedTokens(n: number | null): string {
+  return n === null ? 'the server did not report how many' : formatTokens(n);
+}
+
 export function formatTokens(n: number): string {
   const r = Math.round(n);
   if (Math.abs(r) >= 100_000) return `${(r / 1000).toFixed(0)}K`;

@@ -95,7 +95,7 @@ describe('webview: meters count what they say', function () {
     await view.send({ type: 'compaction', compaction: { ...c, state: 'ready', totals } });
     assert.match((await cache())!, /9,000 tok in all, 4,800 from the prefix cache/);
     await view.send({ type: 'compaction', compaction: { ...c, state: 'ready', totals: { ...totals, cachedTokens: null } } });
-    assert.match((await cache())!, /9,000 tok in all, the server did not say how many from the prefix cache/);
+    assert.match((await cache())!, /9,000 tok in all, the server did not report how many from the prefix cache/);
   });
 
   it('once the context changed under a compaction, its message links go by id and its old indices are not offered', async () => {

@@ -10,6 +10,7 @@ import {
   type ReviewState,
 } from '../../src/protocol/review';
 import { button, clear, h } from '../dom';
+import { formatCachedTokens } from '../projection';
 import { formatMs, formatTokens, isDropped, summaryTokens } from './format';
 
 /**
@@ -98,7 +99,7 @@ export function renderNumbers(into: HTMLElement, c: CompactionView): void {
         h('p', {
           text:
             `${c.blocks.length} workers sent ${formatTokens(c.totals.inputTokens)} prompt tokens in all (each replays what precedes its block), ` +
-            `${c.totals.cachedTokens === null ? 'the server did not report how many' : formatTokens(c.totals.cachedTokens)} of them from the prefix cache; ` +
+            `${formatCachedTokens(c.totals.cachedTokens)} of them from the prefix cache; ` +
             `they wrote ${formatTokens(c.totals.outputTokens)} tokens.`,
         }),
       ),

@@ -1,7 +1,7 @@
 /** The compaction panel's plan line: what the planner chose, predicted against measured, and the cache's share. */
 import { wasSimulated, type CompactionView, type PlanOptionView } from '../../src/protocol/messages';
 import { clear, h } from '../dom';
-import { formatTokens } from '../projection';
+import { formatCachedTokens, formatTokens } from '../projection';
 
 /** The planner's choice, predicted against measured; the alternatives it weighed behind a disclosure. */
 export function renderPlan(into: HTMLElement, c: CompactionView): void {
@@ -34,7 +34,7 @@ export function renderPlan(into: HTMLElement, c: CompactionView): void {
           class: 'muted',
           text:
             `workers' prompts ${formatTokens(c.totals.inputTokens)} tok in all, ` +
-            `${c.totals.cachedTokens === null ? 'the server did not say how many' : formatTokens(c.totals.cachedTokens)} from the prefix cache; ` +
+            `${formatCachedTokens(c.totals.cachedTokens)} from the prefix cache; ` +
             `wrote ${formatTokens(c.totals.outputTokens)} tok`,
         }),
       ),
