@@ -38,6 +38,8 @@ export interface Projection {
   tailStartIndex: number;
   headTokens: number;
   blocks: number;
+  /** The block size is the planner's to choose (blockTokens 0, "auto"): `blocks` assumes 4,096-token blocks. */
+  blocksEstimated: boolean;
   summaryTokens: number;
   projected: number;
   /** head / summary; 0 when nothing would be compacted. */
@@ -62,7 +64,7 @@ export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail
   const summaryTokens = headTokens > 0 ? volumeAt(headTokens, split.compression, room) : 0;
   const projected = Math.max(0, gauge.used - headTokens + summaryTokens);
   const ratio = summaryTokens > 0 ? headTokens / summaryTokens : 0;
-  return { tailStartIndex: t, headTokens, blocks, summaryTokens, projected, ratio };
+  return { tailStartIndex: t, headTokens, blocks, blocksEstimated: !(split.blockTokens > 0), summaryTokens, projected, ratio };
 }
 
 /** Index into the sorted `allowed` list of the entry nearest to `value` (by index). */

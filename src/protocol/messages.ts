@@ -119,6 +119,11 @@ export function applyBlockProgress(blocks: readonly BlockView[], progress: reado
   });
 }
 
+/** Whether a block's summary is final: written or edited. A block being regenerated keeps its old text until then. */
+export function isSettled(b: Pick<BlockView, 'status'>): boolean {
+  return b.status === 'done' || b.status === 'edited';
+}
+
 /** Whether a compaction's message indices still point at the messages the view shows. */
 export function indicesHold(c: Pick<CompactionView, 'version'>, split: Pick<SplitView, 'version'>): boolean {
   return c.version === undefined || c.version === split.version;

@@ -126,6 +126,31 @@ describe('webview: meters count what they say', function () {
     assert.equal(await view.page.locator('.cp-preview .pv-show').getAttribute('disabled'), null);
   });
 
+  it('a block being regenerated is not counted ready, though it keeps its old summary until the new one', async () => {
+    const blocks = c.blocks.map((b, i) => ({
+      ...b,
+      status: i === 1 ? ('queued' as const) : ('done' as const),
+      summary: `s${i}`,
+      stats: stats(i),
+    }));
+    await view.send({ type: 'snapshot', snapshot: { ...snap, compaction: { ...c, state: 'running', blocks } } });
+    assert.equal(await view.page.locator('.ov-status').textContent(), ` · compaction 2/${blocks.length}`);
+  });
+
+  it('the projection says how much it compacts, and its block count is approximate while the planner picks the size', async () => {
+    const meter = view.page.getByRole('meter', { name: 'Projected after compaction' });
+    for (const [blockTokens, about] of [
+      [0, 'about '],
+      [4096, ''],
+    ] as const) {
+      await view.send({ type: 'snapshot', snapshot: { ...snap, compaction: null, split: { ...snap.split, blockTokens } } });
+      assert.match(
+        (await meter.getAttribute('aria-valuetext'))!,
+        new RegExp(`after compacting [\\d.,K]+ tokens before message ${snap.split.tailStartIndex} in ${about}\\d+ blocks?$`),
+      );
+    }
+  });
+
   it('the session picker shows each session with its size and last use', async () => {
     const now = Date.now();
     const sessions = [

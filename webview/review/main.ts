@@ -5,7 +5,7 @@
  * blocks, scroll), which VS Code restores after a reload.
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import { applyBlockProgress, type BlockView, type CompactionView } from '../../src/protocol/messages';
+import { applyBlockProgress, isSettled, type BlockView, type CompactionView } from '../../src/protocol/messages';
 import { droppedBlockText, type HostToReview, type LossFactView, type ReviewState } from '../../src/protocol/review';
 import { button, h, setDisabled, setText } from '../dom';
 import { loadUi, post, saveUi } from './api';
@@ -171,7 +171,7 @@ function cancel(): void {
 }
 
 const isOpen = (c: CompactionView) => c.state === 'running' || c.state === 'ready' || c.state === 'held' || c.state === 'judging';
-const canAdopt = (c: CompactionView) => (c.state === 'ready' || c.state === 'held') && c.blocks.every((b) => b.summary !== null);
+const canAdopt = (c: CompactionView) => (c.state === 'ready' || c.state === 'held') && c.blocks.every(isSettled);
 
 const STATE_TEXT: Record<CompactionView['state'], string> = {
   running: 'Workers are writing the summaries.',

@@ -3,7 +3,7 @@
  * block's status, a preview of the selected block's summary with edit and
  * regenerate, Adopt / Cancel, checks, the judge's verdict, and Undo.
  */
-import { indicesHold, type BlockView, type CompactionView, type VerdictView } from '../../src/protocol/messages';
+import { indicesHold, isSettled, type BlockView, type CompactionView, type VerdictView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { button, clear, h, setDisabled, setText } from '../dom';
 import { fillMarkdown } from '../markdown';
@@ -133,7 +133,7 @@ export class CompactionPanel {
   private renderHeader(c: CompactionView): void {
     setText(this.stateBadge, c.state);
     this.stateBadge.className = `cp-state state-${c.state}`;
-    const done = c.blocks.filter((b) => b.status === 'done' || b.status === 'edited').length;
+    const done = c.blocks.filter(isSettled).length;
     const failed = c.blocks.filter((b) => b.status === 'failed').length;
     const parts = [`${done}/${c.blocks.length} blocks ready`, `head ${formatTokens(c.headTokens)} tok`];
     if (failed) parts.push(`${failed} failed`);
@@ -170,7 +170,7 @@ export class CompactionPanel {
     }
     renderLoss(this.loss, c, this.ctx);
     const live = c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held';
-    const allReady = c.blocks.length > 0 && c.blocks.every((b) => b.status === 'done' || b.status === 'edited');
+    const allReady = c.blocks.length > 0 && c.blocks.every(isSettled);
     this.adopt.hidden = !live;
     this.cancel.hidden = !live;
     this.dismiss.hidden = live;

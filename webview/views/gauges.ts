@@ -1,7 +1,7 @@
 import type { BlockView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { h, setAttr, setText } from '../dom';
-import { formatTokens, thresholdTokens } from '../projection';
+import { formatTokens, thresholdTokens, type Projection } from '../projection';
 
 export interface Meter {
   el: HTMLElement;
@@ -90,8 +90,9 @@ export class Gauges {
       p.projected,
       0,
       win,
-      `${formatTokens(p.projected)} tokens (${pct(p.projected)}) after compacting ${p.tailStartIndex} messages in ${p.blocks} blocks`,
-      `${formatTokens(p.projected)} · ${pct(p.projected)} · ${p.blocks} block${p.blocks === 1 ? '' : 's'}`,
+      `${formatTokens(p.projected)} tokens (${pct(p.projected)}) after compacting ${formatTokens(p.headTokens)} tokens before message ` +
+        `${p.tailStartIndex} in ${blockCount(p)}`,
+      `${formatTokens(p.projected)} · ${pct(p.projected)} · ${blockCount(p, '≈')}`,
     );
 
     // Honest numbers: the head (the messages being replaced) against the summary that replaces them.
@@ -146,6 +147,11 @@ export class Gauges {
       ratio > 0 ? `${ratio.toFixed(1)}×${estimated ? ' est.' : ''}` : '—',
     );
   }
+}
+
+/** "27 blocks", or about that many while the planner picks the block size. */
+export function blockCount(p: Projection, about = 'about '): string {
+  return `${p.blocksEstimated ? about : ''}${p.blocks} block${p.blocks === 1 ? '' : 's'}`;
 }
 
 /** A block's summary size: the worker's output count, ≈ chars/4 for a hand edit, tokens so far while streaming. */

@@ -3,6 +3,7 @@
  * it would leave, and the compaction's status. It expands to the timeline
  * and the gauges; collapsed, the chat gets the room.
  */
+import { isSettled } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { h, setText } from '../dom';
 import { formatTokens } from '../projection';
@@ -45,7 +46,7 @@ export class Overview {
     );
     const c = s.compaction;
     const live = c && (c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held');
-    const ready = c ? c.blocks.filter((b) => b.summary !== null).length : 0;
+    const ready = c ? c.blocks.filter(isSettled).length : 0;
     setText(this.status, live ? ` · compaction ${c.state === 'running' ? `${ready}/${c.blocks.length}` : c.state}` : '');
   }
 }

@@ -11,6 +11,7 @@ import { button, h, setAttr, setDisabled, setText } from '../dom';
 import { formatTokens, nearestAllowedByIndex, nearestAllowedByOffset } from '../projection';
 import { post } from '../vscodeApi';
 import { TimelineGeometry } from './timelineGeometry';
+import { blockCount } from './gauges';
 import type { TimelineInputTarget } from './timelineInput';
 import { announceMessage, bindHandle, bindSurface } from './timelineInput';
 import type { Palette } from './timelinePaint';
@@ -241,7 +242,7 @@ export class Timeline implements TimelineInputTarget {
     const prefix = this.ctx.model.prefix;
     // Kept verbatim: all but the head, so the frame and kept user messages count too.
     const keptTok = prefix.total - p.headTokens;
-    const summarized = `${formatTokens(p.headTokens)} tokens summarized in ${p.blocks} blocks`;
+    const summarized = `${formatTokens(p.headTokens)} tokens summarized in ${blockCount(p)}`;
     setAttr(this.handle, 'aria-valuetext', `Tail starts at message ${tail} of ${n}: ${summarized}, ${formatTokens(keptTok)} kept verbatim`);
     const dragged = this.ctx.ui.dragTail !== null && this.ctx.ui.dragTail !== s.split.tailStartIndex;
     this.handle.classList.toggle('moved', dragged);
