@@ -36,6 +36,12 @@ export interface TrackerOptions {
   wantsDeltas?: () => boolean;
   /** The version of the active context now (SplitView.version), which a compaction started now indexes. */
   contextVersion?: () => string;
+  /**
+   * Local token counts as the server would count them (TokenLedger.calibrated): the chat, timeline and gauges show
+   * calibrated counts, and the workers' output tokens are the server's, so the head and block sizes shown beside them
+   * must be too. Identity when absent.
+   */
+  calibrated?: (localTokens: number) => number;
 }
 
 const TERMINAL: ReadonlySet<CompactionState> = new Set(['adopted', 'cancelled', 'failed']);
@@ -121,6 +127,12 @@ export class CompactionTracker {
     this.lossDue = false;
   }
 
+  /** Totals for the view: the merged summary's local count calibrated, like the head (the ratio is unchanged). */
+  private totals(t: Parameters<typeof totalsView>[0]): NonNullable<CompactionView['totals']> {
+    const v = totalsView(t);
+    return this.o.calibrated ? { ...v, summaryTokens: this.o.calibrated(v.summaryTokens) } : v;
+  }
+
   private set(state: CompactionState, note?: string | null): HostToWebview[] {
     if (!this.view) return [];
     this.view.state = state;
@@ -135,7 +147,7 @@ export class CompactionTracker {
     checks: Parameters<typeof checksView>[0],
   ): HostToWebview[] {
     if (!this.view || !this.owns(compactionId)) return [];
-    this.view.totals = totalsView(totals);
+    this.view.totals = this.totals(totals);
     this.view.checks = checksView(checks, this.o.pins());
     this.lossDue = this.o.wantsDeltas?.() === false;
     this.view.loss = this.lossDue ? null : this.lossOf(this.view);
@@ -154,8 +166,9 @@ export class CompactionTracker {
         this.ids.add(e.compactionId);
         v.id = e.compactionId;
       }
-      v.blocks = e.blocks.map(blockView);
-      v.headTokens = e.headTokens;
+      const cal = this.o.calibrated ?? ((n: number) => n);
+      v.blocks = e.blocks.map((b) => ({ ...blockView(b), tokens: cal(b.tokens) }));
+      v.headTokens = cal(e.headTokens);
       v.plan = e.plan ? planView(e.plan) : null;
       v.focus = e.focus ?? v.focus;
       this.clearResults(v);
@@ -221,7 +234,7 @@ export class CompactionTracker {
       case 'cancelled':
         return this.set('cancelled', v.note ?? 'Cancelled; nothing was adopted.');
       case 'adopted':
-        v.totals = totalsView(e.totals);
+        v.totals = this.totals(e.totals);
         return this.set('adopted');
     }
   }

@@ -135,6 +135,7 @@ export class SessionController {
       lossFailed: (err) => deps.log.warn(`[${this.store.id}] no loss report for the compaction: ${(err as Error).message ?? String(err)}`),
       ...(deps.wantsDeltas ? { wantsDeltas: deps.wantsDeltas } : {}),
       contextVersion: () => contextVersion(this.store),
+      calibrated: (n) => deps.ledger.calibrated(n),
     });
     this.compactions = new UserCompactions({
       store: this.store,

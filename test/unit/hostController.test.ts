@@ -62,6 +62,7 @@ async function setup(opts: { history?: number; prepare?: (store: SessionStore) =
   };
   const agent = agentModel();
   const compactor = new FakeModel();
+  const ledger = new TokenLedger(new CharEstimateCounter());
   const settings = {
     ...defaultSettings(),
     judge: { enabled: false, threshold: 7 },
@@ -70,7 +71,7 @@ async function setup(opts: { history?: number; prepare?: (store: SessionStore) =
   };
   const c: SessionController = new SessionController({
     store,
-    ledger: new TokenLedger(new CharEstimateCounter()),
+    ledger,
     env: { settings, contextWindow: 32_768, agent, compactor, compactorLimiter: unlimited, judge: compactor },
     workspaceTools: () => [writeTool],
     approvalPreview: async (call) => ({ kind: 'ask', detail: { summary: call.summary, path: 'x.txt', diff: '+hi' } }),
@@ -83,7 +84,7 @@ async function setup(opts: { history?: number; prepare?: (store: SessionStore) =
     trusted: () => true,
     setStrategy: () => undefined,
   });
-  return { c, store, posted, agent, compactor, wrote };
+  return { c, store, posted, agent, compactor, wrote, ledger };
 }
 
 const lastSnapshot = (posted: HostToWebview[]) =>
@@ -292,6 +293,26 @@ describe('host: session controller (fake model, memory storage)', () => {
     const adopted = lastSnapshot(posted);
     assert.equal(adopted.compaction!.state, 'adopted');
     assert.notEqual(adopted.split.version, adopted.compaction!.version);
+  });
+
+  it('shows the head, block and summary sizes calibrated, as the chat and the timeline count tokens', async () => {
+    const viewAt = async (factor: number) => {
+      const { c, posted, ledger } = await setup({ history: 6 });
+      ledger.calibration.load({ factor, samples: 20 });
+      await c.handle({ type: 'compact', focus: null, tailStartIndex: 7 });
+      const v = (posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
+      await c.dispose();
+      return v;
+    };
+    const raw = await viewAt(1);
+    const cal = await viewAt(1.5);
+    assert.equal(cal.headTokens, Math.round(raw.headTokens * 1.5));
+    assert.deepEqual(
+      cal.blocks.map((b) => b.tokens),
+      raw.blocks.map((b) => Math.round(b.tokens * 1.5)),
+    );
+    assert.equal(cal.totals!.summaryTokens, Math.round(raw.totals!.summaryTokens * 1.5));
+    assert.equal(cal.totals!.compressionRatio, raw.totals!.compressionRatio, 'head ÷ summary does not change');
   });
 
   it('compacts at a dragged split, and cancel adopts nothing', async () => {
