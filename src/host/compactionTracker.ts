@@ -11,6 +11,7 @@ import type {
   PlanOptionView,
 } from '../protocol/messages';
 import { blockView, checksView, totalsView, verdictView } from './viewModel';
+import { shiftBlocks, type ContextRef } from './contextShift';
 
 /**
  * Builds the one CompactionView the webview shows from the engine's events,
@@ -34,8 +35,8 @@ export interface TrackerOptions {
    * while the side bar is hidden may be adopted or replaced before anyone looks.
    */
   wantsDeltas?: () => boolean;
-  /** The version of the active context now (SplitView.version), which a compaction started now indexes. */
-  contextVersion?: () => string;
+  /** The active context now: a compaction started now indexes it; later, its blocks move with their messages. */
+  context?: () => ContextRef;
   /**
    * Local token counts as the server would count them (TokenLedger.calibrated): the chat, timeline and gauges show
    * calibrated counts, and the workers' output tokens are the server's, so the head and block sizes shown beside them
@@ -54,6 +55,8 @@ export class CompactionTracker {
   private preview = false;
   /** The loss report is due but was left for the next snapshot (no view saw the delta). */
   private lossDue = false;
+  /** The active context the shown compaction started on (its block indices are into it). */
+  private startedOn: { version: string; ids: readonly string[] } | undefined;
 
   constructor(private readonly o: TrackerOptions) {}
 
@@ -63,12 +66,12 @@ export class CompactionTracker {
       this.lossDue = false;
       if (!TERMINAL.has(this.view.state)) this.view.loss = this.lossOf(this.view);
     }
-    return this.view;
+    return this.view && this.shown(this.view);
   }
 
   private lossOf(view: CompactionView): LossHeadlineView | null {
     try {
-      return this.o.loss?.(view) ?? null;
+      return this.o.loss?.(this.shown(view)) ?? null;
     } catch (err) {
       this.o.lossFailed?.(err);
       return null;
@@ -95,8 +98,9 @@ export class CompactionTracker {
     this.lossDue = false;
     const empty = { blocks: [], headTokens: 0, totals: null, checks: null, verdict: null, note: null };
     this.view = { id: compactionId, background, focus: focus ?? null, state: 'running', ...empty };
-    const version = this.o.contextVersion?.();
-    if (version !== undefined) this.view.version = version;
+    const ctx = this.o.context?.();
+    this.startedOn = ctx && { version: ctx.version, ids: ctx.ids() };
+    if (ctx) this.view.version = ctx.version;
     return [this.snapshotMsg()];
   }
 
@@ -116,7 +120,16 @@ export class CompactionTracker {
   }
 
   private snapshotMsg(): HostToWebview {
-    return { type: 'compaction', compaction: this.view ? structuredClone(this.view) : null };
+    return { type: 'compaction', compaction: this.view ? structuredClone(this.shown(this.view)) : null };
+  }
+
+  /** The view with its blocks at their messages' indices now (see contextShift.ts). */
+  private shown(v: CompactionView): CompactionView {
+    const then = this.startedOn;
+    const now = this.o.context?.();
+    if (!then || !now || now.version === then.version) return v;
+    const blocks = shiftBlocks(v.blocks, then.ids, now.ids());
+    return blocks ? { ...v, blocks, version: now.version } : v;
   }
 
   /** Totals, checks and the loss report no longer hold (a new plan, a retried or edited block): they are computed again at ready. */
@@ -179,7 +192,7 @@ export class CompactionTracker {
     const block = (i: number) => v.blocks[i];
     const blockMsg = (i: number): HostToWebview[] => {
       const b = block(i);
-      return b ? [{ type: 'block', compactionId: v.id, block: structuredClone(b) }] : [];
+      return b ? [{ type: 'block', compactionId: v.id, block: structuredClone(this.shown(v).blocks[i] ?? b) }] : [];
     };
     switch (e.type) {
       case 'block-queued': {

@@ -27,7 +27,7 @@ import type { HostLog } from './log';
 import { PinActions } from './pinActions';
 import { lossHeadline } from './review/lossHeadline';
 import { fullTextOf, withFullTexts } from './review/lossSources';
-import { contextVersion, sessionGauge, sessionSnapshot, sessionSplit, viewMessages } from './sessionSnapshot';
+import { contextRef, sessionGauge, sessionSnapshot, sessionSplit, viewMessages } from './sessionSnapshot';
 import { UserCompactions } from './userCompactions';
 import { toViewMessage, verdictView } from './viewModel';
 import type { SessionOps } from './webviewDispatch';
@@ -134,7 +134,7 @@ export class SessionController {
       loss: (view) => lossHeadline(withFullTexts(viewMessages(this.store, deps.ledger, this.verdicts), fullTextOf(this.store)), view),
       lossFailed: (err) => deps.log.warn(`[${this.store.id}] no loss report for the compaction: ${(err as Error).message ?? String(err)}`),
       ...(deps.wantsDeltas ? { wantsDeltas: deps.wantsDeltas } : {}),
-      contextVersion: () => contextVersion(this.store),
+      context: () => contextRef(this.store),
       calibrated: (n) => deps.ledger.calibrated(n),
     });
     this.compactions = new UserCompactions({

@@ -14,6 +14,7 @@ import type {
 } from '../protocol/messages';
 import { agentSettingsFrom } from './agentSettings';
 import type { ControllerEnvironment } from './sessionController';
+import type { ContextRef } from './contextShift';
 import { gaugeView, pinView, splitView, toViewMessage } from './viewModel';
 
 /** Everything a full snapshot is built from; the controller supplies it. */
@@ -45,9 +46,10 @@ export function viewMessages(store: SessionStore, ledger: TokenLedger, verdicts:
   });
 }
 
-/** The version of the active context the view's indices refer to now (SplitView.version without planning a split). */
-export function contextVersion(store: SessionStore): string {
-  return viewVersion(store, frameEnd(store.active().messages));
+/** The active context now: the version the view's indices refer to (SplitView.version without planning a split), and its ids. */
+export function contextRef(store: SessionStore): ContextRef {
+  const active = store.active();
+  return { version: viewVersion(store, frameEnd(active.messages)), ids: () => store.active().messages.map((m) => m.id) };
 }
 
 export function sessionGauge(contextTokens: number, env: ControllerEnvironment): GaugeView {

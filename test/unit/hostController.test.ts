@@ -275,24 +275,32 @@ describe('host: session controller (fake model, memory storage)', () => {
     assert.equal(lastSnapshot(posted).messages.length, 13);
   });
 
-  it('a compaction names the context its indices refer to; a first pin or its adoption changes that context', async () => {
+  // The review editor's and the side bar's Keep pins a fact while the compaction is open: the first pin puts the pinned
+  // block at the frame, and every message after it moves down one.
+  it("a compaction's blocks follow their messages when a first pin renumbers them, and are marked stale once adopted", async () => {
     const { c, posted } = await setup({ history: 6 });
     ctl = c;
     await c.handle({ type: 'send', text: '/compact' });
     const view = () => (posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
     await c.handle({ type: 'ready' });
-    const before = lastSnapshot(posted).split.version;
-    assert.equal(view().version, before, 'planned on the context the view shows');
+    const before = lastSnapshot(posted);
+    assert.equal(before.compaction!.version, before.split.version, 'planned on the context the view shows');
+    const idsOf = (s: typeof before) => s.compaction!.blocks.map((b) => [s.messages[b.firstMessage]!.id, s.messages[b.lastMessage]!.id]);
     await c.handle({ type: 'pin', text: 'keep the retry limit at 5', kind: 'constraint', messageId: null });
     await c.handle({ type: 'ready' });
     const pinned = lastSnapshot(posted);
-    assert.notEqual(pinned.split.version, before, 'the pinned block shifts every index after the frame');
-    assert.equal(pinned.compaction!.version, before);
+    assert.notEqual(pinned.split.version, before.split.version, 'the pinned block shifts every index after the frame');
+    assert.equal(pinned.compaction!.version, pinned.split.version, 'the blocks moved with their messages');
+    assert.deepEqual(
+      pinned.compaction!.blocks.map((b) => b.firstMessage),
+      before.compaction!.blocks.map((b) => b.firstMessage + 1),
+    );
+    assert.deepEqual(idsOf(pinned), idsOf(before), 'each block spans the same messages');
     await c.handle({ type: 'compaction-adopt', compactionId: view().id });
     await c.handle({ type: 'ready' });
     const adopted = lastSnapshot(posted);
     assert.equal(adopted.compaction!.state, 'adopted');
-    assert.notEqual(adopted.split.version, adopted.compaction!.version);
+    assert.notEqual(adopted.split.version, adopted.compaction!.version, 'its messages are archived: the indices are stale');
   });
 
   it('shows the head, block and summary sizes calibrated, as the chat and the timeline count tokens', async () => {

@@ -1,0 +1,31 @@
+/**
+ * A compaction's blocks index the active context it started on. A first pin puts the pinned block at the frame and
+ * shifts every later message by one: the same messages, at new indices, so the blocks move with their ids. Adopting
+ * the compaction archives them: then nothing moves, and the view keeps the version it started on, which tells the
+ * webview not to use the indices (indicesHold).
+ */
+import type { BlockView } from '../protocol/messages';
+
+/** An active context: the version the view names it by, and its message ids in order (computed when needed). */
+export interface ContextRef {
+  version: string;
+  ids: () => readonly string[];
+}
+
+/** The blocks at their indices in the context `now`, or null when one of their messages is no longer in it. */
+export function shiftBlocks(blocks: readonly BlockView[], thenIds: readonly string[], nowIds: readonly string[]): BlockView[] | null {
+  const at = new Map(nowIds.map((id, i) => [id, i]));
+  const move = (i: number): number | undefined => {
+    const id = thenIds[i];
+    return id === undefined ? undefined : at.get(id);
+  };
+  const out: BlockView[] = [];
+  for (const b of blocks) {
+    const first = move(b.firstMessage);
+    const last = move(b.lastMessage);
+    const kept = b.kept?.map(move);
+    if (first === undefined || last === undefined || kept?.some((k) => k === undefined)) return null;
+    out.push({ ...b, firstMessage: first, lastMessage: last, ...(kept ? { kept: kept as number[] } : {}) });
+  }
+  return out;
+}
