@@ -138,6 +138,12 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.ok(h.of('trigger-fired').some((e) => e.trigger === 'budget'));
     const started = h.of('compaction-started')[0]!;
     assert.equal(started.background, true);
+    // The side bar's tracker learns of a loop's compaction from compaction-started: its plan must come after.
+    const startedAt = h.events.indexOf(started);
+    const plannedAt = h.events.findIndex(
+      (e) => e.type === 'compaction' && e.event.type === 'planned' && e.event.compactionId === started.compactionId,
+    );
+    assert.ok(startedAt >= 0 && plannedAt > startedAt, `compaction-started at ${startedAt}, its plan at ${plannedAt}`);
     assert.ok(overlapping('script', 'compaction'), 'agent requests ran while compaction requests were in flight');
     const verdict = h.of('judge-verdict').find((v) => v.compactionId === started.compactionId)!;
     assert.ok(verdict.nextSteps > 0, 'judged against the steps taken meanwhile');

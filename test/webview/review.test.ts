@@ -298,3 +298,27 @@ describe('review editor (webview): the summary count matches the side bar', func
     assert.match(nums, new RegExp(`Ratio ${(c.headTokens / merged).toFixed(1)}×`));
   });
 });
+
+describe('review editor (webview): a compaction whose indices no longer hold', function () {
+  let view: View;
+  const state = makeReviewState({ headTokens: 14_000, blocks: 5 });
+  const c = state.compaction!;
+  before(async () => {
+    view = await openView({ bundle: 'review', width: 1400, height: 900 });
+  });
+  after(async () => view?.close());
+
+  it('once the context changed under the compaction (adopted: its messages archived), no row shows messages at its old indices', async () => {
+    const stale = { ...state, compaction: { ...c, state: 'adopted' as const, version: `${state.split.version}-before` } };
+    await view.send(review(stale));
+    await view.frame();
+    assert.equal(await view.page.locator('.rv-msg').count(), 0);
+    assert.equal(await view.page.locator('.rv-strip .seg-block').count(), 0);
+    await view.send(review({ ...state, compaction: { ...c, version: state.split.version } }));
+    const row = view.page.locator('.rv-row').first();
+    await row.scrollIntoViewIfNeeded();
+    await view.frame();
+    assert.equal(await row.locator('.rv-msg').count(), c.blocks[0]!.lastMessage - c.blocks[0]!.firstMessage + 1);
+    assert.equal(await view.page.locator('.rv-strip .seg-block').count(), c.blocks.length);
+  });
+});

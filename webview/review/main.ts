@@ -5,7 +5,14 @@
  * blocks, scroll), which VS Code restores after a reload.
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import { applyBlockProgress, isSettled, type BlockView, type CompactionView } from '../../src/protocol/messages';
+import {
+  applyBlockProgress,
+  indicesHold,
+  isSettled,
+  type BlockView,
+  type CompactionView,
+  type ViewMessage,
+} from '../../src/protocol/messages';
 import { droppedBlockText, type HostToReview, type LossFactView, type ReviewState } from '../../src/protocol/review';
 import { button, h, setDisabled, setText } from '../dom';
 import { loadUi, post, saveUi } from './api';
@@ -35,7 +42,7 @@ function showRow(i: number): void {
   const r = rows[i];
   if (!r || r.shown || !state) return;
   near.unobserve(r.el);
-  r.show(state.messages, lossFor(i));
+  r.show(originals(state), lossFor(i));
 }
 
 const title = h('h1', { class: 'rv-h1', text: 'Review compaction' });
@@ -195,7 +202,7 @@ function renderStatus(): void {
   if (!c) {
     setText(bar.state, '');
   } else {
-    const ready = c.blocks.filter((b) => b.summary !== null).length;
+    const ready = c.blocks.filter(isSettled).length;
     const accepted = isOpen(c) ? c.blocks.filter(isAccepted).length : 0;
     setText(
       bar.state,
@@ -250,8 +257,13 @@ function renderRows(): void {
     const b = c.blocks[r.block.index]!;
     if (b !== r.block) r.update(b);
     r.setAccepted(isAccepted(b));
-    r.renderOriginals(s.messages, lossFor(b.index));
+    r.renderOriginals(originals(s), lossFor(b.index));
   }
+}
+
+/** The messages the blocks' indices point into; none once the context changed under them (adopted: archived). */
+function originals(s: ReviewState): readonly ViewMessage[] {
+  return s.compaction && !indicesHold(s.compaction, s.split) ? [] : s.messages;
 }
 
 function onMessage(msg: HostToReview): void {
@@ -273,7 +285,7 @@ function onMessage(msg: HostToReview): void {
       state.loss = msg.loss;
       rows[msg.block.index]?.update(msg.block);
       rows[msg.block.index]?.setAccepted(isAccepted(msg.block));
-      for (const r of rows) r.renderOriginals(state.messages, lossFor(r.block.index));
+      for (const r of rows) r.renderOriginals(originals(state), lossFor(r.block.index));
       renderStatus();
       return;
     }

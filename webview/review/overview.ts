@@ -1,4 +1,4 @@
-import { wasSimulated, type CompactionView } from '../../src/protocol/messages';
+import { indicesHold, wasSimulated, type CompactionView } from '../../src/protocol/messages';
 import {
   kindLabel,
   lossHeadline,
@@ -27,8 +27,8 @@ export function renderStrip(into: HTMLElement, s: ReviewState, selected: number,
     el.style.flexGrow = String(Math.max(tokens, total / 400));
     return el;
   };
-  if (!c) {
-    into.append(seg('seg-tail', total, `${formatTokens(total)} tokens, no compaction open`));
+  if (!c || !indicesHold(c, s.split)) {
+    into.append(seg('seg-tail', total, `${formatTokens(total)} tokens${c ? '' : ', no compaction open'}`));
     return;
   }
   const first = c.blocks[0]?.firstMessage ?? 0;

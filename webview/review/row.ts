@@ -128,8 +128,9 @@ export class BlockRow {
   /** The originals with the block's dropped facts marked; skipped when the set of facts is unchanged. */
   renderOriginals(messages: readonly ViewMessage[], lost: readonly LossFactView[]): void {
     if (!this.shown) return;
-    const key = lost.map((f) => f.id).join('\n');
-    if (key === this.lossKey && this.orig.querySelector('.rv-msg')) return;
+    // The messages too: none are shown once the compaction's indices no longer point at them.
+    const key = `${messages.length}\n${lost.map((f) => f.id).join('\n')}`;
+    if (key === this.lossKey && (messages.length === 0 || this.orig.querySelector('.rv-msg'))) return;
     this.lossKey = key;
     clear(this.orig);
     const byMsg = new Map<string, LossFactView[]>();

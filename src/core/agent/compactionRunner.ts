@@ -103,6 +103,9 @@ export class BackgroundCompaction {
   private force = false;
   private settledOutcome: BackgroundOutcome | undefined;
   private held = false;
+  private begun = false;
+  private settle!: (o: BackgroundOutcome) => void;
+  private fail!: (err: unknown) => void;
   readonly done: Promise<BackgroundOutcome>;
 
   constructor(
@@ -124,7 +127,21 @@ export class BackgroundCompaction {
     this.base = compactionBase(deps.store);
     this.snapshotLength = deps.store.snapshot.messages.length;
     this.current = this.watch(first.pending);
-    this.done = this.pipeline().then((o) => (this.settledOutcome = o));
+    this.done = new Promise((resolve, reject) => {
+      this.settle = resolve;
+      this.fail = reject;
+    });
+  }
+
+  /**
+   * Starts the workers. Apart from the constructor, so the loop can announce the compaction first: its plan and first
+   * block events must reach listeners that learn of it from compaction-started (the side bar's tracker).
+   */
+  begin(): void {
+    if (this.begun) return;
+    this.begun = true;
+    if (this.abort.signal.aborted) return this.settle((this.settledOutcome = { kind: 'cancelled' }));
+    this.pipeline().then((o) => this.settle((this.settledOutcome = o)), this.fail);
   }
 
   get id(): string {
@@ -195,6 +212,8 @@ export class BackgroundCompaction {
     this.abort.abort();
     this.current.cancel();
     this.notifyStep();
+    // Never begun: `done` settles as cancelled, and no worker starts.
+    this.begin();
   }
 
   private waitForStep(): Promise<void> {

@@ -114,6 +114,7 @@ export class LoopCompactions {
     }
     this.background = bg;
     this.emit({ type: 'compaction-started', compactionId: bg.id, background: true, focus });
+    bg.begin();
     void bg.done.then(() => {
       // An idle agent adopts as soon as the result is in; a running one at its next step.
       if (!this.agentRunning()) void this.adoptIfSettled();
@@ -195,6 +196,7 @@ export class LoopCompactions {
       return undefined;
     }
     this.emit({ type: 'compaction-started', compactionId: bg.id, background: false, focus: o.focus });
+    bg.begin();
     const onAbort = () => bg.cancel();
     o.signal.addEventListener('abort', onAbort, { once: true });
     try {
