@@ -125,6 +125,18 @@ export function droppedBlockText(first: number, last: number): string {
   return `(Messages ${first}–${last} were dropped from the summary by the user; the originals stay archived and the recall tool can find them.)`;
 }
 
+// Escaped here, not with the fidelity module's helper: that module's patterns would come into the webview bundles.
+const DROPPED_RE = new RegExp(
+  `^${droppedBlockText(0, 0)
+    .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    .replace('0–0', '\\d+–\\d+')}$`,
+);
+
+/** Whether a block's summary is the drop placeholder, whatever its numbers: a first pin renumbers the messages after it. */
+export function isDroppedBlockText(text: string | null): boolean {
+  return text !== null && DROPPED_RE.test(text);
+}
+
 /** Per-kind counts, in a stable order, for "dropped 7 of 212 facts: 3 identifiers, 2 error lines". */
 export function lossHeadline(r: LossReportView): string {
   if (r.dropped.length === 0) return `No fact dropped: all ${r.total} facts of the head appear in the summaries.`;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { CompactionView, ViewMessage } from '../../src/protocol/messages';
-import { droppedBlockText, isReviewToHost, lossHeadline } from '../../src/protocol/review';
+import { droppedBlockText, isDroppedBlockText, isReviewToHost, lossHeadline } from '../../src/protocol/review';
 import { identifierFacts, identifierLoss } from '../../src/host/review/identifierLoss';
 import { fidelityLoss } from '../../src/host/review/fidelityLoss';
 import { bridgeOnFullTexts, hostMessageFor, planOf, ReviewBridge } from '../../src/host/review/reviewBridge';
@@ -105,6 +105,16 @@ describe('review editor: loss report fallback (identifiers)', () => {
       facts.slice(1).map((f) => f.key),
       names,
     );
+  });
+});
+
+describe('review editor: dropped blocks', () => {
+  it('knows the drop placeholder whatever its message numbers (a first pin renumbers them after the drop)', () => {
+    assert.ok(isDroppedBlockText(droppedBlockText(12, 40)));
+    assert.ok(isDroppedBlockText(droppedBlockText(13, 41)));
+    assert.ok(!isDroppedBlockText(`Summary: ${droppedBlockText(12, 40)}`));
+    assert.ok(!isDroppedBlockText('(Messages 12–40 were dropped.)'));
+    assert.ok(!isDroppedBlockText(null));
   });
 });
 

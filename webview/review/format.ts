@@ -1,5 +1,5 @@
 import type { BlockView, ViewMessage } from '../../src/protocol/messages';
-import { droppedBlockText } from '../../src/protocol/review';
+import { isDroppedBlockText } from '../../src/protocol/review';
 import { formatTokens } from '../projection';
 
 export { formatTokens };
@@ -16,7 +16,7 @@ export function summaryTokens(b: BlockView): { n: number; estimate: boolean } | 
 }
 
 export function isDropped(b: BlockView): boolean {
-  return b.summary === droppedBlockText(b.firstMessage, b.lastMessage);
+  return isDroppedBlockText(b.summary);
 }
 
 export const STATUS_TEXT: Record<BlockView['status'], string> = {
