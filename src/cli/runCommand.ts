@@ -125,7 +125,13 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
       replyReserve: 4096,
       thresholds,
       strategy,
-      compaction: { ...DEFAULT_COMPACTION_SETTINGS, contextWindow: endpoint.contextWindow, model: endpoint.model },
+      // The summary volume is bounded so the context lands at --lo, as in the extension.
+      compaction: {
+        ...DEFAULT_COMPACTION_SETTINGS,
+        contextWindow: endpoint.contextWindow,
+        model: endpoint.model,
+        targetFraction: thresholds.lo,
+      },
       asyncCompaction: !values['no-async'],
       judge: { enabled: !values['no-judge'], threshold: 7, model: endpoint.model },
       maxSteps,

@@ -36,8 +36,10 @@ export class TimedModel implements ModelPort {
     const u = result.usage;
     // Alone on the server, the time to first token is the prefill; with others running it is not.
     if (first !== undefined && u && this.others() === 0) {
-      const cached = u.cachedTokens ?? 0;
-      this.sink.addPrefill({ newTokens: u.promptTokens - cached, cachedTokens: cached, ttftMs: first - sent });
+      // A server that does not report cached tokens (vLLM without prompt-token details) gives no prefill observation:
+      // counting its cache hits as fresh tokens would teach the profile impossibly fast prefills.
+      if (u.cachedTokens !== undefined)
+        this.sink.addPrefill({ newTokens: u.promptTokens - u.cachedTokens, cachedTokens: u.cachedTokens, ttftMs: first - sent });
       if (u.completionTokens > 8)
         this.sink.addDecode({ kvTokens: u.promptTokens + u.completionTokens / 2, tpotMs: (end - first) / (u.completionTokens - 1) });
     }

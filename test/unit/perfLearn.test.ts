@@ -82,6 +82,20 @@ describe('learned profile', () => {
     );
     await busy.chat({ messages: [{ role: 'user', content: 'x' }] });
     assert.equal(pre.length, 1, 'not learned while other requests share the server');
+    const unreported = new TimedModel(
+      {
+        chat: async (req, opts) => ({
+          ...(await inner.chat(req, opts)),
+          usage: { promptTokens: 1000, completionTokens: 10, cachedTokens: undefined },
+        }),
+      },
+      { addPrefill: (o) => pre.push(o), addDecode: (o) => dec.push(o) },
+      () => 0,
+      () => t,
+    );
+    await unreported.chat({ messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(pre.length, 1, 'no prefill observation when the server does not say what was cached');
+    assert.equal(dec.length, 2, 'the decode observation stands');
   });
 
   it('reads vLLM metrics: gauges, histogram sums and counts, KV capacity', () => {
