@@ -117,6 +117,31 @@ describe('compaction runs the plan', () => {
     assert.equal(readies.at(-1)!.totals.wallMs, runMs + 1000, 'an edit is not compaction time');
   });
 
+  it("a failed block's retry is part of the measured run; an edit that completes the set reports the run too", async () => {
+    const snap = await snapshot();
+    const clock = fixedClock();
+    const model = new FakeModel();
+    const chat = model.chat.bind(model);
+    let calls = 0;
+    model.chat = async (req, opts) => {
+      clock.advance(1000);
+      if (++calls === 1) throw new Error('server error 500');
+      return chat(req, opts);
+    };
+    const pc = createCompaction(snap, settings(), deps(model, { clock }));
+    const readies: Extract<CompactionEvent, { type: 'ready' }>[] = [];
+    pc.on((e) => e.type === 'ready' && readies.push(e));
+    await pc.start();
+    assert.equal(readies.length, 0, 'one block failed');
+    clock.advance(30_000);
+    await pc.retryFailed();
+    const n = pc.blocks.length;
+    assert.equal(readies[0]!.outcome!.measuredMs, 1000 * (n + 1), 'every worker run, the failed one and its retry, not the wait');
+    clock.advance(60_000);
+    pc.edit(0, 'DECISIONS:\n- by hand');
+    assert.equal(readies.at(-1)!.outcome!.measuredMs, 1000 * (n + 1), "the edit's ready carries the same measured run");
+  });
+
   it('settings still force the layout and block size; the prediction is for what runs', async () => {
     const snap = await snapshot();
     const pc = createCompaction(snap, settings({ layout: 'cache-aligned', blockTokens: 3000, mode: 'parallel' }), deps(new FakeModel()));

@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../messages';
+import type { BlockView } from './events';
 
 /**
  * Cuts the head into blocks of about B tokens. Edges fall on message
@@ -133,8 +134,15 @@ function splitOversize(m: ChatMessage, index: number, tokens: number, B: number)
   return out;
 }
 
+/** A block as the engine first shows it: queued, over its span of messages. */
+export function queuedView(block: Block): BlockView {
+  const idx = block.messageIndices;
+  const span = { index: block.index, firstMessage: idx[0]!, lastMessage: idx[idx.length - 1]!, tokens: block.tokens };
+  return { ...span, status: 'queued', streamedTokens: 0, summary: undefined, error: undefined, stats: undefined, ...keptWithin(idx) };
+}
+
 /** The indices a block's span skips: preserving user messages, the kept ones between its agent messages. */
-export function keptWithin(indices: readonly number[]): { kept?: number[] } {
+function keptWithin(indices: readonly number[]): { kept?: number[] } {
   const kept: number[] = [];
   for (let k = 1; k < indices.length; k++) for (let i = indices[k - 1]! + 1; i < indices[k]!; i++) kept.push(i);
   return kept.length > 0 ? { kept } : {};

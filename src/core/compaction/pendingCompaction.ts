@@ -8,7 +8,7 @@ import { survivalChecks } from './checks';
 import { compactionRecord, mergedText, planOutcome, projectedContext, totalsOf } from './compactionOutput';
 import type { BlockView, CompactionEvent, CompactionTotals, PlanOutcome } from './events';
 import { Gate } from './gate';
-import { keptWithin, type Block } from './partition';
+import { queuedView, type Block } from './partition';
 import type { CompactionPlan } from './plan';
 import { workerPaceMs } from './workerPace';
 import { runWorker } from './workerRun';
@@ -58,16 +58,14 @@ export class PendingCompaction {
   private cancelled = false;
   private adopted = false;
   private focus: string | undefined;
-  private startedAt = 0;
   /**
-   * Wall time of the planned run: from start until its workers first all ended. What the planner predicted; a
-   * regeneration minutes later is not part of it.
+   * The planned run's time: compacting time until every block first had a summary (a failed block's immediate retry
+   * included). What the planner predicted; a regeneration minutes later is not part of it.
    */
   private runMs: number | undefined;
-  /** Workers' runs not yet ended, and since when at least one has been running. */
+  /** Workers' runs not yet ended; since when one has run; the time one ran, up to the last time none did. */
   private running = 0;
   private busySince = 0;
-  /** Time during which at least one worker ran, up to the last time none did. */
   private busyMs = 0;
   private inFlight = 0;
   private maxInFlight = 0;
@@ -94,18 +92,7 @@ export class PendingCompaction {
       attempts: 0,
       controller: undefined,
       run: undefined,
-      view: {
-        index: block.index,
-        firstMessage: block.messageIndices[0]!,
-        lastMessage: block.messageIndices[block.messageIndices.length - 1]!,
-        tokens: block.tokens,
-        status: 'queued',
-        streamedTokens: 0,
-        summary: undefined,
-        error: undefined,
-        stats: undefined,
-        ...keptWithin(block.messageIndices),
-      },
+      view: queuedView(block),
     }));
   }
 
@@ -134,7 +121,6 @@ export class PendingCompaction {
 
   /** Dispatches every block at once; the limiter decides how many run together. */
   start(): Promise<void> {
-    this.startedAt = this.deps.clock.now();
     this.emit({
       type: 'planned',
       compactionId: this.id,
@@ -168,11 +154,19 @@ export class PendingCompaction {
       if (running.length === 0) break;
       await Promise.all(running);
     }
-    this.runMs ??= this.deps.clock.now() - this.startedAt;
-    if (!this.cancelled && this.isComplete()) {
-      const outcome = this.outcome();
-      this.emit({ type: 'ready', compactionId: this.id, totals: this.totals(), checks: this.checks(), ...(outcome ? { outcome } : {}) });
-    }
+    if (!this.cancelled && this.isComplete()) this.emitReady();
+  }
+
+  /** Every block has a summary: totals, checks and (the first time) the planned run's measured time. */
+  private emitReady(): void {
+    this.runMs ??= this.busyNow();
+    const outcome = this.outcome();
+    this.emit({ type: 'ready', compactionId: this.id, totals: this.totals(), checks: this.checks(), ...(outcome ? { outcome } : {}) });
+  }
+
+  /** Time during which a worker ran, to now. */
+  private busyNow(): number {
+    return this.busyMs + (this.running > 0 ? this.deps.clock.now() - this.busySince : 0);
   }
 
   isComplete(): boolean {
@@ -260,7 +254,7 @@ export class PendingCompaction {
     s.view = { ...s.view, status: 'edited', summary: text, error: undefined };
     this.emit({ type: 'block-edited', compactionId: this.id, block: index, summary: text });
     // An edit can be what completes the set: report it as the workers' last block would.
-    if (this.isComplete()) this.emit({ type: 'ready', compactionId: this.id, totals: this.totals(), checks: this.checks() });
+    if (this.isComplete()) this.emitReady();
   }
 
   /** Runs one block again, optionally with a new focus; the others are kept. */
@@ -354,7 +348,7 @@ export class PendingCompaction {
     return totalsOf(this.plan, this.blocks, {
       summaryTokens: this.isComplete() ? this.summaryTokens() : 0,
       // Time spent compacting: a block regenerated or retried later adds its run, not the minutes in between.
-      wallMs: this.busyMs + (this.running > 0 ? this.deps.clock.now() - this.busySince : 0),
+      wallMs: this.busyNow(),
       requests: this.requests,
       maxInFlight: this.maxInFlight,
     });
@@ -362,9 +356,7 @@ export class PendingCompaction {
 
   /** The planner's prediction against the run, once it is complete. */
   outcome(): PlanOutcome | undefined {
-    return this.isComplete()
-      ? planOutcome(this.plan, { ...this.totals(), wallMs: this.runMs ?? this.totals().wallMs }, this.blocks)
-      : undefined;
+    return this.isComplete() ? planOutcome(this.plan, { ...this.totals(), wallMs: this.runMs ?? this.busyNow() }, this.blocks) : undefined;
   }
 
   /** The record adoption writes; ids point at the snapshot's messages. */
