@@ -260,10 +260,11 @@ export async function runBench(o: {
     const t = pending.totals();
     const cpuMs = (cpu.user + cpu.system) / 1000;
     const promptTokens = workers.reduce((s, w) => s + w.promptTokens, 0);
-    // Unknown when no worker's server said (vLLM without prompt-token details): not 0, and no prefill ratio.
-    const cachedTokens = workers.some((w) => w.cachedTokens !== undefined)
-      ? workers.reduce((s, w) => s + (w.cachedTokens ?? 0), 0)
-      : undefined;
+    // Unknown unless every worker's server said (vLLM without prompt-token details): not 0, and no prefill ratio.
+    const cachedTokens =
+      workers.length > 0 && workers.every((w) => w.cachedTokens !== undefined)
+        ? workers.reduce((s, w) => s + (w.cachedTokens ?? 0), 0)
+        : undefined;
     results.push({
       ...spec,
       name,

@@ -4,6 +4,7 @@ import { createCompaction, snapshotSession } from '../../src/core/compaction/fro
 import type { CompactionDeps } from '../../src/core/compaction/pendingCompaction';
 import type { CompactionEvent } from '../../src/core/compaction/events';
 import { DEFAULT_COMPACTION_SETTINGS } from '../../src/core/compaction/plan';
+import { totalsOf } from '../../src/core/compaction/compactionOutput';
 import type { CompactionSettings } from '../../src/core/compaction/plan';
 import { UNIT_PROFILE } from '../../src/core/perf/profile';
 import { SessionStore } from '../../src/core/session/sessionStore';
@@ -140,6 +141,22 @@ describe('compaction runs the plan', () => {
     clock.advance(60_000);
     pc.edit(0, 'DECISIONS:\n- by hand');
     assert.equal(readies.at(-1)!.outcome!.measuredMs, 1000 * (n + 1), "the edit's ready carries the same measured run");
+  });
+
+  it('cached tokens are known only when every worker reported them', async () => {
+    const pc = createCompaction(await snapshot(), settings(), deps(new FakeModel()));
+    const view = (cachedTokens: number | undefined) => ({
+      ...pc.blocks[0]!,
+      stats: { inputTokens: 100, outputTokens: 10, cachedTokens, ms: 5, queuedMs: 0, instructionTokens: 50, attempts: 1, trimmed: false },
+    });
+    const o = { summaryTokens: 20, wallMs: 10, requests: 2, maxInFlight: 2 };
+    assert.equal(totalsOf(pc.plan, [view(60), view(40)], o).cachedTokens, 100);
+    assert.equal(
+      totalsOf(pc.plan, [view(60), view(undefined)], o).cachedTokens,
+      undefined,
+      'one replica did not say: the sum would be a part',
+    );
+    assert.equal(totalsOf(pc.plan, [view(undefined), view(undefined)], o).cachedTokens, undefined);
   });
 
   it('settings still force the layout and block size; the prediction is for what runs', async () => {

@@ -51,12 +51,15 @@ export function totalsOf(
   o: { summaryTokens: number; wallMs: number; requests: number; maxInFlight: number },
 ): CompactionTotals {
   const sum = (f: (st: BlockStats) => number) => views.reduce((a, v) => a + (v.stats ? f(v.stats) : 0), 0);
+  // Known only when every worker's server said (a replica without prompt-token details would make the sum a part).
+  const reported = views.filter((v) => v.stats);
+  const cachedKnown = reported.length > 0 && reported.every((v) => v.stats!.cachedTokens !== undefined);
   return {
     headTokens: plan.headTokens,
     summaryTokens: o.summaryTokens,
     inputTokens: sum((st) => st.inputTokens),
     outputTokens: sum((st) => st.outputTokens),
-    cachedTokens: views.some((v) => v.stats?.cachedTokens !== undefined) ? sum((st) => st.cachedTokens ?? 0) : undefined,
+    cachedTokens: cachedKnown ? sum((st) => st.cachedTokens ?? 0) : undefined,
     compressionRatio: o.summaryTokens > 0 ? plan.headTokens / o.summaryTokens : 0,
     wallMs: o.wallMs,
     requests: o.requests,
