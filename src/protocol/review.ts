@@ -30,9 +30,42 @@ export interface LossReportView {
   compactionId: string;
   /** Facts found in the head. */
   total: number;
+  /** Every dropped fact, counted by kind. */
+  droppedByKind: Partial<Record<FactKindView, number>>;
+  /** The dropped facts themselves, at most LISTED_PER_MESSAGE of any one message (see lossReport). */
   dropped: LossFactView[];
   /** `fidelity`: the core's fact extractor; `identifiers`: identifiers and paths only (fallback). */
   source: 'fidelity' | 'identifiers';
+}
+
+/**
+ * Facts listed per message. The report judges whole texts, and one imported tool output of 10 MB can hold 25,000
+ * facts: listed whole, the report went to the review editor as 8 MB with every block's summary. Counted, all are.
+ */
+export const LISTED_PER_MESSAGE = 100;
+
+/** A report of `dropped` (in order): all counted by kind, at most LISTED_PER_MESSAGE listed per message. */
+export function lossReport(
+  compactionId: string,
+  total: number,
+  dropped: readonly LossFactView[],
+  source: LossReportView['source'],
+): LossReportView {
+  const droppedByKind: Partial<Record<FactKindView, number>> = {};
+  const perMessage = new Map<string, number>();
+  const listed: LossFactView[] = [];
+  for (const f of dropped) {
+    droppedByKind[f.kind] = (droppedByKind[f.kind] ?? 0) + 1;
+    const n = perMessage.get(f.messageId) ?? 0;
+    perMessage.set(f.messageId, n + 1);
+    if (n < LISTED_PER_MESSAGE) listed.push(f);
+  }
+  return { compactionId, total, droppedByKind, dropped: listed, source };
+}
+
+/** How many facts were dropped, listed or not. */
+export function droppedCount(r: Pick<LossReportView, 'droppedByKind'>): number {
+  return Object.values(r.droppedByKind).reduce((a, n) => a + (n ?? 0), 0);
 }
 
 export interface PlanCandidateView {
@@ -139,11 +172,11 @@ export function isDroppedBlockText(text: string | null): boolean {
 
 /** Per-kind counts, in a stable order, for "dropped 7 of 212 facts: 3 identifiers, 2 error lines". */
 export function lossHeadline(r: LossReportView): string {
-  if (r.dropped.length === 0) return `No fact dropped: all ${r.total} facts of the head appear in the summaries.`;
-  const counts = new Map<FactKindView, number>();
-  for (const f of r.dropped) counts.set(f.kind, (counts.get(f.kind) ?? 0) + 1);
-  const parts = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k, n]) => `${n} ${kindLabel(k, n)}`);
-  return `Dropped ${r.dropped.length} of ${r.total} facts: ${parts.join(', ')}`;
+  const dropped = droppedCount(r);
+  if (dropped === 0) return `No fact dropped: all ${r.total} facts of the head appear in the summaries.`;
+  const counts = Object.entries(r.droppedByKind) as [FactKindView, number][];
+  const parts = counts.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k, n]) => `${n} ${kindLabel(k, n)}`);
+  return `Dropped ${dropped} of ${r.total} facts: ${parts.join(', ')}`;
 }
 
 const LABELS: Record<FactKindView, [string, string]> = {

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import type { CompactionView, ViewMessage } from '../../src/protocol/messages';
-import { droppedBlockText, isDroppedBlockText, isReviewToHost, lossHeadline } from '../../src/protocol/review';
+import {
+  droppedBlockText,
+  droppedCount,
+  isDroppedBlockText,
+  isReviewToHost,
+  LISTED_PER_MESSAGE,
+  lossHeadline,
+} from '../../src/protocol/review';
+import { lossHeadline as lossHeadlineView } from '../../src/host/review/lossHeadline';
 import { identifierFacts, identifierLoss } from '../../src/host/review/identifierLoss';
 import { fidelityLoss } from '../../src/host/review/fidelityLoss';
 import { bridgeOnFullTexts, hostMessageFor, planOf, ReviewBridge } from '../../src/host/review/reviewBridge';
@@ -105,6 +113,29 @@ describe('review editor: loss report fallback (identifiers)', () => {
       facts.slice(1).map((f) => f.key),
       names,
     );
+  });
+});
+
+describe('review editor: a loss report of a very long output', () => {
+  // A minified bundle read into one line: tens of thousands of names, none of which a short summary repeats.
+  it('counts every dropped fact but lists at most LISTED_PER_MESSAGE of one message, so the report stays small', () => {
+    const names = Array.from({ length: 20_000 }, (_, i) => `someName${i}x`).join(' ');
+    const snap = makeSnapshot(40);
+    const k = snap.messages.findIndex((m, i) => i > 0 && m.role !== 'system');
+    const messages = snap.messages.map((m, i) => (i === k ? { ...m, role: 'tool' as const, toolCallId: 'read_1', content: names } : m));
+    const c = makeCompaction({ ...snap, messages }, 3);
+    const done = { ...c, blocks: c.blocks.map((b) => ({ ...b, status: 'done' as const, summary: 'read the bundle' })) };
+    const r = fidelityLoss(messages, done);
+    const fromIt = r.dropped.filter((f) => f.messageId === messages[k]!.id);
+    assert.equal(fromIt.length, LISTED_PER_MESSAGE);
+    assert.ok(r.droppedByKind.identifier! >= 20_000, `identifiers counted: ${r.droppedByKind.identifier}`);
+    assert.equal(
+      droppedCount(r),
+      Object.values(r.droppedByKind).reduce((a, n) => a + n!, 0),
+    );
+    assert.match(lossHeadline(r), new RegExp(`^Dropped ${droppedCount(r)} of ${r.total} facts: ${r.droppedByKind.identifier} identifiers`));
+    assert.ok(JSON.stringify(r).length < 200_000, `report of ${JSON.stringify(r).length} characters`);
+    assert.equal(lossHeadlineView(messages, done)!.dropped, droppedCount(r), "the side bar's count is the whole count");
   });
 });
 

@@ -1,5 +1,6 @@
 import { indicesHold, wasSimulated, type CompactionView } from '../../src/protocol/messages';
 import {
+  droppedCount,
   kindLabel,
   lossHeadline,
   type FactKindView,
@@ -155,10 +156,13 @@ export function renderLoss(into: HTMLElement, r: LossReportView | null, a: LossA
     into.append(
       h('p', { class: 'muted', text: 'Identifiers, paths and error names only; checked by exact match in the block’s summary.' }),
     );
-  const groups = new Map<FactKindView, LossFactView[]>();
-  for (const f of r.dropped) groups.set(f.kind, [...(groups.get(f.kind) ?? []), f]);
-  const open = r.dropped.length <= 12;
+  // Every kind that lost a fact, counted whole; its listed facts (a very long output has only its first ones listed).
+  const groups = new Map<FactKindView, LossFactView[]>((Object.keys(r.droppedByKind) as FactKindView[]).map((k) => [k, []]));
+  for (const f of r.dropped) groups.get(f.kind)?.push(f);
+  const open = droppedCount(r) <= 12;
   for (const [kind, facts] of groups) {
+    const count = r.droppedByKind[kind] ?? facts.length;
+    const shown = Math.min(facts.length, PER_KIND);
     const list = h('ul', { class: 'rv-facts' });
     const fill = () => {
       if (list.firstChild) return;
@@ -193,10 +197,10 @@ export function renderLoss(into: HTMLElement, r: LossReportView | null, a: LossA
           ),
         );
       }
-      if (facts.length > PER_KIND) list.append(h('li', { class: 'muted', text: `… and ${facts.length - PER_KIND} more` }));
+      if (count > shown) list.append(h('li', { class: 'muted', text: `… and ${count - shown} more` }));
     };
     // A closed kind builds its list when opened: hundreds of facts cost nothing until someone looks.
-    const d = h('details', { class: 'rv-kind', open }, h('summary', { text: `${facts.length} ${kindLabel(kind, facts.length)}` }), list);
+    const d = h('details', { class: 'rv-kind', open }, h('summary', { text: `${count} ${kindLabel(kind, count)}` }), list);
     if (open) fill();
     else d.addEventListener('toggle', fill);
     into.append(d);

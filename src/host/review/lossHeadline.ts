@@ -5,7 +5,7 @@
  * pressing Adopt without opening the editor.
  */
 import type { CompactionView, LossHeadlineView, ViewMessage } from '../../protocol/messages';
-import { lossHeadline as headlineText } from '../../protocol/review';
+import { droppedCount, lossHeadline as headlineText } from '../../protocol/review';
 import { lossWithFallback } from './reviewBridge';
 
 const FIRST = 5;
@@ -15,7 +15,7 @@ export function lossHeadline(messages: readonly ViewMessage[], c: CompactionView
   const r = lossWithFallback([...messages], c);
   return {
     headline: headlineText(r),
-    dropped: r.dropped.length,
+    dropped: droppedCount(r),
     first: r.dropped
       .slice(0, FIRST)
       .map((f) => ({ kind: f.kind, key: f.key, text: f.text, messageId: f.messageId, messageIndex: f.messageIndex })),
