@@ -27,7 +27,7 @@ import type { HostLog } from './log';
 import { PinActions } from './pinActions';
 import { lossHeadline } from './review/lossHeadline';
 import { fullTextOf, withFullTexts } from './review/lossSources';
-import { contextRef, sessionGauge, sessionSnapshot, sessionSplit, viewMessages } from './sessionSnapshot';
+import { contextRef, sessionGauge, summarisedOriginals, sessionSnapshot, sessionSplit, viewMessages } from './sessionSnapshot';
 import { UserCompactions } from './userCompactions';
 import { toViewMessage, verdictView } from './viewModel';
 import type { SessionOps } from './webviewDispatch';
@@ -375,7 +375,7 @@ export class SessionController {
     const all = this.store.snapshot.messages;
     const position = new Map(all.map((m, i) => [m.id, i]));
     // Archived originals carry their position in the full log, not in the active context.
-    const messages = this.store.archived().map((m) => toViewMessage(m, position.get(m.id)!, 'summary', this.deps.ledger));
+    const messages = summarisedOriginals(this.store).map((m) => toViewMessage(m, position.get(m.id)!, 'summary', this.deps.ledger));
     this.post({ type: 'archived', summaryId, messages });
   }
 

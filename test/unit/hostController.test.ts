@@ -303,6 +303,40 @@ describe('host: session controller (fake model, memory storage)', () => {
     assert.notEqual(adopted.split.version, adopted.compaction!.version, 'its messages are archived: the indices are stale');
   });
 
+  it("a summary's archived originals are the ones it summarised, not a preserved turn's capped outputs", async () => {
+    const { c, posted, store } = await setup({
+      history: 6,
+      strategy: 'recent-turns',
+      prepare: async (st) => {
+        await st.append({ role: 'user', content: 'Read the whole log.' });
+        const call = { id: 'log_1', type: 'function' as const, function: { name: 'read_file', arguments: '{"path":"big.log"}' } };
+        await st.append({ role: 'assistant', content: null, tool_calls: [call] });
+        await st.append({
+          role: 'tool',
+          tool_call_id: 'log_1',
+          content: Array.from({ length: 4000 }, (_, i) => `log line ${i} of the build`).join('\n'),
+        });
+        await st.append({ role: 'assistant', content: 'The log is long.' });
+      },
+    });
+    ctl = c;
+    await c.handle({ type: 'compact', focus: null, tailStartIndex: null });
+    const view = (posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
+    await c.handle({ type: 'compaction-adopt', compactionId: view.id });
+    await c.handle({ type: 'ready' });
+    const record = store.snapshot.compactions[0]!;
+    assert.ok(
+      store.active().messages.some((m) => m.id.endsWith('~capped')),
+      'fixture: the preserved turn was capped',
+    );
+    const summary = lastSnapshot(posted).messages.find((m) => m.origin === 'summary')!;
+    assert.equal(summary.archivedCount, record.coveredIds.length, 'the originals the summary stands for');
+    assert.ok(store.archived().length > record.coveredIds.length, "recall still finds the capped output's whole original");
+    await c.handle({ type: 'expand-summary', summaryId: summary.id });
+    const archived = posted.find((m) => m.type === 'archived') as Extract<HostToWebview, { type: 'archived' }>;
+    assert.deepEqual(archived.messages.map((m) => m.id).sort(), [...record.coveredIds].sort());
+  });
+
   it('shows the head, block and summary sizes calibrated, as the chat and the timeline count tokens', async () => {
     const viewAt = async (factor: number) => {
       const { c, posted, ledger } = await setup({ history: 6 });
