@@ -2,6 +2,7 @@ import { AGENT_TOOL_SPECS } from '../core/agent/toolSpecs';
 import { createCompaction, snapshotSession } from '../core/compaction/fromSession';
 import type { CompactionSettings } from '../core/compaction/plan';
 import { DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
+import { knownSum } from '../core/compaction/compactionOutput';
 import type { Layout } from '../core/compaction/prompts';
 import { toWire } from '../core/messages';
 import type { ModelPort, ModelRequest } from '../core/ports';
@@ -261,10 +262,7 @@ export async function runBench(o: {
     const cpuMs = (cpu.user + cpu.system) / 1000;
     const promptTokens = workers.reduce((s, w) => s + w.promptTokens, 0);
     // Unknown unless every worker's server said (vLLM without prompt-token details): not 0, and no prefill ratio.
-    const cachedTokens =
-      workers.length > 0 && workers.every((w) => w.cachedTokens !== undefined)
-        ? workers.reduce((s, w) => s + (w.cachedTokens ?? 0), 0)
-        : undefined;
+    const cachedTokens = knownSum(workers.map((w) => w.cachedTokens));
     results.push({
       ...spec,
       name,

@@ -109,7 +109,7 @@ function nextAssistant<M extends ChatMessage>(messages: readonly M[], i: number)
   return undefined;
 }
 
-function countLines(s: string): number {
+export function countLines(s: string): number {
   if (s.length === 0) return 0;
   let n = 1;
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) === 10) n++;

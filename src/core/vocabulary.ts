@@ -21,6 +21,11 @@ export type StrategyName = (typeof STRATEGY_NAMES)[number];
 export const BLOCK_STATUSES = ['queued', 'streaming', 'done', 'failed', 'edited'] as const;
 export type BlockStatus = (typeof BLOCK_STATUSES)[number];
 
+/** Whether a block's summary is final: written or edited. A block being regenerated keeps its old text until then. */
+export function isSettled(b: { status: BlockStatus }): boolean {
+  return b.status === 'done' || b.status === 'edited';
+}
+
 export const VERBOSITIES = ['concise', 'detailed', 'very detailed'] as const;
 export type Verbosity = (typeof VERBOSITIES)[number];
 

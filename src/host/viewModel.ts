@@ -6,6 +6,7 @@ import type { PinItem } from '../core/session/schema';
 import type { ActiveOrigin } from '../core/session/sessionState';
 import type { StrategyName } from '../core/splitPoint';
 import { planSplit } from '../core/splitPoint';
+import { countLines } from '../core/pretrim';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import type { BudgetThresholds } from '../core/triggers';
 import type { Verbosity } from '../core/compaction/prompts';
@@ -31,12 +32,6 @@ export function cutForView(text: string, max = VIEW_TOOL_OUTPUT_CHARS): { conten
   };
 }
 
-function lineCount(text: string): number {
-  let n = 1;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
-  return n;
-}
-
 export function toViewMessage(m: StoredMessage, index: number, origin: ActiveOrigin, ledger: TokenLedger): ViewMessage {
   const cut = m.role === 'tool' ? cutForView(m.content) : { content: m.content ?? '', truncated: false };
   const v: ViewMessage = {
@@ -55,7 +50,7 @@ export function toViewMessage(m: StoredMessage, index: number, origin: ActiveOri
       v.toolCalls = m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
   }
   if (m.role === 'tool') v.toolCallId = m.tool_call_id;
-  if (cut.truncated) v.lines = lineCount(m.content ?? '');
+  if (cut.truncated) v.lines = countLines(m.content ?? '');
   return v;
 }
 

@@ -25,6 +25,7 @@ export { wasSimulated } from '../core/compaction/events';
 export { summaryRoom, volumeAt } from '../core/perf/volume';
 
 // The shared vocabulary is the core's (src/core/vocabulary.ts); the lists themselves are in ./vocabulary.
+export { isSettled } from '../core/vocabulary';
 export type { BlockStatus, Layout, MessageKind, Mode, Origin, PinKind, Role, StrategyName, Verbosity } from '../core/vocabulary';
 
 /** One message of the active context, as the timeline and the chat show it. */
@@ -117,11 +118,6 @@ export function applyBlockProgress(blocks: readonly BlockView[], progress: reado
     const n = at.get(b.index);
     return n === undefined ? b : { ...b, status: 'streaming', streamedTokens: n };
   });
-}
-
-/** Whether a block's summary is final: written or edited. A block being regenerated keeps its old text until then. */
-export function isSettled(b: Pick<BlockView, 'status'>): boolean {
-  return b.status === 'done' || b.status === 'edited';
 }
 
 /** Whether a compaction's message indices still point at the messages the view shows. */

@@ -45,21 +45,31 @@ export function projectedContext(plan: CompactionPlan, summary: string): ChatMes
   ];
 }
 
+/**
+ * The sum when every value is known, else undefined: cached tokens a server did not report are unknown, and with one
+ * replica lacking prompt-token details the sum of the rest would be a part passed off as the whole.
+ */
+export function knownSum(values: readonly (number | undefined)[]): number | undefined {
+  let sum = 0;
+  for (const v of values) {
+    if (v === undefined) return undefined;
+    sum += v;
+  }
+  return values.length > 0 ? sum : undefined;
+}
+
 export function totalsOf(
   plan: CompactionPlan,
   views: readonly BlockView[],
   o: { summaryTokens: number; wallMs: number; requests: number; maxInFlight: number },
 ): CompactionTotals {
   const sum = (f: (st: BlockStats) => number) => views.reduce((a, v) => a + (v.stats ? f(v.stats) : 0), 0);
-  // Known only when every worker's server said (a replica without prompt-token details would make the sum a part).
-  const reported = views.filter((v) => v.stats);
-  const cachedKnown = reported.length > 0 && reported.every((v) => v.stats!.cachedTokens !== undefined);
   return {
     headTokens: plan.headTokens,
     summaryTokens: o.summaryTokens,
     inputTokens: sum((st) => st.inputTokens),
     outputTokens: sum((st) => st.outputTokens),
-    cachedTokens: cachedKnown ? sum((st) => st.cachedTokens ?? 0) : undefined,
+    cachedTokens: knownSum(views.flatMap((v) => (v.stats ? [v.stats.cachedTokens] : []))),
     compressionRatio: o.summaryTokens > 0 ? plan.headTokens / o.summaryTokens : 0,
     wallMs: o.wallMs,
     requests: o.requests,

@@ -3,6 +3,7 @@ import type { LimiterPort, ModelPort } from '../ports';
 import type { CompactionRecord, PinItem } from '../session/schema';
 import type { Clock, IdSource } from '../session/storage';
 import type { SessionStore } from '../session/sessionStore';
+import { isSettled } from '../vocabulary';
 import type { SurvivalReport } from './checks';
 import { survivalChecks } from './checks';
 import { compactionRecord, mergedText, planOutcome, projectedContext, totalsOf } from './compactionOutput';
@@ -170,7 +171,7 @@ export class PendingCompaction {
   }
 
   isComplete(): boolean {
-    return this.states.length > 0 && this.states.every((s) => s.view.status === 'done' || s.view.status === 'edited');
+    return this.states.length > 0 && this.states.every((s) => isSettled(s.view));
   }
 
   private dispatch(s: BlockState): void {
@@ -283,7 +284,7 @@ export class PendingCompaction {
     this.focus = focus;
     this.version++;
     for (const s of this.states) {
-      if (s.view.status === 'done' || s.view.status === 'edited') continue;
+      if (isSettled(s.view)) continue;
       s.controller?.abort();
       this.dispatch(s);
     }
