@@ -11,7 +11,7 @@ import type {
   PlanOptionView,
 } from '../protocol/messages';
 import { blockView, checksView, totalsView, verdictView } from './viewModel';
-import { shiftBlocks, type ContextRef } from './contextShift';
+import { indexMove, shiftBlocks, type ContextRef, type IndexMove } from './contextShift';
 
 /**
  * Builds the one CompactionView the webview shows from the engine's events,
@@ -57,6 +57,8 @@ export class CompactionTracker {
   private lossDue = false;
   /** The active context the shown compaction started on (its block indices are into it). */
   private startedOn: { version: string; ids: readonly string[] } | undefined;
+  /** How its indices move in the context of `version` (one map per context change, not one per block event). */
+  private move: { version: string; move: IndexMove } | undefined;
 
   constructor(private readonly o: TrackerOptions) {}
 
@@ -100,6 +102,7 @@ export class CompactionTracker {
     this.view = { id: compactionId, background, focus: focus ?? null, state: 'running', ...empty };
     const ctx = this.o.context?.();
     this.startedOn = ctx && { version: ctx.version, ids: ctx.ids() };
+    this.move = undefined;
     if (ctx) this.view.version = ctx.version;
     return [this.snapshotMsg()];
   }
@@ -128,7 +131,8 @@ export class CompactionTracker {
     const then = this.startedOn;
     const now = this.o.context?.();
     if (!then || !now || now.version === then.version) return v;
-    const blocks = shiftBlocks(v.blocks, then.ids, now.ids());
+    if (this.move?.version !== now.version) this.move = { version: now.version, move: indexMove(then.ids, now.ids()) };
+    const blocks = shiftBlocks(v.blocks, this.move.move);
     return blocks ? { ...v, blocks, version: now.version } : v;
   }
 

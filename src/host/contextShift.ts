@@ -12,13 +12,19 @@ export interface ContextRef {
   ids: () => readonly string[];
 }
 
-/** The blocks at their indices in the context `now`, or null when one of their messages is no longer in it. */
-export function shiftBlocks(blocks: readonly BlockView[], thenIds: readonly string[], nowIds: readonly string[]): BlockView[] | null {
+/** Where message i of the context `then` is in the context `now` (undefined: not in it any more). */
+export type IndexMove = (i: number) => number | undefined;
+
+export function indexMove(thenIds: readonly string[], nowIds: readonly string[]): IndexMove {
   const at = new Map(nowIds.map((id, i) => [id, i]));
-  const move = (i: number): number | undefined => {
+  return (i) => {
     const id = thenIds[i];
     return id === undefined ? undefined : at.get(id);
   };
+}
+
+/** The blocks at their indices in the context `now`, or null when one of their messages is no longer in it. */
+export function shiftBlocks(blocks: readonly BlockView[], move: IndexMove): BlockView[] | null {
   const out: BlockView[] = [];
   for (const b of blocks) {
     const first = move(b.firstMessage);
