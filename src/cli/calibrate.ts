@@ -25,9 +25,11 @@ export interface Calibration {
   profile: PerfProfile;
   prefill: PrefillObservation[];
   decode: DecodeObservation[];
-  /** Where the times came from. */
-  timing: 'server metrics' | 'client clock';
+  /** Where the times came from: prefill times (TTFT) and decode times (TPOT) each from the server or the client. */
+  timing: Timing;
 }
+
+export type Timing = 'server metrics' | 'client clock' | 'server metrics for prefill, client clock for decode';
 
 const WORDS = ['alpha', 'delta', 'kernel', 'vector', 'lambda', 'socket', 'matrix', 'buffer', 'cursor', 'render', 'signal', 'packet'];
 
@@ -50,7 +52,14 @@ interface Timed {
   tpotMs: number | undefined;
 }
 
-async function timedRequest(client: VllmClient, content: string, maxTokens: number): Promise<{ t: Timed; server: boolean }> {
+/** A timed request, and whether the server's own histograms timed its first token and its decoded tokens. */
+interface TimedBy {
+  t: Timed;
+  server: boolean;
+  serverDecode: boolean;
+}
+
+async function timedRequest(client: VllmClient, content: string, maxTokens: number): Promise<TimedBy> {
   const before = await readVllmMetrics(client.root);
   const sent = performance.now();
   let first: number | undefined;
@@ -70,7 +79,7 @@ async function timedRequest(client: VllmClient, content: string, maxTokens: numb
     ttftMs,
     tpotMs,
   };
-  return { t, server: server !== undefined };
+  return { t, server: server !== undefined, serverDecode: server?.tpotMs !== undefined };
 }
 
 /** The server's own TTFT and TPOT for the one request between two reads, when its histograms moved by exactly that request. */
@@ -112,9 +121,13 @@ export async function calibrate(o: CalibrateOptions): Promise<Calibration> {
   }
   // Decode alone at a short and a long KV (the long prompt is cached by now, so its prefill is short).
   const decode: DecodeObservation[] = [];
+  // A server can export TTFT but not the inter-token histogram (under a name this client does not know): its
+  // decode times are then the client's, and the label says so.
+  let serverDecode = server;
   for (const text of [freshText(32, seed), longest]) {
-    const { t, server: s } = await timedRequest(o.client, text, 128);
+    const { t, server: s, serverDecode: sd } = await timedRequest(o.client, text, 128);
     server &&= s;
+    serverDecode &&= sd;
     if (t.tpotMs !== undefined && t.completionTokens > 8) {
       decode.push({ kvTokens: t.promptTokens + t.completionTokens / 2, tpotMs: t.tpotMs });
       log(`decode at ${t.promptTokens} KV tokens: ${t.tpotMs.toFixed(2)} ms per output token`);
@@ -123,7 +136,7 @@ export async function calibrate(o: CalibrateOptions): Promise<Calibration> {
   const when = new Date().toISOString();
   const metrics = await readVllmMetrics(o.client.root);
   const base = metrics?.kvCapacityTokens ? { ...o.base, kvCapacityTokens: metrics.kvCapacityTokens } : o.base;
-  const timing = server ? 'server metrics' : 'client clock';
+  const timing: Timing = !server ? 'client clock' : serverDecode ? 'server metrics' : 'server metrics for prefill, client clock for decode';
   const profile = learnProfile(
     base,
     { prefill, decode },

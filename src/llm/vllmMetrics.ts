@@ -3,6 +3,13 @@
  * wait, KV usage, and the server-side TTFT and TPOT histograms (their sums
  * and counts; differences between two reads give the means over an interval,
  * free of network time). Every field is optional: servers differ by version.
+ *
+ * Names move between vLLM versions, so each field lists the current name
+ * first and the older ones after it. The time between decoded tokens is
+ * `vllm:inter_token_latency_seconds` since v0.11; its old name,
+ * `vllm:time_per_output_token_seconds`, was hidden in v0.12 and removed in
+ * v0.13, so a current server exports only the new one. KV usage was
+ * `vllm:gpu_cache_usage_perc` before `vllm:kv_cache_usage_perc`.
  */
 export interface VllmMetrics {
   running?: number;
@@ -12,6 +19,7 @@ export interface VllmMetrics {
   /** KV capacity in tokens, from vllm:cache_config_info (num_gpu_blocks × block_size) when exported. */
   kvCapacityTokens?: number;
   ttft?: { sum: number; count: number };
+  /** Time between a sequence's decoded tokens (one observation per decode step that yields a token to it). */
   tpot?: { sum: number; count: number };
 }
 
@@ -32,10 +40,13 @@ export function parseVllmMetrics(text: string): VllmMetrics {
     }
     return undefined;
   };
-  const hist = (name: string) => {
-    const s = sum(`${name}_sum`);
-    const c = sum(`${name}_count`);
-    return s === undefined || c === undefined ? undefined : { sum: s, count: c };
+  const hist = (...names: string[]) => {
+    for (const name of names) {
+      const s = sum(`${name}_sum`);
+      const c = sum(`${name}_count`);
+      if (s !== undefined && c !== undefined) return { sum: s, count: c };
+    }
+    return undefined;
   };
   const m: VllmMetrics = {};
   const set = <K extends keyof VllmMetrics>(k: K, v: VllmMetrics[K] | undefined) => {
@@ -45,7 +56,7 @@ export function parseVllmMetrics(text: string): VllmMetrics {
   set('waiting', sum('vllm:num_requests_waiting'));
   set('kvUsage', sum('vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'));
   set('ttft', hist('vllm:time_to_first_token_seconds'));
-  set('tpot', hist('vllm:time_per_output_token_seconds'));
+  set('tpot', hist('vllm:inter_token_latency_seconds', 'vllm:time_per_output_token_seconds'));
   const info = lines.find((l) => l.startsWith('vllm:cache_config_info{'));
   const blocks = info && /num_gpu_blocks="(\d+)"/.exec(info)?.[1];
   const size = info && /block_size="(\d+)"/.exec(info)?.[1];

@@ -31,6 +31,23 @@ describe('calibration against the simulator', () => {
     assert.equal(r.profile.kvCapacityTokens, UNIT_PROFILE.kvCapacityTokens);
   });
 
+  it("reads a v0.10 server's metric names, and says so when a server times only the first token", async () => {
+    const base = { ...UNIT_PROFILE, maxNumSeqs: 256, maxNumBatchedTokens: 8192 };
+    sim = await startSimulator({ profile: 'h100-7b', timeScale: 0, maxModelLen: 131_072, metricNames: 'v0.10' });
+    const old = await calibrate({ client: new VllmClient({ baseURL: sim.url }), contextWindow: 131_072, base, name: 'test' });
+    assert.equal(old.timing, 'server metrics');
+    const near = (a: number, b: number) => Math.abs(a - b) <= 0.1 * b;
+    assert.ok(
+      near(old.profile.step.decodeKvMsPerKToken, H100_7B.step.decodeKvMsPerKToken),
+      `decode KV ${old.profile.step.decodeKvMsPerKToken}`,
+    );
+    await sim.close();
+    sim = await startSimulator({ profile: 'h100-7b', timeScale: 0, maxModelLen: 131_072, metricNames: 'no-decode' });
+    const mixed = await calibrate({ client: new VllmClient({ baseURL: sim.url }), contextWindow: 131_072, base, name: 'test' });
+    assert.equal(mixed.timing, 'server metrics for prefill, client clock for decode');
+    assert.match(mixed.profile.source, /server metrics for prefill, client clock for decode/);
+  });
+
   it("stores the profile per endpoint and the planner's resolver finds it", () => {
     const path = join(mkdtempSync(join(tmpdir(), 'sp-prof-')), 'profiles.json');
     assert.equal(resolveProfile(undefined, 'http://gpu:8000/v1', path).from, 'default');

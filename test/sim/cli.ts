@@ -31,6 +31,7 @@ export const SIM_USAGE = `Usage: splitpoint sim [options]
   --script FILE          scripted-agent replies (JSON)
   --error-shape S        current (default) | legacy
   --overflow-wording W   current (default) | v0.10 | legacy | v1-decoder
+  --metric-names M       /metrics names: current (default, vLLM 0.13+) | v0.10 | no-decode
   --api-key KEY          require this Bearer token
   --quiet                no log lines
 `;
@@ -141,6 +142,12 @@ export function parseSimArgs(argv: string[]): SimCliOptions {
         const s = val();
         if (s !== 'current' && s !== 'legacy') throw new Error('--error-shape must be current or legacy');
         o.errorShape = s;
+        break;
+      }
+      case '--metric-names': {
+        const m = val();
+        if (m !== 'current' && m !== 'v0.10' && m !== 'no-decode') throw new Error('--metric-names must be current, v0.10 or no-decode');
+        o.metricNames = m;
         break;
       }
       case '--overflow-wording': {

@@ -9,6 +9,7 @@ import type { SimStats } from './stats';
 import type { WireMessage, WireTool } from './template';
 import type { SimTokenizer } from './tokenizer';
 import type { ErrorShape, OverflowWording } from './vllmErrors';
+import type { MetricNames } from './metrics';
 
 export interface SimOptions {
   /** 0 (default) = any free port. */
@@ -40,6 +41,8 @@ export interface SimOptions {
   /** Report usage.prompt_tokens_details (vLLM --enable-prompt-tokens-details). Default true. */
   promptTokensDetails?: boolean;
   errorShape?: ErrorShape;
+  /** Which names /metrics uses (test/sim/metrics.ts): a current vLLM's (default), v0.10's, or none for decode times. */
+  metricNames?: MetricNames;
   overflowWording?: OverflowWording;
   /** The summarizer's length prior in tokens (default 500). */
   summaryTokens?: number;

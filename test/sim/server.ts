@@ -97,7 +97,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<SimHandle> 
       socket.once('close', onClose);
       res?.once('close', () => setImmediate(() => socket.off('close', onClose)));
     },
-    metricsText: () => renderMetrics(model, stats, scheduler.cache.stats()),
+    metricsText: () => renderMetrics(model, stats, scheduler.cache.stats(), opts.metricNames),
     clockJson,
   };
 

@@ -113,6 +113,26 @@ describe('learned profile', () => {
     );
     assert.deepEqual(m, { running: 3, kvUsage: 0.25, tpot: { sum: 1.5, count: 150 }, ttft: { sum: 2, count: 4 }, kvCapacityTokens: 16000 });
   });
+
+  it("reads a current vLLM's inter-token histogram, and prefers it where a server exports both names", () => {
+    const current = parseVllmMetrics(
+      ['vllm:inter_token_latency_seconds_sum{engine="0"} 0.9', 'vllm:inter_token_latency_seconds_count{engine="0"} 90.0'].join('\n'),
+    );
+    assert.deepEqual(current.tpot, { sum: 0.9, count: 90 });
+    const both = parseVllmMetrics(
+      [
+        'vllm:time_per_output_token_seconds_sum{engine="0"} 5',
+        'vllm:time_per_output_token_seconds_count{engine="0"} 50',
+        'vllm:inter_token_latency_seconds_sum{engine="0"} 0.9',
+        'vllm:inter_token_latency_seconds_count{engine="0"} 90.0',
+        'vllm:gpu_cache_usage_perc{engine="0"} 0.5',
+        'vllm:kv_cache_usage_perc{engine="0"} 0.25',
+      ].join('\n'),
+    );
+    assert.deepEqual([both.tpot, both.kvUsage], [{ sum: 0.9, count: 90 }, 0.25]);
+    // A histogram with a sum and no count is not read as one.
+    assert.equal(parseVllmMetrics('vllm:inter_token_latency_seconds_sum 1').tpot, undefined);
+  });
 });
 
 describe("profiles kept in the host's globalState", () => {
