@@ -1,5 +1,7 @@
 import { wasSimulated, type CompactionEvent, type PlanChoice, type PlanOption } from '../core/compaction/events';
 import { VllmClient, limiterFor } from '../llm';
+import { readServerLoad } from '../llm/vllmMetrics';
+import { describeLoad, isLoaded, type ServerLoad } from '../core/perf/serverLoad';
 import { resolveProfile } from './profileStore';
 import { createCompaction, snapshotSession } from '../core/compaction/fromSession';
 import type { PendingCompaction } from '../core/compaction/pendingCompaction';
@@ -39,6 +41,8 @@ ${ENDPOINT_HELP}
                                  bench --calibrate (default: learned for this endpoint, else h100-7b)
   --cache cold|warm              whether the agent's prefix is in the server's cache (default cold)
   --replica URL                  another endpoint serving the same model (repeatable)
+  --ignore-load                  plan as if no one else used the servers (default: each server's
+                                 running requests and their KV, from its /metrics, are planned around)
   --volume N                     total summary tokens (default: from the verbosity and the window)
   --strategy S                   ${STRATEGY_NAMES.join(' | ')} (default token-fraction)
   --split N                      split at message N instead (snapped so no tool result is orphaned)
@@ -66,6 +70,7 @@ const OPTIONS = {
   focus: { type: 'string' },
   adopt: { type: 'boolean', default: false },
   'no-stream': { type: 'boolean', default: false },
+  'ignore-load': { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
 } as const;
 
@@ -101,6 +106,9 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
     model: new VllmClient({ baseURL: url, ...(endpoint.model ? { model: endpoint.model } : {}) }),
     limiter: limiterFor(url, 64),
   }));
+  // Other clients' work on each endpoint, from its /metrics, so the plan and its prediction count on it.
+  const roots = [endpoint.client.root, ...replicas.map((r) => r.model.root)];
+  const serverLoad = values['ignore-load'] ? [] : await Promise.all(roots.map((root) => readServerLoad(root, profile.kvCapacityTokens)));
   const pending = createCompaction(
     snapshot,
     {
@@ -118,6 +126,7 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
       streamWorkers: !values['no-stream'],
       contextWindow: endpoint.contextWindow,
       model: endpoint.model,
+      ...(serverLoad.some(isLoaded) ? { serverLoad } : {}),
     },
     { model: endpoint.client, limiter: endpoint.limiter, count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds, replicas },
   );
@@ -216,10 +225,18 @@ export function planText(c: PlanChoice | undefined, from: string): string {
     (o.excluded ? `  (ruled out: ${o.excluded})` : '');
   return [
     `plan (profile ${c.profile.name}, ${from}; ${c.cache} cache; ${c.replicas} endpoint${c.replicas > 1 ? 's' : ''}` +
-      `${c.forced.length ? `; fixed: ${c.forced.join(', ')}` : ''}):`,
+      `${c.forced.length ? `; fixed: ${c.forced.join(', ')}` : ''}${loadText(c)}):`,
     line(c.chosen).replace(/^ /, '>'),
     ...c.alternatives.map(line),
   ].join('\n');
+}
+
+/** "; the server: 12 other requests running, 310K KV tokens", per endpoint when there are several. */
+function loadText(c: PlanChoice): string {
+  const loads = c.serverLoad ?? [];
+  const one = (l: ServerLoad | null) => (l ? describeLoad(l) : 'idle or not known');
+  if (!loads.some((l) => l)) return '';
+  return loads.length === 1 ? `; the server: ${one(loads[0]!)}` : `; ${loads.map((l, i) => `endpoint ${i + 1}: ${one(l)}`).join(', ')}`;
 }
 
 function outcomeText(p: PendingCompaction): string {

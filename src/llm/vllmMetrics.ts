@@ -11,6 +11,8 @@
  * v0.13, so a current server exports only the new one. KV usage was
  * `vllm:gpu_cache_usage_perc` before `vllm:kv_cache_usage_perc`.
  */
+import type { ServerLoad } from '../core/perf/serverLoad';
+
 export interface VllmMetrics {
   running?: number;
   waiting?: number;
@@ -73,4 +75,31 @@ export async function readVllmMetrics(root: string, signal?: AbortSignal): Promi
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Other clients' work on a server, from its metrics: its running sequences less this client's own (`own`), and the
+ * KV they hold (usage × capacity; the capacity from cache_config_info, else the profile's). vLLM counts only blocks
+ * that running and waiting requests hold as used, not cached blocks nobody holds. Undefined when the server does not
+ * say how many requests run.
+ */
+export function serverLoadOf(
+  m: VllmMetrics | undefined,
+  capacityTokens: number,
+  own: ServerLoad = { sequences: 0, kvTokens: 0 },
+): ServerLoad | undefined {
+  if (m?.running === undefined) return undefined;
+  const sequences = Math.max(0, Math.round(m.running) - own.sequences);
+  if (sequences === 0) return { sequences: 0, kvTokens: 0 };
+  const used = (m.kvUsage ?? 0) * (m.kvCapacityTokens ?? capacityTokens);
+  return { sequences, kvTokens: Math.max(0, Math.round(used - own.kvTokens)) };
+}
+
+/** How long planning waits for a server's /metrics before it plans without the load. */
+export const LOAD_READ_TIMEOUT_MS = 1000;
+
+/** Reads a server's load for the planner; undefined when it has no /metrics or does not answer in time. */
+export async function readServerLoad(root: string, capacityTokens: number, own?: ServerLoad): Promise<ServerLoad | undefined> {
+  const m = await readVllmMetrics(root, AbortSignal.timeout(LOAD_READ_TIMEOUT_MS));
+  return serverLoadOf(m, capacityTokens, own);
 }

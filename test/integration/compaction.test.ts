@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:net';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import { AGENT_TOOL_SPECS } from '../../src/core/agent/toolSpecs';
 import { createCompaction, snapshotSession } from '../../src/core/compaction/fromSession';
 import { DEFAULT_COMPACTION_SETTINGS } from '../../src/core/compaction/plan';
 import type { CompactionSettings } from '../../src/core/compaction/plan';
+import type { PlanChoice } from '../../src/core/compaction/events';
 import { toWire } from '../../src/core/messages';
 import { MemoryStorage } from '../../src/core/session/memoryStorage';
 import { SessionStore } from '../../src/core/session/sessionStore';
@@ -218,6 +220,46 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
       'h100-7b',
     );
     assert.match(text.stdout, /^plan \(profile h100-7b, named; cold cache; 1 endpoint; fixed: layout=cache-aligned\):\n> cache-aligned/);
+  });
+
+  it("--plan counts other clients' work from the server's /metrics; --ignore-load plans as if it were idle", async () => {
+    const busy = await startSimulator({
+      maxModelLen: 200_000,
+      timeScale: 0,
+      script: { replies: [{ match: 'OTHER', content: 'y'.repeat(150_000), repeat: true }] },
+    });
+    const stop = new AbortController();
+    setMaxListeners(20, stop.signal);
+    try {
+      const client = new VllmClient({ baseURL: busy.url });
+      for (let i = 0; i < 12; i++)
+        void client
+          .chat({ messages: [{ role: 'user', content: `OTHER ${i} ${'w'.repeat(20_000)}` }], stream: true }, { signal: stop.signal })
+          .catch(() => undefined);
+      while (busy.stats.requests.filter((r) => r.firstToken !== undefined).length < 12) await new Promise((r) => setTimeout(r, 2));
+      // Held still while the CLI plans, so that the load it reads is the load there is.
+      busy.pauseScheduler();
+      const plan = async (...extra: string[]) => {
+        const r = await cli('compact', '--session', fixture, '--endpoint', busy.url, '--plan', '--json', '--profile', 'h100-7b', ...extra);
+        assert.equal(r.status, 0, r.stderr);
+        return JSON.parse(r.stdout).plan as PlanChoice;
+      };
+      const loaded = await plan();
+      const idle = await plan('--ignore-load');
+      assert.equal(loaded.serverLoad?.[0]?.sequences, 12);
+      assert.ok(loaded.serverLoad![0]!.kvTokens > 12 * 4000, JSON.stringify(loaded.serverLoad));
+      assert.equal(idle.serverLoad, undefined);
+      assert.ok(loaded.chosen.predictedMs > idle.chosen.predictedMs, `${loaded.chosen.predictedMs} vs ${idle.chosen.predictedMs} ms`);
+      const text = await cli('compact', '--session', fixture, '--endpoint', busy.url, '--plan', '--profile', 'h100-7b');
+      assert.match(
+        text.stdout,
+        /^plan \(profile h100-7b, named; cold cache; 1 endpoint; the server: 12 other requests running, \d+K KV tokens\):/,
+      );
+    } finally {
+      stop.abort();
+      busy.resumeScheduler();
+      await busy.close();
+    }
   });
 
   it('prints the documented JSON and, with --adopt, writes one compaction event to the log', async () => {

@@ -5,6 +5,7 @@ import { simulateSteps } from '../../src/core/perf/stepSim';
 import type { SimRequest } from '../../src/core/perf/stepSim';
 import { planWork } from '../../src/core/perf/planner';
 import type { HeadModel, PlannerInput } from '../../src/core/perf/planner';
+import type { PlanOption } from '../../src/core/compaction/events';
 import { MIN_BLOCK_TARGET, maxTokensFor, splitVolume, summaryRoom, summaryVolume } from '../../src/core/perf/volume';
 
 // The unit profile: a step costs max(10, 0.01 × prefill tokens) ms + 1 ms per 1,000 KV tokens
@@ -67,6 +68,23 @@ describe('step model', () => {
     close(r.agentAloneTpotMs!, 20);
     close(r.wallMs, 20 + 20.001);
     close(r.agentTpotMs!, (20 + 20.001) / 2);
+  });
+
+  it("other clients' sequences take seats and add their KV to every step", () => {
+    // Three others holding 1,000 KV tokens each. Step 1: their 3 decode tokens and the request's 100-token prefill:
+    // 10 + 3,000 / 1,000 = 13 ms. Step 2: four decoders, 3 × 1,001 + 101 KV: 13.104 ms.
+    const one = [{ promptTokens: 100, sharedTokens: 0, outputTokens: 2 }];
+    close(run(one, { load: [{ sequences: 3, kvTokens: 3000 }] }).wallMs, 13 + 13.104);
+    // Three of the four seats taken: a second request waits until the first ends (at 20.104 ms), where without
+    // them both run at once.
+    const two = [...one, ...one];
+    const [a, b] = run(two, { load: [{ sequences: 3, kvTokens: 0 }] }).finishMs;
+    assert.ok(a! < 21 && b! > 40, `${a} ${b}`);
+    assert.ok(run(two).finishMs[1]! < 21);
+    // More others than seats: one is kept free, so the run ends (the others would have ended on the server).
+    assert.ok(Number.isFinite(run(one, { load: [{ sequences: 50, kvTokens: 0 }] }).wallMs));
+    // The live agent's time alone counts the others too: 4 decoders over 10,000 + 3,000 KV tokens.
+    close(run(one, { agentKvTokens: 10_000, load: [{ sequences: 2, kvTokens: 3000 }] }).agentAloneTpotMs!, 10 + 13);
   });
 
   it('spreads requests over replicas by load', () => {
@@ -172,6 +190,25 @@ describe('planner', () => {
     const excluded = r.choice.alternatives.filter((a) => a.excluded);
     assert.ok(excluded.length > 0);
     for (const a of excluded) assert.ok(a.agentSlowdown! > 1.2);
+  });
+
+  it("plans around other clients' work on the server: slower predictions, fewer seats, the load recorded", () => {
+    const idle = planWork(input({ blockSizes: [1024] }));
+    const busy = planWork(input({ blockSizes: [1024], serverLoad: [{ sequences: 2, kvTokens: 20_000 }] }));
+    assert.deepEqual(busy.choice.serverLoad, [{ sequences: 2, kvTokens: 20_000 }]);
+    assert.equal(idle.choice.serverLoad, undefined);
+    const time = (r: typeof idle, f: (a: PlanOption) => boolean) =>
+      Math.min(...[r.choice.chosen, ...r.choice.alternatives].filter(f).map((a) => a.predictedMs));
+    for (const [what, f] of [
+      ['sequential', (a: PlanOption) => a.label === 'sequential target-block'],
+      ['parallel', (a: PlanOption) => a.mode === 'parallel'],
+    ] as const)
+      assert.ok(time(busy, f) > time(idle, f) + 20, `${what}: ${time(busy, f)} vs ${time(idle, f)}`);
+    // Four seats, two taken by others: no option sends more than two workers at once.
+    for (const a of [busy.choice.chosen, ...busy.choice.alternatives]) assert.ok(a.concurrency <= 2, a.label);
+    // A reading of an idle server changes nothing.
+    const none = planWork(input({ blockSizes: [1024], serverLoad: [{ sequences: 0, kvTokens: 0 }] }));
+    assert.deepEqual(none.choice, idle.choice);
   });
 
   it('a worker that would not fit the window is ruled out with the reason', () => {

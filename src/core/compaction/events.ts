@@ -1,6 +1,7 @@
 import type { SurvivalReport } from './checks';
 
 import type { BlockSpan } from '../vocabulary';
+import type { ServerLoad } from '../perf/serverLoad';
 
 export type { BlockStatus } from '../vocabulary';
 
@@ -78,6 +79,8 @@ export interface PlanChoice {
   replicas: number;
   /** Settings or flags that fixed part of the plan (e.g. "layout=cache-aligned"). */
   forced: string[];
+  /** Other clients' work the plan counted on, per compaction endpoint (null: none, or not known); absent when none. */
+  serverLoad?: (ServerLoad | null)[];
 }
 
 /** After the run: the chosen plan's prediction against what it took. */

@@ -3,6 +3,7 @@ import type { SplitResult } from '../splitPoint';
 import type { PinItem } from '../session/schema';
 import type { ToolSpec } from '../ports';
 import type { PerfProfile } from '../perf/profile';
+import type { ServerLoad } from '../perf/serverLoad';
 import { H100_7B } from '../perf/profile';
 import type { PlanForced, PlannerInput, WorkPlan } from '../perf/planner';
 import { planWork, predictWithOutputs } from '../perf/planner';
@@ -60,6 +61,8 @@ export interface CompactionSettings {
   targetFraction?: number;
   /** Set when the live agent keeps decoding on the same server: the plan may slow it at most this much. */
   background?: { maxSlowdown: number };
+  /** Other clients' work on each compaction endpoint (the agent's first), as read from the servers' /metrics. */
+  serverLoad?: readonly (ServerLoad | undefined)[];
   /** Compaction endpoints (the agent's first); target-block workers spread over them. */
   replicas?: number;
   /** Most tokens of earlier conversation a target-block worker gets before its block. */
@@ -217,6 +220,7 @@ function plannerInput(
     maxConcurrency: settings.maxConcurrency ?? 64,
     forced: forcedOf(settings),
     ...(settings.background ? { background: settings.background } : {}),
+    ...(settings.serverLoad ? { serverLoad: settings.serverLoad } : {}),
   };
   return { input, model };
 }

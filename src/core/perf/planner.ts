@@ -11,6 +11,7 @@
  */
 import { NOT_SIMULATED, wasSimulated, type PlanChoice, type PlanOption } from '../compaction/events';
 import type { PerfProfile } from './profile';
+import { isLoaded, type ServerLoad } from './serverLoad';
 import type { SimRequest, SimResult } from './stepSim';
 import { simulateSteps } from './stepSim';
 import { maxTokensFor, splitVolume } from './volume';
@@ -63,6 +64,8 @@ export interface PlannerInput {
   maxConcurrency: number;
   /** Set when the live agent keeps decoding on the agent's server meanwhile. */
   background?: { maxSlowdown: number };
+  /** Other clients' work on each compaction endpoint (the agent's first), read from the servers when planning. */
+  serverLoad?: readonly (ServerLoad | undefined)[];
   forced?: PlanForced;
   /** Block sizes to try; defaults below. */
   blockSizes?: readonly number[];
@@ -103,7 +106,8 @@ function candidates(x: PlannerInput): Candidate[] {
   const f = x.forced ?? {};
   const out: Candidate[] = [];
   const layouts: PlanLayout[] = f.layout ? [f.layout] : ['cache-aligned', 'target-block'];
-  const cap = Math.min(x.maxConcurrency, x.profile.maxNumSeqs * Math.max(1, x.replicas) - (x.background ? 1 : 0));
+  const others = (x.serverLoad ?? []).reduce((n, l) => n + (isLoaded(l) ? l.sequences : 0), 0);
+  const cap = Math.min(x.maxConcurrency, x.profile.maxNumSeqs * Math.max(1, x.replicas) - (x.background ? 1 : 0) - others);
   if (f.mode !== 'parallel') {
     const one = x.head.blocks(Number.MAX_SAFE_INTEGER);
     for (const layout of layouts) out.push({ mode: 'sequential', layout, blockTokens: x.head.headTokens, blocks: one, concurrency: 1 });
@@ -198,6 +202,7 @@ function simulateCandidate(x: PlannerInput, c: Pick<Candidate, 'concurrency'>, r
     replicas: Math.max(1, x.replicas),
     warmSharedTokens: x.cache === 'warm' ? agentKv : 0,
     ...(x.background ? { agentKvTokens: agentKv } : {}),
+    ...(x.serverLoad?.some(isLoaded) ? { load: x.serverLoad } : {}),
   });
 }
 
@@ -242,6 +247,7 @@ export function planWork(x: PlannerInput): PlannerResult {
       background: x.background !== undefined,
       replicas: Math.max(1, x.replicas),
       forced,
+      ...(x.serverLoad?.some(isLoaded) ? { serverLoad: x.serverLoad.map((l) => (isLoaded(l) ? l : null)) } : {}),
     },
   };
 }

@@ -12,6 +12,7 @@
  */
 import type { PerfProfile } from './profile';
 import { mixedStepMs, prefillPairs, stepTimeMs } from './profile';
+import type { ServerLoad } from './serverLoad';
 
 const CACHE_BLOCK = 16;
 
@@ -35,6 +36,8 @@ export interface SimOptions {
   warmSharedTokens: number;
   /** A live agent decoding on replica 0 for the whole run, holding this many KV tokens. */
   agentKvTokens?: number;
+  /** Other clients' sequences on each replica (by index), decoding for the whole run. */
+  load?: readonly (ServerLoad | undefined)[];
 }
 
 export interface SimResult {
@@ -81,7 +84,9 @@ interface Replica {
   inFlight: number;
 }
 
+/** Ids of sequences that run for the whole run: the live agent, and other clients' work. */
 const AGENT = -1;
+const OTHER = -2;
 
 export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): SimResult {
   return new StepRun(requests, o).run();
@@ -132,6 +137,25 @@ class StepRun {
       this.replicas[0]!.running.push(agent);
       this.replicas[0]!.inFlight++;
     }
+    // Other clients' sequences take seats and decode tokens but are not the client's in flight: it places its
+    // workers by its own requests alone (src/core/compaction/pendingCompaction.ts), and so does this model.
+    o.load?.forEach((l, r) => {
+      const rep = this.replicas[r];
+      if (!rep || !l || l.sequences <= 0) return;
+      const each = Math.max(0, Math.round(l.kvTokens / l.sequences));
+      // They never end here, so they may not take every seat: the workers would wait for ever. On the server they
+      // do end and a seat comes free; the model keeps one free from the start instead.
+      const n = Math.min(l.sequences, Math.max(0, this.p.maxNumSeqs - 1 - rep.running.length));
+      for (let i = 0; i < n; i++) {
+        rep.running.push({
+          id: OTHER,
+          req: { promptTokens: each, sharedTokens: 0, outputTokens: Infinity },
+          held: each,
+          prefillLeft: 0,
+          generated: 0,
+        });
+      }
+    });
   }
 
   run(): SimResult {
@@ -155,7 +179,11 @@ class StepRun {
     const wallMs = Math.max(0, ...this.finishMs);
     const res: SimResult = { wallMs, finishMs: this.finishMs, firstTokenMs: this.firstTokenMs, steps: this.steps };
     if (o.agentKvTokens !== undefined) {
-      res.agentAloneTpotMs = stepTimeMs(this.p, { prefill: [], decodeKvTokens: o.agentKvTokens, decodeSeqs: 1 });
+      // Without the compaction the agent still shares its steps with the other clients' sequences.
+      const others = o.load?.[0];
+      const seqs = others && others.sequences > 0 ? others.sequences : 0;
+      const kv = o.agentKvTokens + (seqs > 0 ? others!.kvTokens : 0);
+      res.agentAloneTpotMs = stepTimeMs(this.p, { prefill: [], decodeKvTokens: kv, decodeSeqs: 1 + seqs });
       res.agentTpotMs = this.agentSteps > 0 ? this.agentMs / this.agentSteps : res.agentAloneTpotMs;
     }
     return res;
@@ -273,7 +301,7 @@ class StepRun {
     for (let i = 0; i < st.decoders; i++) {
       const seq = st.decoderSeqs[i]!;
       seq.generated += st.repeat;
-      if (seq.id !== AGENT && seq.generated >= seq.req.outputTokens) this.finish(rep, seq, now);
+      if (seq.id >= 0 && seq.generated >= seq.req.outputTokens) this.finish(rep, seq, now);
     }
   }
 }

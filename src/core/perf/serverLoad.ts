@@ -1,0 +1,25 @@
+/**
+ * Work other clients have on a server when a compaction is planned. A vLLM
+ * server is often shared (a team's GPU, a router in front of replicas): its
+ * running sequences take seats in the batch (max-num-seqs) and decode tokens
+ * from every step's budget, and their KV lengthens every decode step. The
+ * planner's step model runs them alongside the workers for the whole run, as
+ * if the load held steady, which is the best guess one reading allows.
+ */
+export interface ServerLoad {
+  /** Sequences running on the server besides this client's. */
+  sequences: number;
+  /** KV tokens they hold. */
+  kvTokens: number;
+}
+
+/** Whether a load changes anything the step model sees. */
+export function isLoaded(l: ServerLoad | undefined): l is ServerLoad {
+  return l !== undefined && l.sequences > 0;
+}
+
+/** "12 other requests running, 310K KV tokens": the load as the plan shows it. */
+export function describeLoad(l: ServerLoad): string {
+  const kv = l.kvTokens >= 10_000 ? `${Math.round(l.kvTokens / 1000)}K` : String(Math.round(l.kvTokens));
+  return `${l.sequences} other request${l.sequences === 1 ? '' : 's'} running, ${kv} KV tokens`;
+}
