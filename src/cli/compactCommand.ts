@@ -1,7 +1,7 @@
 import { wasSimulated, type CompactionEvent, type PlanChoice, type PlanOption } from '../core/compaction/events';
 import { VllmClient, limiterFor } from '../llm';
-import { readServerLoad } from '../llm/vllmMetrics';
-import { describeLoad, isLoaded, type ServerLoad } from '../core/perf/serverLoad';
+import { ServerLoadReader } from '../llm/serverLoadReader';
+import { describeLoads, isLoaded } from '../core/perf/serverLoad';
 import { resolveProfile } from './profileStore';
 import { createCompaction, snapshotSession } from '../core/compaction/fromSession';
 import type { PendingCompaction } from '../core/compaction/pendingCompaction';
@@ -108,7 +108,12 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   }));
   // Other clients' work on each endpoint, from its /metrics, so the plan and its prediction count on it.
   const roots = [endpoint.client.root, ...replicas.map((r) => r.model.root)];
-  const serverLoad = values['ignore-load'] ? [] : await Promise.all(roots.map((root) => readServerLoad(root, profile.kvCapacityTokens)));
+  const serverLoad = values['ignore-load']
+    ? []
+    : await new ServerLoadReader(
+        () => roots,
+        () => profile.kvCapacityTokens,
+      ).read();
   const pending = createCompaction(
     snapshot,
     {
@@ -225,18 +230,10 @@ export function planText(c: PlanChoice | undefined, from: string): string {
     (o.excluded ? `  (ruled out: ${o.excluded})` : '');
   return [
     `plan (profile ${c.profile.name}, ${from}; ${c.cache} cache; ${c.replicas} endpoint${c.replicas > 1 ? 's' : ''}` +
-      `${c.forced.length ? `; fixed: ${c.forced.join(', ')}` : ''}${loadText(c)}):`,
+      `${c.forced.length ? `; fixed: ${c.forced.join(', ')}` : ''}${c.serverLoad ? `; ${describeLoads(c.serverLoad)}` : ''}):`,
     line(c.chosen).replace(/^ /, '>'),
     ...c.alternatives.map(line),
   ].join('\n');
-}
-
-/** "; the server: 12 other requests running, 310K KV tokens", per endpoint when there are several. */
-function loadText(c: PlanChoice): string {
-  const loads = c.serverLoad ?? [];
-  const one = (l: ServerLoad | null) => (l ? describeLoad(l) : 'idle or not known');
-  if (!loads.some((l) => l)) return '';
-  return loads.length === 1 ? `; the server: ${one(loads[0]!)}` : `; ${loads.map((l, i) => `endpoint ${i + 1}: ${one(l)}`).join(', ')}`;
 }
 
 function outcomeText(p: PendingCompaction): string {

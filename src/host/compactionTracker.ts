@@ -1,3 +1,4 @@
+import { describeLoads } from '../core/perf/serverLoad';
 import type { AgentEvent, AgentEventTable } from '../core/agent/events';
 import { onAgentEvent } from '../core/agent/events';
 import type { CompactionEvent, PlanChoice, PlanOption } from '../core/compaction/events';
@@ -322,10 +323,12 @@ function optionView(o: PlanOption): PlanOptionView {
 
 /** The planner's choice as the views show it; measured time follows on `ready`. */
 export function planView(p: PlanChoice): CompactionPlanView {
+  const load = describeLoads(p.serverLoad);
   return {
     chosen: optionView(p.chosen),
     alternatives: p.alternatives.map(optionView),
     profile: `${p.profile.name} (${p.profile.source})`,
+    ...(load ? { serverLoad: load } : {}),
     measuredMs: null,
   };
 }

@@ -62,6 +62,8 @@ export interface Endpoints {
   compactorLimiter: Semaphore;
   /** splitpoint.compaction.endpoints: replicas of the compactor's model, each with its own limiter and the compactor's key. */
   replicas: { model: LoggedModel; limiter: Semaphore; baseURL: string }[];
+  /** Server roots (no /v1) of the compaction endpoints, the compactor's first: where their /metrics are. */
+  compactionRoots: string[];
 }
 
 /** `keys`: the agent's key alone (a string), or a key per role (compactor and judge on servers of their own). */
@@ -96,6 +98,9 @@ export function buildEndpoints(
   const sameServer = normalizeBaseURL(compactorURL) === normalizeBaseURL(s.endpoint);
   const compactorClient = s.compactor.endpoint ? make(s.compactor.endpoint, s.compactor.model, byRole.compactor) : client;
   const judgeClient = s.judgeEndpoint.endpoint ? make(s.judgeEndpoint.endpoint, s.judgeEndpoint.model, byRole.judge) : compactorClient;
+  const replicaClients = s.compactionEndpoints
+    .filter((url) => normalizeBaseURL(url) !== normalizeBaseURL(compactorURL))
+    .map((url) => ({ url, client: make(url, compactorModel, byRole.compactor) }));
   return {
     client,
     agent: new LoggedModel(
@@ -108,12 +113,11 @@ export function buildEndpoints(
     compactor: new LoggedModel(compactorClient, 'compactor', log, seq, secrets),
     judge: new LoggedModel(judgeClient, 'judge', log, seq, secrets),
     compactorLimiter,
-    replicas: s.compactionEndpoints
-      .filter((url) => normalizeBaseURL(url) !== normalizeBaseURL(compactorURL))
-      .map((url) => ({
-        model: new LoggedModel(make(url, compactorModel, byRole.compactor), 'compactor', log, seq, secrets),
-        limiter: limiterFor(url, s.maxConcurrency),
-        baseURL: url,
-      })),
+    replicas: replicaClients.map(({ url, client: c }) => ({
+      model: new LoggedModel(c, 'compactor', log, seq, secrets),
+      limiter: limiterFor(url, s.maxConcurrency),
+      baseURL: url,
+    })),
+    compactionRoots: [compactorClient.root, ...replicaClients.map((r) => r.client.root)],
   };
 }

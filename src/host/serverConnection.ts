@@ -8,9 +8,10 @@ import { buildEndpoints } from './modelPorts';
 import type { MementoLike } from '../core/perf/profileMemo';
 import type { PerfProfile } from '../core/perf/profile';
 import { PROFILE_SETTING, ProfileRefresher, resolveHostProfile } from './compactionProfile';
-import type { ControllerEnvironment } from './sessionController';
+import type { ControllerEnvironment } from './controllerEnvironment';
 import { describeFailure } from './userFacing';
 import { CA_FILE_SETTING, ServerTrust } from './serverTrust';
+import { ServerLoadMonitor } from './serverLoadMonitor';
 
 /** Used until the server reports max_model_len (or when it never does). */
 const FALLBACK_WINDOW = 32_768;
@@ -36,6 +37,8 @@ export interface ServerConnectionHooks {
 export class ServerConnection {
   settings: SplitpointSettings | undefined;
   endpoints: Endpoints | undefined;
+  /** The compaction servers' load for the planner, for the current endpoints. */
+  private loadMonitor: ServerLoadMonitor | undefined;
   /** Per role; the compactor and the judge fall back to the agent's (see apiKeys.ts). */
   apiKeys: RoleKeys = {};
   connection: ViewSnapshot['connection'] = { state: 'unknown', message: null };
@@ -74,6 +77,14 @@ export class ServerConnection {
       refresher,
       transport.fetch,
     );
+    const e = this.endpoints;
+    const compacting = () => e.compactorLimiter.inFlight > 0 || e.replicas.some((r) => r.limiter.inFlight > 0);
+    this.loadMonitor = new ServerLoadMonitor(
+      () => e.compactionRoots,
+      () => this.profile().kvCapacityTokens,
+      compacting,
+      transport.fetch ?? fetch,
+    );
   }
 
   dispose(): void {
@@ -102,10 +113,22 @@ export class ServerConnection {
 
   environment(): ControllerEnvironment {
     const e = this.endpoints!;
-    const { agent, compactor, compactorLimiter, judge, replicas } = e;
+    const { compactor, compactorLimiter, judge, replicas } = e;
     this.profile(); // a bad profile setting is reported when the settings change, not at the first compaction
     const profile = () => this.profile();
-    return { settings: this.settings!, contextWindow: this.contextWindow(), agent, compactor, compactorLimiter, judge, replicas, profile };
+    const serverLoad = this.loadMonitor!;
+    const agent = serverLoad.watching(e.agent);
+    return {
+      settings: this.settings!,
+      contextWindow: this.contextWindow(),
+      agent,
+      compactor,
+      compactorLimiter,
+      judge,
+      replicas,
+      profile,
+      serverLoad,
+    };
   }
 
   /** Resolved at each compaction: the learned profile for the endpoint refreshes as the agent's requests are timed. */

@@ -7,9 +7,6 @@ import type { SpillPort } from '../core/agent/toolOutput';
 import type { AgentTool } from '../core/agent/tools';
 import { ToolRegistry } from '../core/agent/tools';
 import type { SplitpointSettings } from '../core/config/settings';
-import type { WorkerEndpoint } from '../core/compaction/workerRun';
-import type { PerfProfile } from '../core/perf/profile';
-import type { LimiterPort, ModelPort } from '../core/ports';
 import type { SessionEvent } from '../core/session/schema';
 import type { SessionStore } from '../core/session/sessionStore';
 import type { Clock, IdSource } from '../core/session/storage';
@@ -17,6 +14,7 @@ import type { TokenLedger } from '../core/tokens/tokenLedger';
 import type { ApprovalView, HostToWebview, SessionListItem, VerdictView, ViewSnapshot, WebviewToHost } from '../protocol/messages';
 import { parseSlashCommand } from '../protocol/messages';
 import { agentSettingsFrom } from './agentSettings';
+import type { ControllerEnvironment } from './controllerEnvironment';
 import type { ApprovalCall, ApprovalPreview } from './approvals';
 import { ApprovalBroker } from './approvals';
 import type { AgentEventSink } from './agentEventLog';
@@ -40,20 +38,6 @@ import { dispatchWebview } from './webviewDispatch';
  * No 'vscode' here: the host injects the model ports, the workspace tools,
  * and hooks; the unit tests drive it with a fake model and memory storage.
  */
-
-/** What may change while a session is open (settings, key, server window). */
-export interface ControllerEnvironment {
-  settings: SplitpointSettings;
-  contextWindow: number;
-  agent: ModelPort;
-  compactor: ModelPort;
-  compactorLimiter: LimiterPort;
-  judge: ModelPort;
-  /** splitpoint.compaction.endpoints as clients: target-block workers spread over them and the compactor. */
-  replicas?: readonly WorkerEndpoint[];
-  /** The planner's performance profile (setting, else learned for the endpoint, else h100-7b), read at each compaction. */
-  profile?: () => PerfProfile;
-}
 
 export interface ControllerDeps {
   store: SessionStore;
@@ -190,6 +174,7 @@ export class SessionController {
         compactorLimiter: env.compactorLimiter,
         ...(env.replicas ? { replicas: env.replicas } : {}),
         ...(env.profile ? { profile: env.profile } : {}),
+        ...(env.serverLoad ? { serverLoad: () => env.serverLoad!.latest() } : {}),
         judge: env.judge,
         tools: this.tools,
         approvals: this.broker,

@@ -15,7 +15,7 @@ import type {
   ViewSnapshot,
 } from '../protocol/messages';
 import { agentSettingsFrom } from './agentSettings';
-import type { ControllerEnvironment } from './sessionController';
+import type { ControllerEnvironment } from './controllerEnvironment';
 import type { ContextRef } from './contextShift';
 import { gaugeView, pinView, splitView, toViewMessage } from './viewModel';
 

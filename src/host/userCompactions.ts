@@ -1,3 +1,4 @@
+import { isLoaded } from '../core/perf/serverLoad';
 import type { AgentLoop } from '../core/agent/agentLoop';
 import { planSessionCompaction } from '../core/agent/compactionRunner';
 import { adoptPlanned } from '../core/agent/planBase';
@@ -10,7 +11,7 @@ import type { HostToWebview } from '../protocol/messages';
 import { agentSettingsFrom } from './agentSettings';
 import type { CompactionTracker } from './compactionTracker';
 import type { HostLog } from './log';
-import type { ControllerEnvironment } from './sessionController';
+import type { ControllerEnvironment } from './controllerEnvironment';
 
 export interface UserCompactionDeps {
   store: SessionStore;
@@ -42,6 +43,8 @@ export class UserCompactions {
   private owned: PendingCompaction | undefined;
   /** The loop's current background pending, recorded so a held result can be handed to the user. */
   private lastBackground: PendingCompaction | undefined;
+  /** Counts /compact calls: one that awaited the server load gives way to a later one. */
+  private compactCalls = 0;
 
   constructor(private readonly d: UserCompactionDeps) {}
 
@@ -85,7 +88,12 @@ export class UserCompactions {
     }
     if (bg && !bg.outcome) loop.cancelCompaction();
     this.dropOwned();
+    const ticket = ++this.compactCalls;
     if (f !== undefined && f !== store.snapshot.focus) await store.setFocus(f);
+    // Read after the compactions above were cancelled, so that their workers are not counted as someone else's.
+    const serverLoad = await this.d.env().serverLoad?.read();
+    // A later /compact (or Compact button) while this one waited owns the preview.
+    if (ticket !== this.compactCalls) return;
     const env = this.d.env();
     const standing = store.snapshot.focus ?? undefined;
     const settings = agentSettingsFrom(env.settings, env.contextWindow);
@@ -94,7 +102,7 @@ export class UserCompactions {
       { ...this.d, compactor: env.compactor, compactorLimiter: env.compactorLimiter, replicas: env.replicas, profile: env.profile },
       choice,
       this.d.tools(),
-      { ...settings.compaction, focus: standing },
+      { ...settings.compaction, focus: standing, ...(serverLoad?.some(isLoaded) ? { serverLoad } : {}) },
       settings.replyReserve,
     );
     if (pending.plan.blocks.length === 0) {

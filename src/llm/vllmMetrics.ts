@@ -97,9 +97,3 @@ export function serverLoadOf(
 
 /** How long planning waits for a server's /metrics before it plans without the load. */
 export const LOAD_READ_TIMEOUT_MS = 1000;
-
-/** Reads a server's load for the planner; undefined when it has no /metrics or does not answer in time. */
-export async function readServerLoad(root: string, capacityTokens: number, own?: ServerLoad): Promise<ServerLoad | undefined> {
-  const m = await readVllmMetrics(root, AbortSignal.timeout(LOAD_READ_TIMEOUT_MS));
-  return serverLoadOf(m, capacityTokens, own);
-}

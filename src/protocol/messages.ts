@@ -217,6 +217,8 @@ export interface CompactionPlanView {
   alternatives: PlanOptionView[];
   /** The performance profile the prediction used (e.g. "h100-7b (calibration)"). */
   profile: string;
+  /** Other clients' work the plan counted on ("the server: 12 other requests running, 310K KV tokens"), when any. */
+  serverLoad?: string;
   /** Wall time once every block has a summary. */
   measuredMs: number | null;
 }

@@ -12,7 +12,7 @@ import { setMaxListeners } from 'node:events';
 import OpenAI from 'openai';
 import { H100_7B } from '../../src/core/perf/profile';
 import { simulateSteps } from '../../src/core/perf/stepSim';
-import { readServerLoad } from '../../src/llm/vllmMetrics';
+import { ServerLoadReader } from '../../src/llm/serverLoadReader';
 import { startSimulator } from '../sim/server';
 
 describe('simulator ↔ planner step model (h100-7b)', () => {
@@ -102,7 +102,10 @@ describe('simulator ↔ planner step model (h100-7b)', () => {
       for (let i = 0; i < others; i++) void stream(`OTHER ${i} ${String(i).repeat(6000)}`, stop.signal).catch(() => undefined);
       while (sim.stats.requests.filter((r) => r.firstToken !== undefined).length < others) await new Promise((r) => setTimeout(r, 2));
       sim.pauseScheduler();
-      const load = await readServerLoad(sim.origin, H100_7B.kvCapacityTokens);
+      const [load] = await new ServerLoadReader(
+        () => [sim.origin],
+        () => H100_7B.kvCapacityTokens,
+      ).read();
       assert.equal(load?.sequences, others);
       assert.ok(load.kvTokens > others * 6000, `${load.kvTokens} KV tokens`);
       const text = 'abcdefghij'.repeat(Math.ceil((workers * blockTokens) / 10));

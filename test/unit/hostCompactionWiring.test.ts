@@ -4,6 +4,7 @@
  * compaction endpoints (replicas, with the compactor's key), and the bound on
  * how much a background compaction may slow the agent.
  */
+import type { ControllerEnvironment } from '../../src/host/controllerEnvironment';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,7 +64,7 @@ async function history(pairs: number): Promise<SessionStore> {
 /** A controller on fake models, with the planner inputs the host would pass. */
 async function controller(
   settings: SplitpointSettings,
-  extra: { profile?: () => PerfProfile; replicas?: WorkerEndpoint[] },
+  extra: { profile?: () => PerfProfile; replicas?: WorkerEndpoint[]; serverLoad?: ControllerEnvironment['serverLoad'] },
   wantsDeltas?: () => boolean,
 ) {
   const store = await history(8);
@@ -231,5 +232,33 @@ describe('host compaction wiring', () => {
       `chosen slows ×${chosen.agentSlowdown}`,
     );
     assert.equal(settings.compaction.background, undefined, "the user's own /compact is not bounded");
+  });
+
+  it("a /compact awaits a fresh reading of the servers' load and plans around it; the loop's compactions take the latest", async () => {
+    const s = settingsWith({ mode: 'parallel', blockTokens: 256 });
+    const load = { sequences: 3, kvTokens: 40_000 };
+    let reads = 0;
+    const serverLoad = { latest: () => [load], read: async () => (reads++, [load]) };
+    const { ready } = await controller(s, { serverLoad });
+    assert.equal(reads, 1);
+    assert.equal(ready.plan?.serverLoad, 'the server: 3 other requests running, 40K KV tokens');
+    const idle = await controller(s, { serverLoad: { latest: () => undefined, read: async () => [{ sequences: 0, kvTokens: 0 }] } });
+    assert.equal(idle.ready.plan?.serverLoad, undefined);
+    // The agent loop's background compaction plans on the latest reading, without waiting for one.
+    const deps = {
+      store: await history(8),
+      ledger: new TokenLedger(new CharEstimateCounter()),
+      compactor: new FakeModel(),
+      compactorLimiter: unlimited,
+      judge: new FakeModel(),
+      clock: fixedClock(),
+      ids: counterIds(),
+      emit: () => undefined,
+      serverLoad: () => [load],
+    };
+    const bg = new BackgroundCompaction(deps, agentSettingsFrom(s, 32_768), [], undefined);
+    bg.cancel();
+    await bg.done;
+    assert.deepEqual(bg.pending.plan.choice?.serverLoad, [load]);
   });
 });

@@ -16,6 +16,8 @@ export function renderPlan(into: HTMLElement, c: CompactionView): void {
       (measured !== null ? `, measured ${sec(measured)} (${deviation(measured, p.chosen.predictedMs)})` : '')
     : `Took ${sec(measured!)}`;
   into.append(h('span', { class: 'cp-plan-line', text: line }));
+  // A shared server's other work is why a prediction is slower than on an idle one: say what was counted.
+  if (p?.serverLoad) into.append(h('span', { class: 'cp-plan-load muted', text: `Planned around ${p.serverLoad}` }));
   if (p && p.alternatives.length) {
     const list = h('ul', { class: 'cp-alts' });
     for (const a of p.alternatives)

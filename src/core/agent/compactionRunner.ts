@@ -4,6 +4,7 @@ import { createCompaction, snapshotSession } from '../compaction/fromSession';
 import type { CompactionDeps, PendingCompaction } from '../compaction/pendingCompaction';
 import type { WorkerEndpoint } from '../compaction/workerRun';
 import type { PerfProfile } from '../perf/profile';
+import type { ServerLoad } from '../perf/serverLoad';
 import type { CompactionSettings, CompactionSnapshot } from '../compaction/plan';
 import type { ChatMessage, StoredMessage } from '../messages';
 import type { LimiterPort, ModelPort, ToolSpec } from '../ports';
@@ -31,6 +32,11 @@ export interface CompactionRunnerDeps {
   profile?: () => PerfProfile;
   /** Whether anyone sees a compaction's progress now (CompactionDeps.watched). */
   watched?: () => boolean;
+  /**
+   * Other clients' work on each compaction endpoint, as last read (undefined: not known, or too old). Read when a
+   * compaction is planned; the settings' own reading wins (a user's compaction awaits a fresh one).
+   */
+  serverLoad?: () => readonly (ServerLoad | undefined)[] | undefined;
 }
 
 export interface CompactionRunnerSettings {
@@ -63,14 +69,16 @@ export function compactionDeps(
 export function planSessionCompaction(
   d: Pick<
     CompactionRunnerDeps,
-    'store' | 'compactor' | 'compactorLimiter' | 'ledger' | 'clock' | 'ids' | 'replicas' | 'profile' | 'watched'
+    'store' | 'compactor' | 'compactorLimiter' | 'ledger' | 'clock' | 'ids' | 'replicas' | 'profile' | 'watched' | 'serverLoad'
   >,
   choice: SplitChoice,
   tools: readonly ToolSpec[],
   given: CompactionSettings,
   replyReserve: number,
 ): { snapshot: CompactionSnapshot; pending: PendingCompaction } {
-  const settings = given.profile || !d.profile ? given : { ...given, profile: d.profile() };
+  const withProfile = given.profile || !d.profile ? given : { ...given, profile: d.profile() };
+  const load = given.serverLoad ? undefined : d.serverLoad?.();
+  const settings = load ? { ...withProfile, serverLoad: load } : withProfile;
   const base = compactionBase(d.store);
   const snapshot = snapshotSession(d.store, d.ledger, choice, tools, { contextWindow: settings.contextWindow, replyReserve });
   return { snapshot, pending: recordBase(createCompaction(snapshot, settings, compactionDeps(d)), base) };

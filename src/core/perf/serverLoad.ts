@@ -14,12 +14,22 @@ export interface ServerLoad {
 }
 
 /** Whether a load changes anything the step model sees. */
-export function isLoaded(l: ServerLoad | undefined): l is ServerLoad {
-  return l !== undefined && l.sequences > 0;
+export function isLoaded(l: ServerLoad | null | undefined): l is ServerLoad {
+  return !!l && l.sequences > 0;
 }
 
 /** "12 other requests running, 310K KV tokens": the load as the plan shows it. */
 export function describeLoad(l: ServerLoad): string {
   const kv = l.kvTokens >= 10_000 ? `${Math.round(l.kvTokens / 1000)}K` : String(Math.round(l.kvTokens));
   return `${l.sequences} other request${l.sequences === 1 ? '' : 's'} running, ${kv} KV tokens`;
+}
+
+/**
+ * What a plan counted on, for the views: "the server: 12 other requests running, 310K KV tokens", each endpoint
+ * named when there are several; undefined when every server was idle or not known.
+ */
+export function describeLoads(loads: readonly (ServerLoad | null | undefined)[] | undefined): string | undefined {
+  if (!loads?.some(isLoaded)) return undefined;
+  const one = (l: ServerLoad | null | undefined) => (isLoaded(l) ? describeLoad(l) : 'idle or not known');
+  return loads.length === 1 ? `the server: ${one(loads[0])}` : loads.map((l, i) => `endpoint ${i + 1}: ${one(l)}`).join(', ');
 }
