@@ -1,22 +1,37 @@
 /**
  * The common streamed chunk, one token of text, exactly as vLLM writes it:
  *   {"id":…,"object":"chat.completion.chunk","created":…,"model":…,
- *    "choices":[{"index":0,"delta":{"content":"…"},"logprobs":null,"finish_reason":null}]}
- * Parsing it whole allocates a dozen objects per token, and a compaction
- * streams thousands of tokens; here only the text is decoded. Anything else
- * (other fields in the delta or after it, several choices, a finish reason,
- * usage, an error) gives undefined, and the caller parses the chunk in full.
+ *    "choices":[{"index":0,"delta":{"content":"…"},"logprobs":null,"finish_reason":null,"token_ids":null}]}
+ * (a current vLLM: `token_ids` is set explicitly, so `exclude_unset` keeps it; servers of the reasoning_content →
+ * reasoning rename also write `"reasoning_content":null` in the delta; older ones neither). Parsing it whole
+ * allocates a dozen objects per token, and a compaction streams thousands of tokens; here only the text is decoded.
+ * Anything else (other fields in the delta or after it, several choices, a finish reason, usage, an error) gives
+ * undefined, and the caller parses the chunk in full.
  */
 const OPEN = '"choices":[{"index":0,"delta":{"content":"';
-const CLOSE = '"},"logprobs":null,"finish_reason":null}]}';
+/** What may follow the content's text, the newest vLLM's first. */
+const CLOSES = [
+  '"},"logprobs":null,"finish_reason":null,"token_ids":null}]}',
+  '","reasoning_content":null},"logprobs":null,"finish_reason":null,"token_ids":null}]}',
+  '"},"logprobs":null,"finish_reason":null}]}',
+  '","reasoning_content":null},"logprobs":null,"finish_reason":null}]}',
+];
+
+/** The close a chunk ends with, if any of CLOSES. */
+function closeOf(data: string): string | undefined {
+  for (const c of CLOSES) if (data.endsWith(c)) return c;
+  return undefined;
+}
 
 export function plainContent(data: string): string | undefined {
-  if (data.charCodeAt(0) !== 123 || !data.endsWith(CLOSE)) return undefined;
+  if (data.charCodeAt(0) !== 123) return undefined;
+  const close = closeOf(data);
+  if (close === undefined) return undefined;
   const at = data.indexOf(OPEN);
   if (at < 0) return undefined;
   if (before(data, '"usage"', at) || before(data, '"error"', at)) return undefined;
   const from = at + OPEN.length;
-  const to = data.length - CLOSE.length;
+  const to = data.length - close.length;
   if (to < from) return undefined;
   const raw = data.slice(from, to);
   // Most tokens are plain text: without a backslash, a quote or a control character the literal is its own value.
@@ -47,7 +62,13 @@ function before(data: string, needle: string, end: number): boolean {
 }
 
 const OPEN_BYTES = Buffer.from(OPEN);
-const CLOSE_BYTES = Buffer.from(CLOSE);
+const CLOSES_BYTES = CLOSES.map((c) => Buffer.from(c));
+
+/** The close buf[from, to) ends with, if any of CLOSES. */
+function closeBytesOf(buf: Buffer, from: number, to: number): Buffer | undefined {
+  for (const c of CLOSES_BYTES) if (to - from >= c.length && c.compare(buf, to - c.length, to) === 0) return c;
+  return undefined;
+}
 
 /**
  * Where a needle next occurs in a read's buffer, looked up once and reused while the events before it are handled:
@@ -82,9 +103,10 @@ const ERROR = new NextOccurrence('"error"');
  * found byte for byte where the text would find it.
  */
 export function plainContentBytes(buf: Buffer, from: number, to: number): string | undefined {
-  if (buf[from] !== 123 || to - from < OPEN_BYTES.length + CLOSE_BYTES.length + 1) return undefined;
-  const end = to - CLOSE_BYTES.length;
-  if (CLOSE_BYTES.compare(buf, end, to) !== 0) return undefined;
+  if (buf[from] !== 123) return undefined;
+  const close = closeBytesOf(buf, from, to);
+  if (!close || to - from < OPEN_BYTES.length + close.length + 1) return undefined;
+  const end = to - close.length;
   // The literal runs back from the closing frame to its opening quote.
   let start = end;
   for (; start > from; start--) {

@@ -145,19 +145,40 @@ describe('fuzz: SSE parser and stream assembler', () => {
     // Text that tries to look like the frame around it: quotes, escapes, the closing sequence itself.
     const tricky = fc.oneof(
       fc.string({ unit: 'grapheme', maxLength: 20 }),
-      fc.constantFrom('"},"logprobs":null,"finish_reason":null}]}', '\\"', '"', '\\', '\u0000', '"usage":{}', '\n\r\t'),
+      fc.constantFrom(
+        '"},"logprobs":null,"finish_reason":null}]}',
+        '"},"logprobs":null,"finish_reason":null,"token_ids":null}]}',
+        '","reasoning_content":null},"logprobs":null,"finish_reason":null,"token_ids":null}]}',
+        '\\"',
+        '"',
+        '\\',
+        '\u0000',
+        '"usage":{}',
+        '\n\r\t',
+      ),
     );
-    const vllm = (delta: object, extra: object = {}, finish: string | null = null) =>
-      JSON.stringify({
-        id: 'chatcmpl-1',
-        object: 'chat.completion.chunk',
-        created: 1,
-        model: 'm',
-        ...extra,
-        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-      });
+    // The chunk shapes of vLLM versions: current (token_ids set), the reasoning_content rename's, and older.
+    type Shape = 'current' | 'rename' | 'older';
+    const shape = fc.constantFrom<Shape>('current', 'rename', 'older');
     fc.assert(
-      fc.property(fc.array(tricky, { minLength: 1, maxLength: 3 }), (parts) => {
+      fc.property(fc.array(tricky, { minLength: 1, maxLength: 3 }), shape, (parts, sh) => {
+        const vllm = (delta: object, extra: object = {}, finish: string | null = null) =>
+          JSON.stringify({
+            id: 'chatcmpl-1',
+            object: 'chat.completion.chunk',
+            created: 1,
+            model: 'm',
+            ...extra,
+            choices: [
+              {
+                index: 0,
+                delta: sh === 'rename' && !('reasoning_content' in delta) ? { ...delta, reasoning_content: null } : delta,
+                logprobs: null,
+                finish_reason: finish,
+                ...(sh === 'older' ? {} : { token_ids: null }),
+              },
+            ],
+          });
         const content = parts.join('');
         const plain = vllm({ content });
         assert.equal(plainContent(plain), (JSON.parse(plain) as { choices: [{ delta: { content: string } }] }).choices[0].delta.content);
@@ -169,12 +190,13 @@ describe('fuzz: SSE parser and stream assembler', () => {
         else
           assert.ok(
             [...content].some((ch) => ch === '"' || ch === '\\' || ch < ' '),
-            `declined a plain literal: ${JSON.stringify(content)}`,
+            `declined a plain literal in a ${sh} chunk: ${JSON.stringify(content)}`,
           );
         // Everything the full parse would read more from goes the long way.
         for (const other of [
           vllm({ content }, {}, 'stop'),
           vllm({ content, reasoning_content: 'r' }),
+          vllm({ content, reasoning: 'r' }),
           vllm({ content, tool_calls: [] }),
           vllm({ content }, { usage: { prompt_tokens: 1, completion_tokens: 1 } }),
           vllm({ content }, { error: { code: 500 } }),

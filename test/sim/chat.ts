@@ -217,12 +217,17 @@ async function streamReply(
     ...base,
     choices: [{ index: 0, delta: d, logprobs: null, finish_reason: finish }],
   });
+  // A current vLLM sets token_ids on every token's chunk (null unless asked for), and exclude_unset keeps it.
+  const token = (d: Record<string, unknown>) => ({
+    ...base,
+    choices: [{ index: 0, delta: d, logprobs: null, finish_reason: null, token_ids: null }],
+  });
   if (!send(delta({ role: 'assistant', content: '' }))) return;
   for (const p of r.reasoning ? ctx.replier.pieces(r.reasoning) : []) {
-    if (!(await produced(p.tokens)) || !send(delta({ [ctx.reasoningField]: p.text }))) return;
+    if (!(await produced(p.tokens)) || !send(token({ [ctx.reasoningField]: p.text }))) return;
   }
   for (const p of ctx.replier.pieces(r.content)) {
-    if (!(await produced(p.tokens)) || !send(delta({ content: p.text }))) return;
+    if (!(await produced(p.tokens)) || !send(token({ content: p.text }))) return;
   }
   for (let i = 0; i < r.toolCalls.length; i++) {
     const c = r.toolCalls[i];
