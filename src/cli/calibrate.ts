@@ -82,8 +82,13 @@ async function timedRequest(client: VllmClient, content: string, maxTokens: numb
   return { t, server: server !== undefined, serverDecode: server?.tpotMs !== undefined };
 }
 
-/** The server's own TTFT and TPOT for the one request between two reads, when its histograms moved by exactly that request. */
-function serverTimes(
+/**
+ * The server's own TTFT and TPOT for the one request between two reads, when its histograms moved by exactly that
+ * request. The inter-token histogram has one observation per engine output, not per token: with speculative decoding
+ * one output carries several tokens. Its sum is the time from the first token to the last either way, so the time
+ * per token is that sum over the tokens after the first.
+ */
+export function serverTimes(
   a: VllmMetrics | undefined,
   b: VllmMetrics | undefined,
   tokens: number,
@@ -91,7 +96,7 @@ function serverTimes(
   if (!a?.ttft || !b?.ttft || b.ttft.count - a.ttft.count !== 1) return undefined;
   const ttftMs = 1000 * (b.ttft.sum - a.ttft.sum);
   const n = a.tpot && b.tpot ? b.tpot.count - a.tpot.count : 0;
-  const tpotMs = n > 0 && n <= tokens ? (1000 * (b.tpot!.sum - a.tpot!.sum)) / n : undefined;
+  const tpotMs = n > 0 && n < tokens ? (1000 * (b.tpot!.sum - a.tpot!.sum)) / (tokens - 1) : undefined;
   return { ttftMs, tpotMs };
 }
 

@@ -8,7 +8,7 @@
  * first and the older ones after it. The time between decoded tokens is
  * `vllm:inter_token_latency_seconds` since v0.11; its old name,
  * `vllm:time_per_output_token_seconds`, was hidden in v0.12 and removed in
- * v0.13, so a current server exports only the new one. KV usage was
+ * January 2026 (vLLM PR #32661), so a current server exports only the new one. KV usage was
  * `vllm:gpu_cache_usage_perc` before `vllm:kv_cache_usage_perc`.
  */
 import type { ServerLoad } from '../core/perf/serverLoad';
@@ -21,7 +21,10 @@ export interface VllmMetrics {
   /** KV capacity in tokens, from vllm:cache_config_info (num_gpu_blocks × block_size) when exported. */
   kvCapacityTokens?: number;
   ttft?: { sum: number; count: number };
-  /** Time between a sequence's decoded tokens (one observation per decode step that yields a token to it). */
+  /**
+   * Time between a sequence's outputs: one observation per engine output, which is one token without speculative
+   * decoding and several with it; the sum over a request is its time from the first token to the last.
+   */
   tpot?: { sum: number; count: number };
 }
 

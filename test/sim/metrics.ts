@@ -1,5 +1,5 @@
 /**
- * /metrics in Prometheus text format, with the names a current vLLM (v0.13 and
+ * /metrics in Prometheus text format, with the names a current vLLM (2026 and
  * later) exports. Latency histograms are in simulated seconds.
  * vllm:inter_token_latency_seconds is observed once per decoded token after a
  * sequence's first (the step's time), as vLLM v1 does; its old name,

@@ -114,6 +114,20 @@ describe('learned profile', () => {
     assert.deepEqual(m, { running: 3, kvUsage: 0.25, tpot: { sum: 1.5, count: 150 }, ttft: { sum: 2, count: 4 }, kvCapacityTokens: 16000 });
   });
 
+  it('calibration takes the time per token from the inter-token sum, also when one output carries several tokens', async () => {
+    const { serverTimes } = await import('../../src/cli/calibrate');
+    const at = (ttft: number, itlSum: number, itlCount: number) => ({
+      ttft: { sum: ttft, count: 1 },
+      tpot: { sum: itlSum, count: itlCount },
+    });
+    // 121 tokens: 120 outputs after the first, 1.2 s from the first token to the last: 10 ms per token.
+    assert.deepEqual(serverTimes(at(0, 0, 0), { ...at(0.5, 1.2, 120), ttft: { sum: 0.5, count: 2 } }, 121), { ttftMs: 500, tpotMs: 10 });
+    // Speculative decoding: the same 120 tokens in 40 outputs over the same time. Per output it would be 30 ms.
+    assert.deepEqual(serverTimes(at(0, 0, 0), { ...at(0.5, 1.2, 40), ttft: { sum: 0.5, count: 2 } }, 121), { ttftMs: 500, tpotMs: 10 });
+    // More observations than tokens: another request's; no decode time.
+    assert.equal(serverTimes(at(0, 0, 0), { ...at(0.5, 3, 300), ttft: { sum: 0.5, count: 2 } }, 121)?.tpotMs, undefined);
+  });
+
   it("reads a current vLLM's inter-token histogram, and prefers it where a server exports both names", () => {
     const current = parseVllmMetrics(
       ['vllm:inter_token_latency_seconds_sum{engine="0"} 0.9', 'vllm:inter_token_latency_seconds_count{engine="0"} 90.0'].join('\n'),
