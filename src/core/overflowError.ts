@@ -5,10 +5,17 @@
  *
  * Wordings recognised (N = window, M = input tokens, X = output tokens):
  *
- *  1. vLLM current (v0.11+):
+ *  1. vLLM current (vLLM PR #36197, March 2026):
  *     "This model's maximum context length is N tokens. However, you requested
  *      X output tokens and your prompt contains at least M input tokens, for a
  *      total of at least T tokens. ... (parameter=input_tokens, value=M)"
+ *     M is a lower bound, not the prompt's size: vLLM stops tokenizing one
+ *     token past the room left (N − X + 1), so M is that whatever the prompt.
+ *     Without "at least" the count is exact.
+ * 1b. vLLM early 2026 (the renderer before that PR): "You passed M input
+ *     tokens and requested X output tokens. However, the model's context
+ *     length is only N tokens, ..." (M again a lower bound), or "You passed C
+ *     input characters ..." (no token count).
  *  2. vLLM v0.6–v0.10, prompt alone too long:
  *     "This model's maximum context length is N tokens. However, your request
  *      has M input tokens. Please reduce the length of the input messages."
@@ -38,6 +45,8 @@ export interface ContextOverflow {
   window: number;
   /** Prompt tokens the server counted, when the message says. */
   input: number | undefined;
+  /** When the server said only that the prompt has at least this many tokens (it stopped counting there). */
+  inputAtLeast?: number;
   /** Prompt plus requested completion tokens, when the message says. */
   requested?: number;
 }
@@ -60,14 +69,26 @@ const RULES: Rule[] = [
   {
     re: new RegExp(
       `maximum context length is ${NUM} tokens\\.?\\s*However, you requested ${NUM} output tokens ` +
-        `and your prompt contains at least ${NUM} input tokens(?:, for a total of at least ${NUM} tokens)?`,
+        `and your prompt contains (at least )?${NUM} input tokens(?:, for a total of (?:at least )?${NUM} tokens)?`,
       'i',
     ),
     pick: (m) => {
       const window = num(m[1])!;
       const out = num(m[2])!;
-      const input = num(m[3])!;
-      return { window, input, requested: num(m[4]) ?? input + out };
+      const count = num(m[4])!;
+      if (m[3]) return { window, input: undefined, inputAtLeast: count };
+      return { window, input: count, requested: num(m[5]) ?? count + out };
+    },
+  },
+  // 1b. vLLM's renderer in early 2026
+  {
+    re: new RegExp(
+      `You passed ${NUM} input (tokens|characters) and requested ${NUM} output tokens\\.\\s*However, the model's context length is only ${NUM}`,
+      'i',
+    ),
+    pick: (m) => {
+      const window = num(m[4])!;
+      return m[2]!.toLowerCase() === 'tokens' ? { window, input: undefined, inputAtLeast: num(m[1])! } : { window, input: undefined };
     },
   },
   // 3. max_tokens too large (must come before rule 2: both contain "your request has")

@@ -196,7 +196,12 @@ export function errorFromStatus(
   if (status === 400 || status === 413 || status === 422 || status >= 500) {
     const overflow = parseContextOverflow(detail);
     if (overflow) {
-      const inputText = overflow.input === undefined ? 'an unknown number of' : String(overflow.input);
+      const inputText =
+        overflow.input !== undefined
+          ? String(overflow.input)
+          : overflow.inputAtLeast !== undefined
+            ? `at least ${overflow.inputAtLeast}`
+            : 'an unknown number of';
       return new ContextOverflowError(
         `Context overflow: the prompt has ${inputText} tokens but the model's window is ${overflow.window}. Server said: ${detail}`,
         overflow,

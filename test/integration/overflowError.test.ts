@@ -8,13 +8,26 @@ describe('parseContextOverflow', () => {
       "This model's maximum context length is 40960 tokens. However, you requested 900 output tokens and your prompt contains at least " +
       '40100 input tokens, for a total of at least 41000 tokens. Please reduce the length of the input prompt or the number of requested ' +
       'output tokens. (parameter=input_tokens, value=40100)';
-    assert.deepEqual(parseContextOverflow(msg), { window: 40960, input: 40100, requested: 41000 });
+    // "At least": vLLM stopped counting one token past the room (40960 − 900 + 1 = 40061 here would be typical), so the
+    // count is a bound, not the prompt's size; callers use their own count.
+    assert.deepEqual(parseContextOverflow(msg), { window: 40960, input: undefined, inputAtLeast: 40100 });
   });
 
-  it('derives the total when the current wording has no "for a total" clause', () => {
+  it('reads the exact count when the current wording has no "at least", and derives the total without its clause', () => {
     const msg =
-      "This model's maximum context length is 262144 tokens. However, you requested 32000 output tokens and your prompt contains at least 230145 input tokens.";
+      "This model's maximum context length is 262144 tokens. However, you requested 32000 output tokens and your prompt contains 230145 input tokens.";
     assert.deepEqual(parseContextOverflow(msg), { window: 262144, input: 230145, requested: 262145 });
+  });
+
+  it('reads the early-2026 renderer wording ("You passed M input tokens ... only N tokens"), and its characters form', () => {
+    const tokens =
+      "You passed 24577 input tokens and requested 8192 output tokens. However, the model's context length is only 32768 tokens, " +
+      'resulting in a maximum input length of 24576 tokens. Please reduce the length of the input prompt.';
+    assert.deepEqual(parseContextOverflow(tokens), { window: 32768, input: undefined, inputAtLeast: 24577 });
+    const chars =
+      "You passed 400000 input characters and requested 8192 output tokens. However, the model's context length is only 32768, " +
+      'resulting in a maximum input length of 24576 tokens.';
+    assert.deepEqual(parseContextOverflow(chars), { window: 32768, input: undefined });
   });
 
   it('reads the v0.6–0.10 "your request has M input tokens" wording', () => {
@@ -97,11 +110,13 @@ describe('parseContextOverflow', () => {
   });
 
   it('round-trips every wording the simulator can produce', () => {
-    for (const w of ['current', 'v0.10', 'legacy', 'v1-decoder'] as const) {
+    for (const w of ['current', 'early-2026', 'v0.10', 'legacy', 'v1-decoder'] as const) {
       const got = parseContextOverflow(overflowMessage(w, 1000, 1200, w === 'v1-decoder' ? undefined : 50));
       assert.ok(got, w);
       assert.equal(got.window, 1000, w);
-      assert.equal(got.input, 1200, w);
+      // The 2026 wordings say only that the prompt has at least window − max_tokens + 1 tokens.
+      if (w === 'current' || w === 'early-2026') assert.deepEqual([got.input, got.inputAtLeast], [undefined, 951], w);
+      else assert.equal(got.input, 1200, w);
     }
     // prompt fits but prompt + max_tokens does not (v0.10 wording switches sentence)
     assert.deepEqual(parseContextOverflow(overflowMessage('v0.10', 1000, 900, 200)), { window: 1000, input: 900, requested: 1100 });

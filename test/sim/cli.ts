@@ -30,7 +30,7 @@ export const SIM_USAGE = `Usage: splitpoint sim [options]
   --stream-chunk-tokens N  tokens per streamed event (default 4; vLLM sends 1 per step)
   --script FILE          scripted-agent replies (JSON)
   --error-shape S        current (default) | legacy
-  --overflow-wording W   current (default) | v0.10 | legacy | v1-decoder
+  --overflow-wording W   current (default) | early-2026 | v0.10 | legacy | v1-decoder
   --metric-names M       /metrics names: current (default, vLLM 0.13+) | v0.10 | no-decode
   --api-key KEY          require this Bearer token
   --quiet                no log lines
@@ -152,8 +152,8 @@ export function parseSimArgs(argv: string[]): SimCliOptions {
       }
       case '--overflow-wording': {
         const w = val();
-        if (w !== 'current' && w !== 'v0.10' && w !== 'legacy' && w !== 'v1-decoder') {
-          throw new Error('--overflow-wording must be current, v0.10, legacy or v1-decoder');
+        if (w !== 'current' && w !== 'early-2026' && w !== 'v0.10' && w !== 'legacy' && w !== 'v1-decoder') {
+          throw new Error('--overflow-wording must be current, early-2026, v0.10, legacy or v1-decoder');
         }
         o.overflowWording = w;
         break;

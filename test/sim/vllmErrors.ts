@@ -1,7 +1,7 @@
 /** vLLM's error bodies and messages, as its OpenAI server sends them. */
 
 export type ErrorShape = 'current' | 'legacy';
-export type OverflowWording = 'current' | 'v0.10' | 'legacy' | 'v1-decoder';
+export type OverflowWording = 'current' | 'early-2026' | 'v0.10' | 'legacy' | 'v1-decoder';
 
 const TYPE_BY_STATUS: Record<number, string> = {
   400: 'BadRequestError',
@@ -48,12 +48,22 @@ export function overflowMessage(wording: OverflowWording, window: number, input:
         `'max_tokens' or 'max_completion_tokens' is too large: ${out}. This model's maximum context length is ${window} tokens ` +
         `and your request has ${input} input tokens (${out} > ${window} - ${input}).`
       );
+    case 'early-2026':
+      // As 'current', vLLM stopped tokenizing one token past the room it had.
+      return (
+        `You passed ${Math.min(input, window - out + 1)} input tokens and requested ${out} output tokens. However, the model's ` +
+        `context length is only ${window} tokens, resulting in a maximum input length of ${window - out} tokens. Please reduce ` +
+        'the length of the input prompt.'
+      );
     case 'current':
-    default:
+    default: {
+      // vLLM tokenizes at most one token past the room left for the prompt, so it knows only a lower bound.
+      const atLeast = Math.min(input, window - out + 1);
       return (
         `This model's maximum context length is ${window} tokens. However, you requested ${out} output tokens and your prompt ` +
-        `contains at least ${input} input tokens, for a total of at least ${input + out} tokens. Please reduce the length of ` +
-        `the input prompt or the number of requested output tokens. (parameter=input_tokens, value=${input})`
+        `contains at least ${atLeast} input tokens, for a total of at least ${atLeast + out} tokens. Please reduce the length of ` +
+        `the input prompt or the number of requested output tokens. (parameter=input_tokens, value=${atLeast})`
       );
+    }
   }
 }
