@@ -54,11 +54,18 @@ export class ContextOverflowError extends LlmError {
   readonly window: number;
   readonly input: number | undefined;
   readonly requested: number | undefined;
-  constructor(message: string, info: { window: number; input: number | undefined; requested?: number }, init: LlmErrorInit = {}) {
+  /** When the server counted the prompt only up to a point: it has at least this many tokens. */
+  readonly inputAtLeast: number | undefined;
+  constructor(
+    message: string,
+    info: { window: number; input: number | undefined; requested?: number; inputAtLeast?: number },
+    init: LlmErrorInit = {},
+  ) {
     super('context-overflow', message, init);
     this.window = info.window;
     this.input = info.input;
     this.requested = info.requested;
+    this.inputAtLeast = info.inputAtLeast;
   }
 }
 

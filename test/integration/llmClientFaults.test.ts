@@ -69,7 +69,10 @@ describe('VllmClient failures against the simulator', () => {
       const big: ChatMessage[] = [{ role: 'user', content: 'z'.repeat(400) }];
       const e = await rejectsWith(client().chat({ messages: big, stream }), ContextOverflowError);
       assert.equal(e.window, 300);
-      assert.equal(e.input, sim.tokenize(big).length);
+      // A current vLLM counts one token past the room (300 − 0 + 1) and says "at least": a bound, not the size.
+      assert.ok(sim.tokenize(big).length > 301);
+      assert.deepEqual([e.input, e.inputAtLeast], [undefined, 301]);
+      assert.match(e.message, /the prompt has at least 301 tokens but the model's window is 300/);
       assert.equal(e.status, 400);
       assert.equal(e.attempts, 1);
       assert.deepEqual(sleeps, []);
@@ -92,8 +95,12 @@ describe('VllmClient failures against the simulator', () => {
     const msgs: ChatMessage[] = [{ role: 'user', content: 'y'.repeat(200) }];
     const e = await rejectsWith(client().chat({ messages: msgs, maxTokens: 200 }), ContextOverflowError);
     const input = sim.tokenize(msgs).length;
-    assert.equal(e.input, input);
-    assert.equal(e.requested, input + 200);
+    // The prompt fits, so vLLM counted all of it, but its wording still says "at least".
+    assert.deepEqual([e.input, e.inputAtLeast], [undefined, input]);
+    await sim.close();
+    await start({ tokenizer: 'char', maxModelLen: 300, overflowWording: 'v0.10' });
+    const exact = await rejectsWith(client().chat({ messages: msgs, maxTokens: 200 }), ContextOverflowError);
+    assert.deepEqual([exact.input, exact.requested], [input, input + 200]);
   });
 
   it('429 with Retry-After: waits exactly as told, then succeeds', async () => {
