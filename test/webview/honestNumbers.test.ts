@@ -84,6 +84,16 @@ describe('webview: meters count what they say', function () {
       (await view.page.locator('.cp-plan-alts').textContent())!,
       /sequential cache-aligned: no prediction \(ruled out: worker 1's prompt does not fit the window\)/,
     );
+    assert.equal(await view.page.locator('.cp-plan-load').count(), 0, 'no load line when the plan counted none');
+    // A plan made around other clients' work says what it counted on.
+    await view.send({
+      type: 'compaction',
+      compaction: { ...c, plan: { ...plan, serverLoad: 'the server: 12 other requests running, 310K KV tokens' } },
+    });
+    assert.equal(
+      await view.page.locator('.cp-plan-load').textContent(),
+      'Planned around the server: 12 other requests running, 310K KV tokens',
+    );
     await view.clearPosted();
     await view.page.locator('.cp-review').click();
     assert.deepEqual(await view.posted(), [{ type: 'open-review' }]);
