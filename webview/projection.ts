@@ -120,6 +120,18 @@ export function formatCachedTokens(n: number | null): string {
   return n === null ? 'the server did not report how many' : formatTokens(n);
 }
 
+/**
+ * What a compaction's workers sent and wrote, as the side bar's and the review editor's "Workers and cache" say it.
+ * A worker's prompt is its block with instructions and whatever context its layout gives (the conversation up to the
+ * block for cache-aligned workers, a little of it for target-block ones), so the text does not say which.
+ */
+export function workerTotalsText(t: { inputTokens: number; outputTokens: number; cachedTokens: number | null }): string {
+  return (
+    `Workers' prompts ${formatTokens(t.inputTokens)} tok in all, ${formatCachedTokens(t.cachedTokens)} from the prefix cache; ` +
+    `wrote ${formatTokens(t.outputTokens)} tok`
+  );
+}
+
 export function formatTokens(n: number): string {
   const r = Math.round(n);
   if (Math.abs(r) >= 100_000) return `${(r / 1000).toFixed(0)}K`;

@@ -296,6 +296,9 @@ describe('review editor (webview): the summary count matches the side bar', func
     const nums = (await view.page.locator('.rv-numbers').innerText()).replace(/\s+/g, ' ');
     assert.match(nums, new RegExp(`Summary ${merged.toLocaleString('en-US')} tok`));
     assert.match(nums, new RegExp(`Ratio ${(c.headTokens / merged).toFixed(1)}×`));
+    // The workers' totals in the side bar's words, which claim nothing about what a layout replays.
+    const workers = await view.page.locator('.rv-cache p').textContent();
+    assert.match(workers!, new RegExp(`^Workers' prompts [\\d.,K]+ tok in all, [\\d.,K]+ from the prefix cache; wrote [\\d.,K]+ tok\\.$`));
   });
 });
 

@@ -11,7 +11,7 @@ import {
   type ReviewState,
 } from '../../src/protocol/review';
 import { button, clear, h } from '../dom';
-import { formatCachedTokens } from '../projection';
+import { workerTotalsText } from '../projection';
 import { formatMs, formatTokens, isDropped, summaryTokens } from './format';
 
 /**
@@ -93,17 +93,7 @@ export function renderNumbers(into: HTMLElement, c: CompactionView): void {
   );
   if (c.totals) {
     into.append(
-      h(
-        'details',
-        { class: 'rv-cache' },
-        h('summary', { text: 'Workers and cache' }),
-        h('p', {
-          text:
-            `${c.blocks.length} workers sent ${formatTokens(c.totals.inputTokens)} prompt tokens in all (each replays what precedes its block), ` +
-            `${formatCachedTokens(c.totals.cachedTokens)} of them from the prefix cache; ` +
-            `they wrote ${formatTokens(c.totals.outputTokens)} tokens.`,
-        }),
-      ),
+      h('details', { class: 'rv-cache' }, h('summary', { text: 'Workers and cache' }), h('p', { text: `${workerTotalsText(c.totals)}.` })),
     );
   }
 }

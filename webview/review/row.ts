@@ -198,7 +198,7 @@ export class BlockRow {
     setText(
       this.worker,
       s
-        ? `The worker's prompt: ${formatTokens(s.inputTokens)} tok (it replays what precedes the block)` +
+        ? `The worker's prompt: ${formatTokens(s.inputTokens)} tok (the block, its instructions and the context its layout gives)` +
             `${s.cachedTokens !== null ? `, ${formatTokens(s.cachedTokens)} from the prefix cache` : ''}; ` +
             `${formatTokens(s.outputTokens)} tok written in ${formatMs(s.ms)}.`
         : 'No worker result yet.',

@@ -180,7 +180,7 @@ export class CompactionPanel {
   private renderChip(b: BlockView): void {
     const chip = this.chips.get(b.index);
     if (!chip) return;
-    // The block's own tokens → its summary's (never the worker's prompt, which replays what precedes the block).
+    // The block's own tokens → its summary's (never the worker's prompt, which holds context besides the block).
     const io =
       b.summary !== null
         ? `${formatTokens(b.tokens)}→${formatTokens(blockSummaryTokens(b))}`
@@ -262,7 +262,8 @@ export class CompactionPanel {
       ),
       m.el,
     );
-    // The worker's prompt replays what precedes the block, so its size and cache hits are for those who tune the cache.
+    // The worker's prompt holds more than the block (instructions, context), so its size and cache hits are for those
+    // who tune the cache.
     if (b.stats) {
       const s = b.stats;
       this.preview.append(

@@ -1,7 +1,7 @@
 /** The compaction panel's plan line: what the planner chose, predicted against measured, and the cache's share. */
 import { wasSimulated, type CompactionView, type PlanOptionView } from '../../src/protocol/messages';
 import { clear, h } from '../dom';
-import { formatCachedTokens, formatTokens } from '../projection';
+import { workerTotalsText } from '../projection';
 
 /** The planner's choice, predicted against measured; the alternatives it weighed behind a disclosure. */
 export function renderPlan(into: HTMLElement, c: CompactionView): void {
@@ -32,13 +32,7 @@ export function renderPlan(into: HTMLElement, c: CompactionView): void {
         'details',
         { class: 'cp-cache' },
         h('summary', { text: 'Workers and cache' }),
-        h('span', {
-          class: 'muted',
-          text:
-            `workers' prompts ${formatTokens(c.totals.inputTokens)} tok in all, ` +
-            `${formatCachedTokens(c.totals.cachedTokens)} from the prefix cache; ` +
-            `wrote ${formatTokens(c.totals.outputTokens)} tok`,
-        }),
+        h('span', { class: 'muted', text: workerTotalsText(c.totals) }),
       ),
     );
   }
