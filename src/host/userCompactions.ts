@@ -1,4 +1,3 @@
-import { isLoaded } from '../core/perf/serverLoad';
 import type { AgentLoop } from '../core/agent/agentLoop';
 import { planSessionCompaction } from '../core/agent/compactionRunner';
 import { adoptPlanned } from '../core/agent/planBase';
@@ -43,8 +42,8 @@ export class UserCompactions {
   private owned: PendingCompaction | undefined;
   /** The loop's current background pending, recorded so a held result can be handed to the user. */
   private lastBackground: PendingCompaction | undefined;
-  /** Counts /compact calls: one that awaited the server load gives way to a later one. */
-  private compactCalls = 0;
+  /** Moves whenever the owned preview is dropped: a /compact that awaited the server load then gives way. */
+  private generation = 0;
 
   constructor(private readonly d: UserCompactionDeps) {}
 
@@ -86,15 +85,17 @@ export class UserCompactions {
       void this.owned.refocus(f).catch(() => undefined);
       return;
     }
+    // Workers of ours that this call cancels are still on the server for a step or more: a reading now would count
+    // them as someone else's. The latest reading was taken while none of ours ran (ServerLoadMonitor.refreshSoon).
+    const replacing = (bg !== undefined && !bg.outcome) || this.owned !== undefined;
     if (bg && !bg.outcome) loop.cancelCompaction();
     this.dropOwned();
-    const ticket = ++this.compactCalls;
-    if (f !== undefined && f !== store.snapshot.focus) await store.setFocus(f);
-    // Read after the compactions above were cancelled, so that their workers are not counted as someone else's.
-    const serverLoad = await this.d.env().serverLoad?.read();
-    // A later /compact (or Compact button) while this one waited owns the preview.
-    if (ticket !== this.compactCalls) return;
+    const generation = this.generation;
     const env = this.d.env();
+    if (f !== undefined && f !== store.snapshot.focus) await store.setFocus(f);
+    const serverLoad = replacing ? env.serverLoad?.latest() : await env.serverLoad?.read();
+    // A later /compact, a cancel or the session's closing while this one waited: it no longer owns the preview.
+    if (generation !== this.generation) return;
     const standing = store.snapshot.focus ?? undefined;
     const settings = agentSettingsFrom(env.settings, env.contextWindow);
     const choice = tailStartIndex === null ? { strategy: env.settings.strategy } : { manualIndex: tailStartIndex };
@@ -102,7 +103,7 @@ export class UserCompactions {
       { ...this.d, compactor: env.compactor, compactorLimiter: env.compactorLimiter, replicas: env.replicas, profile: env.profile },
       choice,
       this.d.tools(),
-      { ...settings.compaction, focus: standing, ...(serverLoad?.some(isLoaded) ? { serverLoad } : {}) },
+      { ...settings.compaction, focus: standing, ...(serverLoad ? { serverLoad } : {}) },
       settings.replyReserve,
     );
     if (pending.plan.blocks.length === 0) {
@@ -220,5 +221,6 @@ export class UserCompactions {
   dropOwned(): void {
     this.owned?.cancel();
     this.owned = undefined;
+    this.generation++;
   }
 }

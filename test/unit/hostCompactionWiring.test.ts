@@ -66,6 +66,7 @@ async function controller(
   settings: SplitpointSettings,
   extra: { profile?: () => PerfProfile; replicas?: WorkerEndpoint[]; serverLoad?: ControllerEnvironment['serverLoad'] },
   wantsDeltas?: () => boolean,
+  sends: string[] | 'close-while-reading' = ['/compact'],
 ) {
   const store = await history(8);
   const posted: HostToWebview[] = [];
@@ -86,7 +87,12 @@ async function controller(
     setStrategy: () => undefined,
     ...(wantsDeltas ? { wantsDeltas } : {}),
   });
-  await c.handle({ type: 'send', text: '/compact' });
+  if (sends === 'close-while-reading') {
+    // The session closes while a /compact waits for the server's load.
+    const sent = c.handle({ type: 'send', text: '/compact' });
+    await c.dispose();
+    await sent;
+  } else for (const text of sends) await c.handle({ type: 'send', text });
   const views = posted
     .filter((m): m is Extract<HostToWebview, { type: 'compaction' }> => m.type === 'compaction')
     .map((m) => m.compaction!);
@@ -238,10 +244,22 @@ describe('host compaction wiring', () => {
     const s = settingsWith({ mode: 'parallel', blockTokens: 256 });
     const load = { sequences: 3, kvTokens: 40_000 };
     let reads = 0;
-    const serverLoad = { latest: () => [load], read: async () => (reads++, [load]) };
+    let latest = 0;
+    const serverLoad = { latest: () => (latest++, [load]), read: async () => (reads++, [load]) };
     const { ready } = await controller(s, { serverLoad });
-    assert.equal(reads, 1);
+    assert.deepEqual([reads, latest], [1, 0]);
     assert.equal(ready.plan?.serverLoad, 'the server: 3 other requests running, 40K KV tokens');
+    // A /compact that replaces our own preview plans on the latest reading: a fresh one would still count the
+    // cancelled workers, which the server drops only a step or more later.
+    await controller(s, { serverLoad }, undefined, ['/compact', '/compact']);
+    assert.deepEqual([reads, latest], [2, 1]);
+    // Closed while the reading was awaited: no compaction starts that nobody could see or cancel.
+    let answer: (l: (typeof load)[]) => void = () => undefined;
+    const slow = { latest: () => [load], read: () => new Promise<(typeof load)[]>((r) => (answer = r)) };
+    const closed = controller(s, { serverLoad: slow }, undefined, 'close-while-reading');
+    await new Promise((r) => setTimeout(r, 20));
+    answer([load]);
+    assert.equal((await closed).compactor.requests.length, 0);
     const idle = await controller(s, { serverLoad: { latest: () => undefined, read: async () => [{ sequences: 0, kvTokens: 0 }] } });
     assert.equal(idle.ready.plan?.serverLoad, undefined);
     // The agent loop's background compaction plans on the latest reading, without waiting for one.
