@@ -72,15 +72,20 @@ describe('step model', () => {
 
   it("other clients' sequences take seats and add their KV to every step", () => {
     // Three others holding 1,000 KV tokens each. Step 1: their 3 decode tokens and the request's 100-token prefill:
-    // 10 + 3,000 / 1,000 = 13 ms. Step 2: four decoders, 3 × 1,001 + 101 KV: 13.104 ms.
+    // 10 + 3,000 / 1,000 = 13 ms. Step 2: four decoders, 3 × 1,000 (theirs held steady) + 101 KV: 13.101 ms.
     const one = [{ promptTokens: 100, sharedTokens: 0, outputTokens: 2 }];
-    close(run(one, { load: [{ sequences: 3, kvTokens: 3000 }] }).wallMs, 13 + 13.104);
+    close(run(one, { load: [{ sequences: 3, kvTokens: 3000 }] }).wallMs, 13 + 13.101);
     // Three of the four seats taken: a second request waits until the first ends (at 20.104 ms), where without
     // them both run at once.
     const two = [...one, ...one];
     const [a, b] = run(two, { load: [{ sequences: 3, kvTokens: 0 }] }).finishMs;
     assert.ok(a! < 21 && b! > 40, `${a} ${b}`);
     assert.ok(run(two).finishMs[1]! < 21);
+    // A replica with other clients' sequences and none of ours is not stepped: the run takes the steps it takes
+    // without them, and ends when it does.
+    const loaded = run(one, { replicas: 2, load: [undefined, { sequences: 2, kvTokens: 0 }] });
+    const idle = run(one, { replicas: 2 });
+    assert.deepEqual([loaded.steps, loaded.wallMs], [idle.steps, idle.wallMs]);
     // More others than seats: one is kept free, so the run ends (the others would have ended on the server).
     assert.ok(Number.isFinite(run(one, { load: [{ sequences: 50, kvTokens: 0 }] }).wallMs));
     // The live agent's time alone counts the others too: 4 decoders over 10,000 + 3,000 KV tokens.

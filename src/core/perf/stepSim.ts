@@ -82,11 +82,17 @@ interface Replica {
   clock: number;
   step: Step;
   inFlight: number;
+  /**
+   * Other clients' sequences: seats taken and a decode token each per step, and the KV they hold, held steady
+   * (serverLoad.ts: theirs end and others start). Counted, not simulated one by one: a step costs the same whether
+   * they are 2 or 200.
+   */
+  others: number;
+  othersKv: number;
 }
 
-/** Ids of sequences that run for the whole run: the live agent, and other clients' work. */
+/** The id of the live agent's sequence, which runs for the whole run. */
 const AGENT = -1;
-const OTHER = -2;
 
 export function simulateSteps(requests: readonly SimRequest[], o: SimOptions): SimResult {
   return new StepRun(requests, o).run();
@@ -122,6 +128,8 @@ class StepRun {
       clock: 0,
       step: { pending: false, end: 0, chunkSeqs: [], chunkTokens: [], chunks: 0, decoderSeqs: [], decoders: 0, repeat: 1 },
       inFlight: 0,
+      others: 0,
+      othersKv: 0,
     }));
     this.finishMs = requests.map(() => 0);
     this.firstTokenMs = requests.map(() => 0);
@@ -142,19 +150,10 @@ class StepRun {
     o.load?.forEach((l, r) => {
       const rep = this.replicas[r];
       if (!rep || !l || l.sequences <= 0) return;
-      const each = Math.max(0, Math.round(l.kvTokens / l.sequences));
       // They never end here, so they may not take every seat: the workers would wait for ever. On the server they
       // do end and a seat comes free; the model keeps one free from the start instead.
-      const n = Math.min(l.sequences, Math.max(0, this.p.maxNumSeqs - 1 - rep.running.length));
-      for (let i = 0; i < n; i++) {
-        rep.running.push({
-          id: OTHER,
-          req: { promptTokens: each, sharedTokens: 0, outputTokens: Infinity },
-          held: each,
-          prefillLeft: 0,
-          generated: 0,
-        });
-      }
+      rep.others = Math.min(l.sequences, Math.max(0, this.p.maxNumSeqs - 1 - rep.running.length));
+      rep.othersKv = Math.max(0, Math.round((l.kvTokens * rep.others) / l.sequences));
     });
   }
 
@@ -165,7 +164,9 @@ class StepRun {
       // Indexed, as in plan(): a for-of here allocated an iterator per step while the model was not yet optimised.
       for (let i = 0; i < replicas.length; i++) {
         const rep = replicas[i]!;
-        if (!rep.step.pending && (rep.running.length > 0 || rep.waiting.length > 0)) this.plan(rep);
+        // Only replicas holding the client's requests (the agent's included) are stepped: one with other clients'
+        // sequences alone would step a token at a time for the whole run, and nothing here reads its time.
+        if (!rep.step.pending && rep.inFlight > 0) this.plan(rep);
       }
       let next: Replica | undefined;
       for (let i = 0; i < replicas.length; i++) {
@@ -180,10 +181,12 @@ class StepRun {
     const res: SimResult = { wallMs, finishMs: this.finishMs, firstTokenMs: this.firstTokenMs, steps: this.steps };
     if (o.agentKvTokens !== undefined) {
       // Without the compaction the agent still shares its steps with the other clients' sequences.
-      const others = o.load?.[0];
-      const seqs = others && others.sequences > 0 ? others.sequences : 0;
-      const kv = o.agentKvTokens + (seqs > 0 ? others!.kvTokens : 0);
-      res.agentAloneTpotMs = stepTimeMs(this.p, { prefill: [], decodeKvTokens: kv, decodeSeqs: 1 + seqs });
+      const zero = this.replicas[0]!;
+      res.agentAloneTpotMs = stepTimeMs(this.p, {
+        prefill: [],
+        decodeKvTokens: o.agentKvTokens + zero.othersKv,
+        decodeSeqs: 1 + zero.others,
+      });
       res.agentTpotMs = this.agentSteps > 0 ? this.agentMs / this.agentSteps : res.agentAloneTpotMs;
     }
     return res;
@@ -208,7 +211,7 @@ class StepRun {
   // over the step's sums made the model 2.4 times slower).
   private plan(rep: Replica): void {
     const p = this.p;
-    let budget = p.maxNumBatchedTokens;
+    let budget = p.maxNumBatchedTokens - rep.others;
     const st = rep.step;
     let chunks = 0;
     let decoders = 0;
@@ -231,7 +234,7 @@ class StepRun {
       pairs += prefillPairs(n, s.held);
       budget -= n;
     }
-    while (rep.waiting.length > 0 && running.length < p.maxNumSeqs && budget > 0) {
+    while (rep.waiting.length > 0 && running.length + rep.others < p.maxNumSeqs && budget > 0) {
       const s = rep.waiting.shift()!;
       const shared = Math.min(rep.frontier, s.req.sharedTokens, s.req.promptTokens - 1);
       s.held = Math.max(0, Math.floor(shared / CACHE_BLOCK) * CACHE_BLOCK);
@@ -250,7 +253,7 @@ class StepRun {
     // long as nothing can arrive meanwhile.
     let repeat = 1;
     const quiet = chunks === 0 && rep.waiting.length === 0 && (this.o.replicas <= 1 || this.queue.length === 0);
-    let kv0 = 0;
+    let kv0 = rep.othersKv;
     let fewestLeft = Infinity;
     for (let i = 0; i < decoders; i++) {
       const s = st.decoderSeqs[i]!;
@@ -258,7 +261,8 @@ class StepRun {
       fewestLeft = Math.min(fewestLeft, s.req.outputTokens - s.generated);
     }
     if (quiet && decoders > 0 && Number.isFinite(fewestLeft)) repeat = Math.max(1, fewestLeft);
-    let ms = mixedStepMs(p, prefillTokens, pairs, kv0, decoders);
+    // The other clients' sequences decode in the step too; their KV does not grow (held steady), the rest's does.
+    let ms = mixedStepMs(p, prefillTokens, pairs, kv0, decoders + rep.others);
     if (repeat > 1) ms = repeat * ms + (p.step.decodeKvMsPerKToken * decoders * ((repeat * (repeat - 1)) / 2)) / 1000;
     st.pending = true;
     st.end = rep.clock + ms;
