@@ -1,7 +1,7 @@
 import { wasSimulated, type CompactionEvent, type PlanChoice, type PlanOption } from '../core/compaction/events';
 import { VllmClient, limiterFor } from '../llm';
-import { ServerLoadReader } from '../llm/serverLoadReader';
-import { describeLoads, isLoaded } from '../core/perf/serverLoad';
+import { readServerLoads } from '../llm/vllmMetrics';
+import { describeLoads } from '../core/perf/serverLoad';
 import { resolveProfile } from './profileStore';
 import { createCompaction, snapshotSession } from '../core/compaction/fromSession';
 import type { PendingCompaction } from '../core/compaction/pendingCompaction';
@@ -108,12 +108,7 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   }));
   // Other clients' work on each endpoint, from its /metrics, so the plan and its prediction count on it.
   const roots = [endpoint.client.root, ...replicas.map((r) => r.model.root)];
-  const serverLoad = values['ignore-load']
-    ? []
-    : await new ServerLoadReader(
-        () => roots,
-        () => profile.kvCapacityTokens,
-      ).read();
+  const serverLoad = values['ignore-load'] ? undefined : await readServerLoads(roots, () => profile.kvCapacityTokens);
   const pending = createCompaction(
     snapshot,
     {
@@ -131,7 +126,7 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
       streamWorkers: !values['no-stream'],
       contextWindow: endpoint.contextWindow,
       model: endpoint.model,
-      ...(serverLoad.some(isLoaded) ? { serverLoad } : {}),
+      ...(serverLoad ? { serverLoad } : {}),
     },
     { model: endpoint.client, limiter: endpoint.limiter, count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds, replicas },
   );

@@ -37,8 +37,15 @@ export interface ServerConnectionHooks {
 export class ServerConnection {
   settings: SplitpointSettings | undefined;
   endpoints: Endpoints | undefined;
-  /** The compaction servers' load for the planner, for the current endpoints. */
-  private loadMonitor: ServerLoadMonitor | undefined;
+  /** The compaction servers' load for the planner; it outlives setting changes and forgets on an endpoint change. */
+  private readonly loadMonitor = new ServerLoadMonitor(
+    () => this.endpoints?.compactionRoots ?? [],
+    () => this.profile().kvCapacityTokens,
+    () => !!this.endpoints && (this.endpoints.compactorLimiter.inFlight > 0 || this.endpoints.replicas.some((r) => r.limiter.inFlight > 0)),
+    () => this.loadFetch,
+  );
+  /** The transport the load is read with: the one the clients use (a CA file to trust). */
+  private loadFetch: typeof fetch = fetch;
   /** Per role; the compactor and the judge fall back to the agent's (see apiKeys.ts). */
   apiKeys: RoleKeys = {};
   connection: ViewSnapshot['connection'] = { state: 'unknown', message: null };
@@ -77,14 +84,7 @@ export class ServerConnection {
       refresher,
       transport.fetch,
     );
-    const e = this.endpoints;
-    const compacting = () => e.compactorLimiter.inFlight > 0 || e.replicas.some((r) => r.limiter.inFlight > 0);
-    this.loadMonitor = new ServerLoadMonitor(
-      () => e.compactionRoots,
-      () => this.profile().kvCapacityTokens,
-      compacting,
-      transport.fetch ?? fetch,
-    );
+    this.loadFetch = transport.fetch ?? fetch;
   }
 
   dispose(): void {
@@ -116,7 +116,7 @@ export class ServerConnection {
     const { compactor, compactorLimiter, judge, replicas } = e;
     this.profile(); // a bad profile setting is reported when the settings change, not at the first compaction
     const profile = () => this.profile();
-    const serverLoad = this.loadMonitor!;
+    const serverLoad = this.loadMonitor;
     const agent = serverLoad.watching(e.agent);
     return {
       settings: this.settings!,

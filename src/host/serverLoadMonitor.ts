@@ -1,9 +1,11 @@
 import type { ModelPort } from '../core/ports';
 import type { ServerLoad } from '../core/perf/serverLoad';
-import { ServerLoadReader } from '../llm/serverLoadReader';
+import { readServerLoads } from '../llm/vllmMetrics';
 
 /** Readings for the agent loop's compactions are taken at most this often. */
 const REFRESH_EVERY_MS = 15_000;
+/** A reading older than this is not planned on: a shared server's load changes within minutes. */
+const MAX_AGE_MS = 60_000;
 
 /**
  * Keeps a recent reading of the compaction servers' load for the planner. A
@@ -12,36 +14,43 @@ const REFRESH_EVERY_MS = 15_000;
  * in the background as the agent sends a request (its own is then not on the
  * server yet; the planner counts the live agent apart) and they plan on the
  * latest. It does not read while this extension's own compaction workers run:
- * they would count as someone else's load.
+ * they would count as someone else's load. One monitor lives as long as the
+ * host's server connection; when the endpoints change, what it knew of the
+ * old ones (the reading, servers without /metrics) is forgotten.
  */
 export class ServerLoadMonitor {
-  private readonly reader: ServerLoadReader;
+  private readonly missing = new Set<string>();
+  private last: { at: number; roots: string; loads: (ServerLoad | undefined)[] } | undefined;
+  private reading: Promise<(ServerLoad | undefined)[]> | undefined;
+  private rootsSeen = '';
 
   constructor(
-    roots: () => readonly string[],
-    capacityTokens: () => number,
+    /** Server roots (no /v1) of the compaction endpoints, the agent's first. */
+    private readonly roots: () => readonly string[],
+    /** KV capacity in tokens when a server does not export it (the profile's). */
+    private readonly capacityTokens: () => number,
     /** Whether any of this extension's compaction workers is in flight. */
     private readonly compacting: () => boolean,
-    fetchFn: typeof fetch,
-    now: () => number = Date.now,
-  ) {
-    this.reader = new ServerLoadReader(roots, capacityTokens, fetchFn, now);
-  }
+    private readonly fetchFn: () => typeof fetch,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  /** A fresh reading of every compaction endpoint. */
+  /** A fresh reading of every compaction endpoint (one at a time; a caller during one shares it). */
   read(): Promise<(ServerLoad | undefined)[]> {
-    return this.reader.read();
+    this.reading ??= this.readAll().finally(() => (this.reading = undefined));
+    return this.reading;
   }
 
-  /** The latest reading, when recent. */
+  /** The latest reading, when recent and of the current endpoints. */
   latest(): (ServerLoad | undefined)[] | undefined {
-    return this.reader.latest();
+    const l = this.last;
+    return l && l.roots === this.currentRoots() && this.now() - l.at <= MAX_AGE_MS ? l.loads : undefined;
   }
 
   /** Starts a reading when the last is older than REFRESH_EVERY_MS and no compaction worker of ours runs. */
   refreshSoon(): void {
-    if (this.compacting() || this.reader.age() < REFRESH_EVERY_MS) return;
-    void this.reader.read();
+    if (this.compacting() || (this.last && this.now() - this.last.at < REFRESH_EVERY_MS)) return;
+    void this.read();
   }
 
   /** The agent's port, reading the load as each of its requests starts. */
@@ -52,5 +61,22 @@ export class ServerLoadMonitor {
         return agent.chat(req, opts);
       },
     };
+  }
+
+  private async readAll(): Promise<(ServerLoad | undefined)[]> {
+    const key = this.currentRoots();
+    const loads = await readServerLoads(this.roots(), this.capacityTokens, { fetchFn: this.fetchFn(), missing: this.missing });
+    this.last = { at: this.now(), roots: key, loads };
+    return loads;
+  }
+
+  /** The endpoints' key; a change forgets which servers had no /metrics. */
+  private currentRoots(): string {
+    const key = this.roots().join(' ');
+    if (key !== this.rootsSeen) {
+      this.rootsSeen = key;
+      this.missing.clear();
+    }
+    return key;
   }
 }

@@ -69,11 +69,23 @@ export function parseVllmMetrics(text: string): VllmMetrics {
   return m;
 }
 
-/** GET {root}/metrics; undefined when the server has none. */
-export async function readVllmMetrics(root: string, signal?: AbortSignal): Promise<VllmMetrics | undefined> {
+export interface MetricsReadOptions {
+  signal?: AbortSignal;
+  fetchFn?: typeof fetch;
+  /** Roots known to have no /metrics (404): not asked, and a 404 adds its root. */
+  missing?: Set<string>;
+}
+
+/** GET {root}/metrics; undefined when the server has none, fails or does not answer. */
+export async function readVllmMetrics(root: string, o: MetricsReadOptions = {}): Promise<VllmMetrics | undefined> {
+  if (o.missing?.has(root)) return undefined;
   try {
-    const res = await fetch(`${root}/metrics`, signal ? { signal } : {});
-    if (!res.ok) return undefined;
+    const res = await (o.fetchFn ?? fetch)(`${root}/metrics`, o.signal ? { signal: o.signal } : {});
+    if (res.status === 404) o.missing?.add(root);
+    if (!res.ok) {
+      await res.body?.cancel();
+      return undefined;
+    }
     return parseVllmMetrics(await res.text());
   } catch {
     return undefined;
@@ -81,22 +93,28 @@ export async function readVllmMetrics(root: string, signal?: AbortSignal): Promi
 }
 
 /**
- * Other clients' work on a server, from its metrics: its running sequences less this client's own (`own`), and the
- * KV they hold (usage × capacity; the capacity from cache_config_info, else the profile's). vLLM counts only blocks
- * that running and waiting requests hold as used, not cached blocks nobody holds. Undefined when the server does not
- * say how many requests run.
+ * Other clients' work on a server, from its metrics: its running sequences and the KV they hold (usage × capacity;
+ * the capacity from cache_config_info, else `capacityTokens()`, the profile's). vLLM counts only blocks that running
+ * and waiting requests hold as used, not cached blocks nobody holds. Undefined when the server does not say how many
+ * requests run.
  */
-export function serverLoadOf(
-  m: VllmMetrics | undefined,
-  capacityTokens: number,
-  own: ServerLoad = { sequences: 0, kvTokens: 0 },
-): ServerLoad | undefined {
+export function serverLoadOf(m: VllmMetrics | undefined, capacityTokens: () => number): ServerLoad | undefined {
   if (m?.running === undefined) return undefined;
-  const sequences = Math.max(0, Math.round(m.running) - own.sequences);
+  const sequences = Math.max(0, Math.round(m.running));
   if (sequences === 0) return { sequences: 0, kvTokens: 0 };
-  const used = (m.kvUsage ?? 0) * (m.kvCapacityTokens ?? capacityTokens);
-  return { sequences, kvTokens: Math.max(0, Math.round(used - own.kvTokens)) };
+  const used = (m.kvUsage ?? 0) * (m.kvCapacityTokens ?? capacityTokens());
+  return { sequences, kvTokens: Math.max(0, Math.round(used)) };
 }
 
 /** How long planning waits for a server's /metrics before it plans without the load. */
 export const LOAD_READ_TIMEOUT_MS = 1000;
+
+/** Each compaction endpoint's load (the agent's first), read at once; undefined where a server did not say. */
+export function readServerLoads(
+  roots: readonly string[],
+  capacityTokens: () => number,
+  o: Omit<MetricsReadOptions, 'signal'> = {},
+): Promise<(ServerLoad | undefined)[]> {
+  const read = (root: string) => readVllmMetrics(root, { ...o, signal: AbortSignal.timeout(LOAD_READ_TIMEOUT_MS) });
+  return Promise.all(roots.map(async (root) => serverLoadOf(await read(root), capacityTokens)));
+}

@@ -52,7 +52,7 @@ describe('server load for the planner', function () {
         () => [busy.sim.origin],
         () => H100_7B.kvCapacityTokens,
         () => compacting,
-        counting,
+        () => counting,
         () => now,
       );
       assert.equal(m.latest(), undefined);
@@ -91,17 +91,23 @@ describe('server load for the planner', function () {
     await Promise.all([bare, silent].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
     const url = (s: typeof bare) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
     try {
+      let roots = [url(bare), url(silent)];
       const m = new ServerLoadMonitor(
-        () => [url(bare), url(silent)],
+        () => roots,
         () => 1000,
         () => false,
-        fetch,
+        () => fetch,
       );
       const t0 = performance.now();
       assert.deepEqual(await m.read(), [undefined, undefined]);
       assert.ok(performance.now() - t0 < 3000, 'a silent server costs at most the timeout');
       await m.read();
       assert.equal(hits, 1, 'the 404 is remembered');
+      // Other endpoints (a settings change): what was known of the old ones is forgotten.
+      roots = [url(bare)];
+      assert.equal(m.latest(), undefined, 'a reading of other endpoints is not planned on');
+      await m.read();
+      assert.equal(hits, 2);
     } finally {
       silent.closeAllConnections();
       await Promise.all([bare, silent].map((s) => new Promise((r) => s.close(r))));

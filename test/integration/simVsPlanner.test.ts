@@ -13,7 +13,7 @@ import { setMaxListeners } from 'node:events';
 import OpenAI from 'openai';
 import { H100_7B } from '../../src/core/perf/profile';
 import { simulateSteps } from '../../src/core/perf/stepSim';
-import { ServerLoadReader } from '../../src/llm/serverLoadReader';
+import { readServerLoads } from '../../src/llm/vllmMetrics';
 import { startSimulator } from '../sim/server';
 
 describe('simulator ↔ planner step model (h100-7b)', () => {
@@ -103,10 +103,7 @@ describe('simulator ↔ planner step model (h100-7b)', () => {
       for (let i = 0; i < others; i++) void stream(`OTHER ${i} ${String(i).repeat(6000)}`, stop.signal).catch(() => undefined);
       while (sim.stats.requests.filter((r) => r.firstToken !== undefined).length < others) await new Promise((r) => setTimeout(r, 2));
       sim.pauseScheduler();
-      const [load] = await new ServerLoadReader(
-        () => [sim.origin],
-        () => H100_7B.kvCapacityTokens,
-      ).read();
+      const [load] = await readServerLoads([sim.origin], () => H100_7B.kvCapacityTokens);
       assert.equal(load?.sequences, others);
       assert.ok(load.kvTokens > others * 6000, `${load.kvTokens} KV tokens`);
       const text = 'abcdefghij'.repeat(Math.ceil((workers * blockTokens) / 10));

@@ -77,7 +77,7 @@ export function planSessionCompaction(
   replyReserve: number,
 ): { snapshot: CompactionSnapshot; pending: PendingCompaction } {
   const withProfile = given.profile || !d.profile ? given : { ...given, profile: d.profile() };
-  const load = given.serverLoad ? undefined : d.serverLoad?.();
+  const load = given.serverLoad ?? d.serverLoad?.();
   const settings = load ? { ...withProfile, serverLoad: load } : withProfile;
   const base = compactionBase(d.store);
   const snapshot = snapshotSession(d.store, d.ledger, choice, tools, { contextWindow: settings.contextWindow, replyReserve });

@@ -19,7 +19,7 @@ export function isLoaded(l: ServerLoad | null | undefined): l is ServerLoad {
 }
 
 /** "12 other requests running, 310K KV tokens": the load as the plan shows it. */
-export function describeLoad(l: ServerLoad): string {
+function describeLoad(l: ServerLoad): string {
   const kv = l.kvTokens >= 10_000 ? `${Math.round(l.kvTokens / 1000)}K` : String(Math.round(l.kvTokens));
   return `${l.sequences} other request${l.sequences === 1 ? '' : 's'} running, ${kv} KV tokens`;
 }
