@@ -69,6 +69,7 @@ export interface Endpoints {
 /** `keys`: the agent's key alone (a string), or a key per role (compactor and judge on servers of their own). */
 /** `learn`: where the agent's own request timings go (the planner's learned profile); only when the agent is alone on the server. */
 /** `transport`: the clients' fetch when it is not the shared one (a CA file to trust, serverTrust.ts). */
+/** `othersOnServer`: other clients' sequences last seen on the compactor's server (ServerLoadMonitor); 0 when unknown. */
 export function buildEndpoints(
   s: SplitpointSettings,
   keys: string | undefined | RoleKeys,
@@ -76,6 +77,7 @@ export function buildEndpoints(
   onToolFallback: (reason: string) => void,
   learn?: TimingSink,
   transport?: typeof fetch,
+  othersOnServer: () => number = () => 0,
 ): Endpoints {
   const seq = { n: 0 };
   const byRole = keysFor(s, typeof keys === 'object' ? keys : keys ? { agent: keys } : {});
@@ -104,7 +106,9 @@ export function buildEndpoints(
   return {
     client,
     agent: new LoggedModel(
-      learn ? new TimedModel(client, learn, () => (sameServer ? compactorLimiter.inFlight : 0)) : client,
+      // Alone means without our workers and without other clients' requests: the planner counts both apart, so a
+      // profile learned among them would count them twice.
+      learn ? new TimedModel(client, learn, () => (sameServer ? compactorLimiter.inFlight + othersOnServer() : 0)) : client,
       'agent',
       log,
       seq,

@@ -83,6 +83,7 @@ export class ServerConnection {
       },
       refresher,
       transport.fetch,
+      () => this.loadMonitor.latest()?.[0]?.sequences ?? 0,
     );
     this.loadFetch = transport.fetch ?? fetch;
   }

@@ -208,6 +208,18 @@ describe('host compaction wiring', () => {
       assert.ok(deltas.length > 0, 'the caller still gets its deltas');
       assert.equal(prefill.length, 1);
       assert.ok(prefill[0]! > 0, `${prefill[0]} uncached prompt tokens`);
+      // With other clients' requests last seen on the server, its timings are not the agent's alone: not learned.
+      const shared = buildEndpoints(
+        settingsWith({ endpoint: sim.url }),
+        undefined,
+        new MemoryLog(),
+        () => undefined,
+        sink,
+        undefined,
+        () => 3,
+      );
+      await shared.agent.chat({ messages: [{ role: 'user', content: 'hello again' }], maxTokens: 16 }, { onDelta: () => undefined });
+      assert.equal(prefill.length, 1);
     } finally {
       await sim.close();
     }
