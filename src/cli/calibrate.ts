@@ -96,7 +96,9 @@ export function serverTimes(
   if (!a?.ttft || !b?.ttft || b.ttft.count - a.ttft.count !== 1) return undefined;
   const ttftMs = 1000 * (b.ttft.sum - a.ttft.sum);
   const n = a.tpot && b.tpot ? b.tpot.count - a.tpot.count : 0;
-  const tpotMs = n > 0 && n < tokens ? (1000 * (b.tpot!.sum - a.tpot!.sum)) / (tokens - 1) : undefined;
+  // Another client's request running at either read put its own outputs into the sum: decode goes by the clock then.
+  const alone = (a.running ?? 0) === 0 && (b.running ?? 0) === 0;
+  const tpotMs = alone && n > 0 && n < tokens ? (1000 * (b.tpot!.sum - a.tpot!.sum)) / (tokens - 1) : undefined;
   return { ttftMs, tpotMs };
 }
 

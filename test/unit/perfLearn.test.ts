@@ -124,6 +124,8 @@ describe('learned profile', () => {
     assert.deepEqual(serverTimes(at(0, 0, 0), { ...at(0.5, 1.2, 120), ttft: { sum: 0.5, count: 2 } }, 121), { ttftMs: 500, tpotMs: 10 });
     // Speculative decoding: the same 120 tokens in 40 outputs over the same time. Per output it would be 30 ms.
     assert.deepEqual(serverTimes(at(0, 0, 0), { ...at(0.5, 1.2, 40), ttft: { sum: 0.5, count: 2 } }, 121), { ttftMs: 500, tpotMs: 10 });
+    // Another client's request running at a read: its outputs may be in the sum; no decode time.
+    assert.equal(serverTimes(at(0, 0, 0), { ...at(0.5, 1.2, 40), ttft: { sum: 0.5, count: 2 }, running: 1 }, 121)?.tpotMs, undefined);
     // More observations than tokens: another request's; no decode time.
     assert.equal(serverTimes(at(0, 0, 0), { ...at(0.5, 3, 300), ttft: { sum: 0.5, count: 2 } }, 121)?.tpotMs, undefined);
   });
