@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { parseContextOverflow } from '../../src/core/overflowError';
+import { isOverflow } from '../../src/core/agent/loopSupport';
+import { ContextOverflowError } from '../../src/llm/errors';
 import { overflowMessage } from '../sim/vllmErrors';
 
 describe('parseContextOverflow', () => {
@@ -120,6 +122,17 @@ describe('parseContextOverflow', () => {
     }
     // prompt fits but prompt + max_tokens does not (v0.10 wording switches sentence)
     assert.deepEqual(parseContextOverflow(overflowMessage('v0.10', 1000, 900, 200)), { window: 1000, input: 900, requested: 1100 });
+  });
+
+  it("the loop's check carries the server's floor from a typed error and from its text alike", () => {
+    const text =
+      "This model's maximum context length is 1000 tokens. However, you requested 50 output tokens and your prompt contains at least 951 input tokens.";
+    assert.deepEqual(isOverflow(new ContextOverflowError(text, { window: 1000, input: undefined, inputAtLeast: 951 })), {
+      window: 1000,
+      input: undefined,
+      inputAtLeast: 951,
+    });
+    assert.deepEqual(isOverflow(new Error(text)), { window: 1000, input: undefined, inputAtLeast: 951 });
   });
 
   it('does not match unrelated errors', () => {

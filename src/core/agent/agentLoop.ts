@@ -192,7 +192,8 @@ export class AgentLoop {
         if (!overflow) throw err;
         const decision = evaluateOverflow(overflow, retried);
         if (decision.kind === 'give-up') throw new Error(`The server refused the request as too long: ${decision.reason}.`, { cause: err });
-        const usedFraction = (overflow.input ?? localPrompt) / overflow.window;
+        // A server that stopped counting gives a floor: the local estimate may be lower than what it already saw.
+        const usedFraction = (overflow.input ?? Math.max(localPrompt, overflow.inputAtLeast ?? 0)) / overflow.window;
         this.emit({ type: 'trigger-fired', trigger: 'reactive', usedFraction, detail: `server window ${overflow.window}` });
         if (overflow.window < this.settings.contextWindow) this.correctWindow(overflow.window);
         await this.compactions.reactive(signal);

@@ -1,4 +1,4 @@
-import { parseContextOverflow } from '../overflowError';
+import { parseContextOverflow, type ContextOverflow } from '../overflowError';
 
 /** Thrown inside the loop when the user stops it; the loop reports `cancelled`, not an error. */
 export class Cancelled extends Error {
@@ -8,10 +8,14 @@ export class Cancelled extends Error {
 }
 
 /** The server's context-length refusal, from a typed client error or from its message text. */
-export function isOverflow(err: unknown): { window: number; input: number | undefined } | undefined {
-  const e = err as { kind?: unknown; window?: unknown; input?: unknown; message?: unknown };
+export function isOverflow(err: unknown): Pick<ContextOverflow, 'window' | 'input' | 'inputAtLeast'> | undefined {
+  const e = err as { kind?: unknown; window?: unknown; input?: unknown; inputAtLeast?: unknown; message?: unknown };
   if (e && e.kind === 'context-overflow' && typeof e.window === 'number')
-    return { window: e.window, input: typeof e.input === 'number' ? e.input : undefined };
+    return {
+      window: e.window,
+      input: typeof e.input === 'number' ? e.input : undefined,
+      ...(typeof e.inputAtLeast === 'number' ? { inputAtLeast: e.inputAtLeast } : {}),
+    };
   return typeof e?.message === 'string' ? parseContextOverflow(e.message) : undefined;
 }
 
