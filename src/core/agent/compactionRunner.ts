@@ -120,7 +120,7 @@ export class BackgroundCompaction {
     private readonly deps: CompactionRunnerDeps,
     private readonly settings: CompactionRunnerSettings,
     tools: readonly ToolSpec[],
-    focus: string | undefined,
+    private readonly focus: string | undefined,
   ) {
     // The agent keeps decoding on the same server meanwhile, its prefix cached: the plan bounds how much it slows it.
     const c = settings.compaction;
@@ -142,10 +142,16 @@ export class BackgroundCompaction {
   }
 
   /**
-   * Starts the workers. Apart from the constructor, so the loop can announce the compaction first: its plan and first
-   * block events must reach listeners that learn of it from compaction-started (the side bar's tracker).
+   * Announces the compaction (compaction-started), then starts its workers: in that order, since its plan and first
+   * block events must reach listeners that learn of it from the announcement (the side bar's tracker).
    */
-  begin(): void {
+  begin(background: boolean): void {
+    if (this.begun) return;
+    this.deps.emit({ type: 'compaction-started', compactionId: this.id, background, focus: this.focus });
+    this.start();
+  }
+
+  private start(): void {
     if (this.begun) return;
     this.begun = true;
     if (this.abort.signal.aborted) return this.settle((this.settledOutcome = { kind: 'cancelled' }));
@@ -221,7 +227,7 @@ export class BackgroundCompaction {
     this.current.cancel();
     this.notifyStep();
     // Never begun: `done` settles as cancelled, and no worker starts.
-    this.begin();
+    this.start();
   }
 
   private waitForStep(): Promise<void> {

@@ -113,8 +113,7 @@ export class LoopCompactions {
       return undefined;
     }
     this.background = bg;
-    this.emit({ type: 'compaction-started', compactionId: bg.id, background: true, focus });
-    bg.begin();
+    bg.begin(true);
     void bg.done.then(() => {
       // An idle agent adopts as soon as the result is in; a running one at its next step.
       if (!this.agentRunning()) void this.adoptIfSettled();
@@ -195,8 +194,7 @@ export class LoopCompactions {
       this.emit({ type: 'notice', text: 'Nothing to compact: the split keeps the whole conversation.' });
       return undefined;
     }
-    this.emit({ type: 'compaction-started', compactionId: bg.id, background: false, focus: o.focus });
-    bg.begin();
+    bg.begin(false);
     const onAbort = () => bg.cancel();
     o.signal.addEventListener('abort', onAbort, { once: true });
     try {
