@@ -138,15 +138,12 @@ function appendPrefix(p: Prefix, m: ViewMessage, split: ViewSnapshot['split']): 
   const n = p.all.length;
   const all = new Float64Array(n + 1);
   const head = new Float64Array(n + 1);
-  const body = new Float64Array(n + 1);
   all.set(p.all);
   head.set(p.head);
-  body.set(p.body);
   const t = m.tokens > 0 ? m.tokens : 0;
   all[n] = all[n - 1]! + t;
   // Same rule as buildPrefix: the host's frame end and kept list decide.
   const compactable = n - 1 >= split.frameEnd && !split.keptIndices.includes(n - 1);
   head[n] = head[n - 1]! + (compactable ? t : 0);
-  body[n] = body[n - 1]! + (n - 1 >= split.frameEnd ? t : 0);
-  return { all, head, body, total: all[n]! };
+  return { all, head, total: all[n]! };
 }

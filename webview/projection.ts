@@ -10,8 +10,6 @@ export interface Prefix {
   all: Float64Array;
   /** head[i] = compactable tokens of messages [0, i): after the frame (SplitView.frameEnd, from the core's split plan), not kept. */
   head: Float64Array;
-  /** body[i] = tokens of messages [0, i) after the frame, kept or not: what a split moved by hand compacts. */
-  body: Float64Array;
   total: number;
 }
 
@@ -19,7 +17,6 @@ export function buildPrefix(messages: readonly ViewMessage[], split: SplitView |
   const n = messages.length;
   const all = new Float64Array(n + 1);
   const head = new Float64Array(n + 1);
-  const body = new Float64Array(n + 1);
   const kept = split && split.keptIndices.length > 0 ? new Set(split.keptIndices) : null;
   // The host's split plan says where compactable messages start; the view does not re-derive it.
   const frameEnd = split?.frameEnd ?? n;
@@ -29,9 +26,8 @@ export function buildPrefix(messages: readonly ViewMessage[], split: SplitView |
     all[i + 1] = all[i]! + t;
     const compactable = i >= frameEnd && !(kept && kept.has(i));
     head[i + 1] = head[i]! + (compactable ? t : 0);
-    body[i + 1] = body[i]! + (i >= frameEnd ? t : 0);
   }
-  return { all, head, body, total: all[n]! };
+  return { all, head, total: all[n]! };
 }
 
 export interface Projection {
@@ -57,7 +53,9 @@ export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail
   // after the frame, after the first kept user message too. A handle moved by hand makes the split manual: everything
   // from the frame up to it, kept user messages included.
   const atChoice = t === split.tailStartIndex;
-  const headTokens = atChoice ? prefix.head[split.keptIndices.length > 0 ? n : t]! : prefix.body[t]!;
+  const headTokens = atChoice
+    ? prefix.head[split.keptIndices.length > 0 ? n : t]!
+    : prefix.all[t]! - prefix.all[Math.min(t, split.frameEnd)]!;
   const blockTokens = split.blockTokens > 0 ? split.blockTokens : 4096;
   const blocks = headTokens > 0 ? Math.ceil(headTokens / blockTokens) : 0;
   const room = summaryRoom({ lo: gauge.lo, window: gauge.window, keptTokens: gauge.used - headTokens });
