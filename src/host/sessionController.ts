@@ -24,7 +24,6 @@ import { PostCoalescer } from './postCoalescer';
 import type { HostLog } from './log';
 import { PinActions } from './pinActions';
 import { lossHeadline } from './review/lossHeadline';
-import { fullTextOf, withFullTexts } from './review/lossSources';
 import { contextRef, sessionGauge, summarisedOriginals, sessionSnapshot, sessionSplit, viewMessages } from './sessionSnapshot';
 import { UserCompactions } from './userCompactions';
 import { toViewMessage, verdictView } from './viewModel';
@@ -115,7 +114,7 @@ export class SessionController {
     this.tracker = new CompactionTracker({
       pins: () => this.store.snapshot.pins,
       judgeEnabled: () => this.env.settings.judge.enabled,
-      loss: (view) => lossHeadline(withFullTexts(viewMessages(this.store, deps.ledger, this.verdicts), fullTextOf(this.store)), view),
+      loss: (view) => lossHeadline(viewMessages(this.store, deps.ledger, this.verdicts, { whole: true }), view),
       lossFailed: (err) => deps.log.warn(`[${this.store.id}] no loss report for the compaction: ${(err as Error).message ?? String(err)}`),
       ...(deps.wantsDeltas ? { wantsDeltas: deps.wantsDeltas } : {}),
       context: () => contextRef(this.store),

@@ -34,11 +34,17 @@ export interface SnapshotSource {
   trusted: boolean;
 }
 
-export function viewMessages(store: SessionStore, ledger: TokenLedger, verdicts: ReadonlyMap<string, VerdictView>): ViewMessage[] {
+/** The active context as the view shows it; `whole` leaves long tool outputs uncut (see toViewMessage). */
+export function viewMessages(
+  store: SessionStore,
+  ledger: TokenLedger,
+  verdicts: ReadonlyMap<string, VerdictView>,
+  o: { whole?: boolean } = {},
+): ViewMessage[] {
   const active = store.active();
-  const archivedCount = active.compaction ? summarisedOriginals(store).length : 0;
+  const archivedCount = active.compaction && !o.whole ? summarisedOriginals(store).length : 0;
   return active.messages.map((m, i) => {
-    const v = toViewMessage(m, i, active.origins[i]!, ledger);
+    const v = toViewMessage(m, i, active.origins[i]!, ledger, o);
     if (active.origins[i] === 'summary' && active.compaction) {
       v.archivedCount = archivedCount;
       const verdict = verdicts.get(active.compaction.id);

@@ -32,8 +32,18 @@ export function cutForView(text: string, max = VIEW_TOOL_OUTPUT_CHARS): { conten
   };
 }
 
-export function toViewMessage(m: StoredMessage, index: number, origin: ActiveOrigin, ledger: TokenLedger): ViewMessage {
-  const cut = m.role === 'tool' ? cutForView(m.content) : { content: m.content ?? '', truncated: false };
+/**
+ * The view's copy of a message. `whole`: not cut, for the loss report, which judges the whole text (a compaction
+ * replaces all of it); the chat's copies are cut.
+ */
+export function toViewMessage(
+  m: StoredMessage,
+  index: number,
+  origin: ActiveOrigin,
+  ledger: TokenLedger,
+  o: { whole?: boolean } = {},
+): ViewMessage {
+  const cut = m.role === 'tool' && !o.whole ? cutForView(m.content) : { content: m.content ?? '', truncated: false };
   const v: ViewMessage = {
     id: m.id,
     index,
@@ -50,8 +60,16 @@ export function toViewMessage(m: StoredMessage, index: number, origin: ActiveOri
       v.toolCalls = m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
   }
   if (m.role === 'tool') v.toolCallId = m.tool_call_id;
-  if (cut.truncated) v.lines = countLines(m.content ?? '');
+  if (cut.truncated) v.lines = linesOf(m);
   return v;
+}
+
+/** Lines of a stored message's text, counted once: messages do not change, and a cut one's count is sent with every snapshot. */
+const lineCounts = new WeakMap<StoredMessage, number>();
+function linesOf(m: StoredMessage): number {
+  let n = lineCounts.get(m);
+  if (n === undefined) lineCounts.set(m, (n = countLines(m.content ?? '')));
+  return n;
 }
 
 export function gaugeView(used: number, window: number, t: BudgetThresholds): GaugeView {
