@@ -24,7 +24,7 @@ import { PostCoalescer } from './postCoalescer';
 import type { HostLog } from './log';
 import { PinActions } from './pinActions';
 import { lossHeadline } from './review/lossHeadline';
-import { contextRef, sessionGauge, summarisedOriginals, sessionSnapshot, sessionSplit, viewMessages } from './sessionSnapshot';
+import { contextRef, sessionGauge, sessionSnapshot, sessionSplit, viewMessages } from './sessionSnapshot';
 import { UserCompactions } from './userCompactions';
 import { toViewMessage, verdictView } from './viewModel';
 import type { SessionOps } from './webviewDispatch';
@@ -359,7 +359,7 @@ export class SessionController {
     const all = this.store.snapshot.messages;
     const position = new Map(all.map((m, i) => [m.id, i]));
     // Archived originals carry their position in the full log, not in the active context.
-    const messages = summarisedOriginals(this.store).map((m) => toViewMessage(m, position.get(m.id)!, 'summary', this.deps.ledger));
+    const messages = this.store.summarised().map((m) => toViewMessage(m, position.get(m.id)!, 'summary', this.deps.ledger));
     this.post({ type: 'archived', summaryId, messages });
   }
 

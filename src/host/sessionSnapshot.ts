@@ -1,7 +1,5 @@
 import { viewVersion } from '../core/agent/planBase';
 import type { SessionStore } from '../core/session/sessionStore';
-import { originalId } from '../core/session/sessionState';
-import type { StoredMessage } from '../core/messages';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import { frameEnd } from '../core/splitPoint';
 import type {
@@ -42,7 +40,7 @@ export function viewMessages(
   o: { whole?: boolean } = {},
 ): ViewMessage[] {
   const active = store.active();
-  const archivedCount = active.compaction && !o.whole ? summarisedOriginals(store).length : 0;
+  const archivedCount = active.compaction && !o.whole ? store.summarised().length : 0;
   return active.messages.map((m, i) => {
     const v = toViewMessage(m, i, active.origins[i]!, ledger, o);
     if (active.origins[i] === 'summary' && active.compaction) {
@@ -58,15 +56,6 @@ export function viewMessages(
 export function contextRef(store: SessionStore): ContextRef {
   const active = store.active();
   return { version: viewVersion(store, frameEnd(active.messages)), ids: () => store.active().messages.map((m) => m.id) };
-}
-
-/**
- * The archived originals a summary stands for: not those whose capped copy is still in the context (the recent-turns
- * strategy cuts a preserved turn's long outputs; their originals are archived for recall but not summarised).
- */
-export function summarisedOriginals(store: SessionStore): StoredMessage[] {
-  const inContext = new Set(store.active().messages.map((m) => originalId(m.id)));
-  return store.archived().filter((m) => !inContext.has(m.id));
 }
 
 export function sessionGauge(contextTokens: number, env: ControllerEnvironment): GaugeView {

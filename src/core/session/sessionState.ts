@@ -291,3 +291,13 @@ export function archivedMessages(state: SessionState, context: ActiveContext = a
   const active = new Set(context.messages.map((m) => m.id));
   return state.messages.filter((m) => !active.has(m.id));
 }
+
+/**
+ * The archived originals the summaries stand for: archived, less those whose capped or interrupted copy is still in
+ * the context (the recent-turns strategy cuts a preserved turn's long outputs; their originals are archived for recall
+ * but not summarised).
+ */
+export function summarisedMessages(state: SessionState, context: ActiveContext = activeContext(state)): StoredMessage[] {
+  const inContext = new Set(context.messages.map((m) => originalId(m.id)));
+  return state.messages.filter((m) => !inContext.has(m.id));
+}

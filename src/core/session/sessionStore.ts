@@ -5,7 +5,15 @@ import type { CompactionRecord, PinItem, SessionEvent, StoredVerdict } from './s
 import { describeIssues, sessionEventSchema } from './schema';
 import { fingerprint, parseLogYielding } from './logReplay';
 import type { ActiveContext, SessionState } from './sessionState';
-import { activeContext, applyEvent, archivedMessages, buildIndex, checkEvent, emptyState } from './sessionState';
+import {
+  activeContext,
+  applyEvent,
+  archivedMessages,
+  summarisedMessages,
+  buildIndex,
+  checkEvent,
+  emptyState,
+} from './sessionState';
 
 export { parseLog } from './logReplay';
 import type { Clock, IdSource, SessionStorage } from './storage';
@@ -138,6 +146,11 @@ export class SessionStore {
 
   archived(): StoredMessage[] {
     return archivedMessages(this.state, this.active());
+  }
+
+  /** The archived originals the summaries in force stand for (summarisedMessages). */
+  summarised(): StoredMessage[] {
+    return summarisedMessages(this.state, this.active());
   }
 
   hasMessage(id: string): boolean {
