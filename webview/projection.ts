@@ -130,6 +130,12 @@ export function workerTotalsText(t: { inputTokens: number; outputTokens: number;
   );
 }
 
+/** "+12 %" or "−8 %": how far a measured time fell from its prediction. */
+export function deviation(measuredMs: number, predictedMs: number): string {
+  const pct = Math.round((Math.abs(measuredMs - predictedMs) / Math.max(1, predictedMs)) * 100);
+  return `${measuredMs >= predictedMs ? '+' : '−'}${pct} %`;
+}
+
 export function formatTokens(n: number): string {
   const r = Math.round(n);
   if (Math.abs(r) >= 100_000) return `${(r / 1000).toFixed(0)}K`;

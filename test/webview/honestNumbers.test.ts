@@ -85,6 +85,9 @@ describe('webview: meters count what they say', function () {
       /sequential cache-aligned: no prediction \(ruled out: worker 1's prompt does not fit the window\)/,
     );
     assert.equal(await view.page.locator('.cp-plan-load').count(), 0, 'no load line when the plan counted none');
+    // Every option ruled out before it could be simulated: the one that runs has no prediction, not "0.0 s (+N %)".
+    await view.send({ type: 'compaction', compaction: { ...c, plan: { ...plan, chosen: opt('sequential cache-aligned', 0) } } });
+    assert.equal(await view.page.locator('.cp-plan-line').textContent(), 'Plan: sequential cache-aligned — no prediction, measured 4.6 s');
     // A plan made around other clients' work says what it counted on.
     await view.send({
       type: 'compaction',

@@ -11,7 +11,7 @@ import {
   type ReviewState,
 } from '../../src/protocol/review';
 import { button, clear, h } from '../dom';
-import { workerTotalsText } from '../projection';
+import { deviation, workerTotalsText } from '../projection';
 import { formatMs, formatTokens, isDropped, summaryTokens } from './format';
 
 /**
@@ -110,10 +110,7 @@ export function renderPlan(into: HTMLElement, p: PlanView | null): void {
   ].filter(Boolean);
   const pred = p.predictedMs !== null ? `predicted ${formatMs(p.predictedMs)}` : 'no prediction';
   const meas = p.measuredMs !== null ? `measured ${formatMs(p.measuredMs)}` : 'running';
-  const diff =
-    p.predictedMs !== null && p.measuredMs !== null && p.predictedMs > 0
-      ? ` (${p.measuredMs >= p.predictedMs ? '+' : '−'}${Math.round((Math.abs(p.measuredMs - p.predictedMs) / p.predictedMs) * 100)} %)`
-      : '';
+  const diff = p.predictedMs !== null && p.measuredMs !== null ? ` (${deviation(p.measuredMs, p.predictedMs)})` : '';
   into.append(h('span', { class: 'rv-plan-main', text: `Plan: ${parts.length ? `${parts.join(' · ')} — ` : ''}${pred}, ${meas}${diff}` }));
   if (p.candidates.length > 0) {
     const list = h('ul', { class: 'rv-candidates' });

@@ -1,7 +1,7 @@
 /** The compaction panel's plan line: what the planner chose, predicted against measured, and the cache's share. */
 import { wasSimulated, type CompactionView, type PlanOptionView } from '../../src/protocol/messages';
 import { clear, h } from '../dom';
-import { workerTotalsText } from '../projection';
+import { deviation, workerTotalsText } from '../projection';
 
 /** The planner's choice, predicted against measured; the alternatives it weighed behind a disclosure. */
 export function renderPlan(into: HTMLElement, c: CompactionView): void {
@@ -12,8 +12,10 @@ export function renderPlan(into: HTMLElement, c: CompactionView): void {
   const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const predicted = (o: PlanOptionView) => (wasSimulated(o) ? sec(o.predictedMs) : 'no prediction');
   const line = p
-    ? `Plan: ${p.chosen.label} — predicted ${sec(p.chosen.predictedMs)}` +
-      (measured !== null ? `, measured ${sec(measured)} (${deviation(measured, p.chosen.predictedMs)})` : '')
+    ? `Plan: ${p.chosen.label} — ${wasSimulated(p.chosen) ? `predicted ${sec(p.chosen.predictedMs)}` : 'no prediction'}` +
+      (measured !== null
+        ? `, measured ${sec(measured)}${wasSimulated(p.chosen) ? ` (${deviation(measured, p.chosen.predictedMs)})` : ''}`
+        : '')
     : `Took ${sec(measured!)}`;
   into.append(h('span', { class: 'cp-plan-line', text: line }));
   // A shared server's other work is why a prediction is slower than on an idle one: say what was counted.
@@ -36,10 +38,4 @@ export function renderPlan(into: HTMLElement, c: CompactionView): void {
       ),
     );
   }
-}
-
-/** "+12 %" or "−8 %": how far the measured time fell from the prediction. */
-function deviation(measuredMs: number, predictedMs: number): string {
-  const pct = Math.round((Math.abs(measuredMs - predictedMs) / Math.max(1, predictedMs)) * 100);
-  return `${measuredMs >= predictedMs ? '+' : '−'}${pct} %`;
 }

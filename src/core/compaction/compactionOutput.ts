@@ -3,7 +3,7 @@ import { originalId } from '../session/sessionState';
 import type { CompactionRecord } from '../session/schema';
 import type { RecentTurnsResult } from '../splitPoint';
 import { frameEnd } from '../splitPoint';
-import type { BlockStats, BlockView, CompactionTotals, PlanOutcome } from './events';
+import { wasSimulated, type BlockStats, type BlockView, type CompactionTotals, type PlanOutcome } from './events';
 import { mergeSummaries, summaryMessage } from './merge';
 import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
@@ -134,7 +134,7 @@ export function planOutcome(plan: CompactionPlan, t: CompactionTotals, blocks: r
     label: c.chosen.label,
     predictedMs: predicted,
     measuredMs: t.wallMs,
-    ratio: predicted > 0 ? Math.round((100 * t.wallMs) / predicted) / 100 : 0,
+    ratio: wasSimulated(c.chosen) ? Math.round((100 * t.wallMs) / predicted) / 100 : 0,
     summaryTokens: t.outputTokens,
   };
   // Edited blocks were not written by a worker: there is nothing to replay.

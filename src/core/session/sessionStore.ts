@@ -5,15 +5,7 @@ import type { CompactionRecord, PinItem, SessionEvent, StoredVerdict } from './s
 import { describeIssues, sessionEventSchema } from './schema';
 import { fingerprint, parseLogYielding } from './logReplay';
 import type { ActiveContext, SessionState } from './sessionState';
-import {
-  activeContext,
-  applyEvent,
-  archivedMessages,
-  summarisedMessages,
-  buildIndex,
-  checkEvent,
-  emptyState,
-} from './sessionState';
+import { activeContext, applyEvent, archivedMessages, summarisedMessages, buildIndex, checkEvent, emptyState } from './sessionState';
 
 export { parseLog } from './logReplay';
 import type { Clock, IdSource, SessionStorage } from './storage';
