@@ -30,8 +30,9 @@ const TIME_SCALE = 0.1;
 /** The agent section needs its long request to keep up with the compaction in real time. */
 const AGENT_TIME_SCALE = 0.25;
 
-const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-const pct = (r: RunResult) => (100 * (r.predictedMs - r.simulatedMs)) / r.simulatedMs;
+/** A time, or '—' for an option ruled out before it could be simulated. */
+const s = (ms: number | null) => (ms === null ? '—' : `${(ms / 1000).toFixed(2)} s`);
+const pct = (r: RunResult) => (100 * ((r.predictedMs ?? NaN) - r.simulatedMs)) / r.simulatedMs;
 const pctWritten = (r: RunResult) => (100 * ((r.predictedForWrittenMs ?? NaN) - r.simulatedMs)) / r.simulatedMs;
 const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} %`;
 const verdict = (ok: boolean) => (ok ? 'meets' : 'MISSES');

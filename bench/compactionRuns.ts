@@ -59,7 +59,7 @@ export function headTokensOf(snap: CompactionSnapshot): number {
 export interface RunResult {
   name: string;
   choice: PlanChoice;
-  predictedMs: number;
+  predictedMs: number | null;
   /** First arrival to last finish of the compaction's requests, simulated ms. */
   simulatedMs: number;
   /** Output tokens the workers wrote (the simulator's count). */

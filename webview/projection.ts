@@ -3,7 +3,7 @@
  * drag step needs is O(log n) on prefix sums built once per message list, so
  * the gauges follow the handle without a host round trip.
  */
-import { summaryRoom, volumeAt, type GaugeView, type SplitView, type ViewMessage } from '../src/protocol/messages';
+import { formatTokens, summaryRoom, volumeAt, type GaugeView, type SplitView, type ViewMessage } from '../src/protocol/messages';
 
 export interface Prefix {
   /** all[i] = tokens of messages [0, i). Length n + 1. */
@@ -49,13 +49,10 @@ export interface Projection {
 export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail: number): Projection {
   const n = prefix.head.length - 1;
   const t = Math.max(0, Math.min(tail, n));
-  // At the strategy's own split the head is the strategy's: preserving user messages, that is every agent message
-  // after the frame, after the first kept user message too. A handle moved by hand makes the split manual: everything
-  // from the frame up to it, kept user messages included.
-  const atChoice = t === split.tailStartIndex;
-  const headTokens = atChoice
-    ? prefix.head[split.keptIndices.length > 0 ? n : t]!
-    : prefix.all[t]! - prefix.all[Math.min(t, split.frameEnd)]!;
+  // At the strategy's own split the head is the strategy's (SplitView.headEnd). A handle moved by hand makes the split
+  // manual: everything from the frame up to it, kept user messages included.
+  const headTokens =
+    t === split.tailStartIndex ? prefix.head[Math.min(split.headEnd, n)]! : prefix.all[t]! - prefix.all[Math.min(t, split.frameEnd)]!;
   const blockTokens = split.blockTokens > 0 ? split.blockTokens : 4096;
   const blocks = headTokens > 0 ? Math.ceil(headTokens / blockTokens) : 0;
   const room = summaryRoom({ lo: gauge.lo, window: gauge.window, keptTokens: gauge.used - headTokens });
@@ -136,9 +133,4 @@ export function deviation(measuredMs: number, predictedMs: number): string {
   return `${measuredMs >= predictedMs ? '+' : '−'}${pct} %`;
 }
 
-export function formatTokens(n: number): string {
-  const r = Math.round(n);
-  if (Math.abs(r) >= 100_000) return `${(r / 1000).toFixed(0)}K`;
-  if (Math.abs(r) >= 10_000) return `${(r / 1000).toFixed(1)}K`;
-  return r.toLocaleString('en-US');
-}
+export { formatTokens };

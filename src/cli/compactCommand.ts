@@ -1,4 +1,4 @@
-import { wasSimulated, type CompactionEvent, type PlanChoice, type PlanOption } from '../core/compaction/events';
+import type { CompactionEvent, PlanChoice, PlanOption } from '../core/compaction/events';
 import { VllmClient, limiterFor } from '../llm';
 import { readServerLoads } from '../llm/vllmMetrics';
 import { describeLoads } from '../core/perf/serverLoad';
@@ -220,7 +220,7 @@ const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 export function planText(c: PlanChoice | undefined, from: string): string {
   if (!c) return 'nothing to plan: the head is empty';
   const line = (o: PlanOption) =>
-    `  ${o.label.padEnd(44)} ${(wasSimulated(o) ? sec(o.predictedMs) : '—').padStart(9)}  ${String(o.summaryTokens).padStart(6)} tokens` +
+    `  ${o.label.padEnd(44)} ${(o.predictedMs !== null ? sec(o.predictedMs) : '—').padStart(9)}  ${String(o.summaryTokens).padStart(6)} tokens` +
     (o.agentSlowdown !== undefined ? `  agent ×${o.agentSlowdown}` : '') +
     (o.excluded ? `  (ruled out: ${o.excluded})` : '');
   return [
@@ -238,7 +238,11 @@ function outcomeText(p: PendingCompaction): string {
     o.predictedForWrittenMs !== undefined
       ? `; for the ${o.summaryTokens} tokens written the model predicts ${sec(o.predictedForWrittenMs)}`
       : '';
-  return `— plan ${o.label}: predicted ${sec(o.predictedMs)}, measured ${sec(o.measuredMs)} (${o.ratio}× the prediction)${written}`;
+  const against =
+    o.predictedMs !== null
+      ? `predicted ${sec(o.predictedMs)}, measured ${sec(o.measuredMs)} (${o.ratio}× the prediction)`
+      : `no prediction, measured ${sec(o.measuredMs)}`;
+  return `— plan ${o.label}: ${against}${written}`;
 }
 
 function progress(e: CompactionEvent, io: CliIO): void {

@@ -83,7 +83,7 @@ export function gaugeView(used: number, window: number, t: BudgetThresholds): Ga
  */
 export function splitView(
   messages: readonly StoredMessage[],
-  ledger: TokenLedger,
+  ledger: Pick<TokenLedger, 'countAll'>,
   o: {
     strategy: StrategyName;
     window: number;
@@ -100,6 +100,7 @@ export function splitView(
     strategy: o.strategy,
     tailStartIndex: r.tailStartIndex,
     keptIndices: r.keptIndices,
+    headEnd: (r.headIndices.at(-1) ?? frameEnd - 1) + 1,
     allowed,
     frameEnd,
     version: o.version(frameEnd),

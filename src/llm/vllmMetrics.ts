@@ -2,7 +2,8 @@
  * vLLM's Prometheus /metrics, read for the planner: how many requests run and
  * wait, KV usage, and the server-side TTFT and TPOT histograms (their sums
  * and counts; differences between two reads give the means over an interval,
- * free of network time). Every field is optional: servers differ by version.
+ * free of network time), and the prefix cache's counters for `bench` and the
+ * connection check. Every field is optional: servers differ by version.
  *
  * Names move between vLLM versions, so each field lists the current name
  * first and the older ones after it. The time between decoded tokens is
@@ -26,6 +27,8 @@ export interface VllmMetrics {
    * decoding and several with it; the sum over a request is its time from the first token to the last.
    */
   tpot?: { sum: number; count: number };
+  /** Prompt tokens looked up in the prefix cache and found there, since the server started (counters). */
+  prefixCache?: { queries: number; hits: number };
 }
 
 /** Parses Prometheus text: a metric's value summed over its label sets. */
@@ -62,6 +65,9 @@ export function parseVllmMetrics(text: string): VllmMetrics {
   set('kvUsage', sum('vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'));
   set('ttft', hist('vllm:time_to_first_token_seconds'));
   set('tpot', hist('vllm:inter_token_latency_seconds', 'vllm:time_per_output_token_seconds'));
+  const queries = sum('vllm:prefix_cache_queries_total', 'vllm:gpu_prefix_cache_queries_total');
+  const hits = sum('vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total');
+  if (queries !== undefined && hits !== undefined) m.prefixCache = { queries, hits };
   const info = lines.find((l) => l.startsWith('vllm:cache_config_info{'));
   const blocks = info && /num_gpu_blocks="(\d+)"/.exec(info)?.[1];
   const size = info && /block_size="(\d+)"/.exec(info)?.[1];
@@ -71,7 +77,7 @@ export function parseVllmMetrics(text: string): VllmMetrics {
 
 export interface MetricsReadOptions {
   signal?: AbortSignal;
-  fetchFn?: typeof fetch;
+  fetchFn?: (url: string, init?: RequestInit) => Promise<Response>;
   /** Roots known to have no /metrics (404): not asked, and a 404 adds its root. */
   missing?: Set<string>;
 }
@@ -96,14 +102,16 @@ export async function readVllmMetrics(root: string, o: MetricsReadOptions = {}):
  * Other clients' work on a server, from its metrics: its running sequences and the KV they hold (usage × capacity;
  * the capacity from cache_config_info, else `capacityTokens()`, the profile's). vLLM counts only blocks that running
  * and waiting requests hold as used, not cached blocks nobody holds. Undefined when the server does not say how many
- * requests run.
+ * requests run. Requests waiting for a seat are counted apart (ServerLoad.waiting).
  */
 export function serverLoadOf(m: VllmMetrics | undefined, capacityTokens: () => number): ServerLoad | undefined {
   if (m?.running === undefined) return undefined;
   const sequences = Math.max(0, Math.round(m.running));
-  if (sequences === 0) return { sequences: 0, kvTokens: 0 };
+  const waiting = Math.max(0, Math.round(m.waiting ?? 0));
+  const queue = waiting > 0 ? { waiting } : {};
+  if (sequences === 0) return { sequences: 0, kvTokens: 0, ...queue };
   const used = (m.kvUsage ?? 0) * (m.kvCapacityTokens ?? capacityTokens());
-  return { sequences, kvTokens: Math.max(0, Math.round(used)) };
+  return { sequences, kvTokens: Math.max(0, Math.round(used)), ...queue };
 }
 
 /** How long planning waits for a server's /metrics before it plans without the load. */

@@ -21,8 +21,8 @@ import type {
   Verbosity,
 } from '../core/vocabulary';
 import type { PlanOption } from '../core/compaction/events';
-export { wasSimulated } from '../core/compaction/events';
 export { summaryRoom, volumeAt } from '../core/perf/volume';
+export { formatTokens } from '../core/tokens/formatTokens';
 
 // The shared vocabulary is the core's (src/core/vocabulary.ts); the lists themselves are in ./vocabulary.
 export { isSettled } from '../core/vocabulary';
@@ -84,6 +84,11 @@ export interface SplitView {
   tailStartIndex: number;
   /** Kept-before-tail messages (preserve-user-messages strategy). */
   keptIndices: number[];
+  /**
+   * Past the last message the strategy's own split summarises: its tail start, except that preserving user messages
+   * summarises every agent message, after the first kept user message too.
+   */
+  headEnd: number;
   /** Tail starts the handle may snap to, ascending. */
   allowed: number[];
   /** Messages before this index (system prompt, pinned block) are never compacted. */
@@ -131,6 +136,16 @@ export function summarisedBy(b: Pick<BlockView, 'firstMessage' | 'lastMessage' |
   const out: number[] = [];
   for (let i = b.firstMessage; i <= b.lastMessage; i++) if (!kept?.has(i)) out.push(i);
   return out;
+}
+
+/**
+ * Tokens of a block's summary as it stands: the worker's output count, or ≈ chars/4 for a hand-edited text (an
+ * estimate, and said to be one); null while it has none.
+ */
+export function summaryTokens(b: Pick<BlockView, 'status' | 'summary' | 'stats'>): { n: number; estimate: boolean } | null {
+  if (b.summary === null) return null;
+  if (b.status === 'done' && b.stats) return { n: b.stats.outputTokens, estimate: false };
+  return { n: Math.ceil(b.summary.length / 4), estimate: true };
 }
 
 export interface BlockStatsView {

@@ -32,7 +32,7 @@ export interface LossReportView {
   total: number;
   /** Every dropped fact, counted by kind. */
   droppedByKind: Partial<Record<FactKindView, number>>;
-  /** The dropped facts themselves, at most LISTED_PER_MESSAGE of any one message (see lossReport). */
+  /** The dropped facts themselves, at most LISTED_PER_MESSAGE of any one message (see lossReportView). */
   dropped: LossFactView[];
   /** `fidelity`: the core's fact extractor; `identifiers`: identifiers and paths only (fallback). */
   source: 'fidelity' | 'identifiers';
@@ -45,7 +45,7 @@ export interface LossReportView {
 export const LISTED_PER_MESSAGE = 100;
 
 /** A report of `dropped` (in order): all counted by kind, at most LISTED_PER_MESSAGE listed per message. */
-export function lossReport(
+export function lossReportView(
   compactionId: string,
   total: number,
   dropped: readonly LossFactView[],
@@ -70,7 +70,8 @@ export function droppedCount(r: Pick<LossReportView, 'droppedByKind'>): number {
 
 export interface PlanCandidateView {
   label: string;
-  predictedMs: number;
+  /** null: ruled out before it could be simulated. */
+  predictedMs: number | null;
   chosen: boolean;
 }
 

@@ -249,7 +249,7 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
       assert.equal(loaded.serverLoad?.[0]?.sequences, 12);
       assert.ok(loaded.serverLoad![0]!.kvTokens > 12 * 4000, JSON.stringify(loaded.serverLoad));
       assert.equal(idle.serverLoad, undefined);
-      assert.ok(loaded.chosen.predictedMs > idle.chosen.predictedMs, `${loaded.chosen.predictedMs} vs ${idle.chosen.predictedMs} ms`);
+      assert.ok(loaded.chosen.predictedMs! > idle.chosen.predictedMs!, `${loaded.chosen.predictedMs} vs ${idle.chosen.predictedMs} ms`);
       const text = await cli('compact', '--session', fixture, '--endpoint', busy.url, '--plan', '--profile', 'h100-7b');
       assert.match(
         text.stdout,

@@ -12,12 +12,16 @@ import { ServerLoadMonitor } from '../../src/host/serverLoadMonitor';
 import { startSimulator } from '../sim';
 import type { SimHandle } from '../sim';
 
-/** A simulator with `n` other clients' long replies decoding, held still so that its load stays what it is. */
-async function busySimulator(n: number): Promise<{ sim: SimHandle; stop: () => Promise<void> }> {
+/**
+ * A simulator with `n` other clients' long replies decoding, held still so that its load stays what it is; with
+ * `seats`, the rest wait for one.
+ */
+async function busySimulator(n: number, seats?: number): Promise<{ sim: SimHandle; stop: () => Promise<void> }> {
   const sim = await startSimulator({
     maxModelLen: 200_000,
     timeScale: 0,
     script: { replies: [{ match: 'OTHER', content: 'y'.repeat(150_000), repeat: true }] },
+    ...(seats ? { maxNumSeqs: seats } : {}),
   });
   const abort = new AbortController();
   setMaxListeners(n + 1, abort.signal);
@@ -26,7 +30,9 @@ async function busySimulator(n: number): Promise<{ sim: SimHandle; stop: () => P
     void client
       .chat({ messages: [{ role: 'user', content: `OTHER ${i} ${'w'.repeat(8000)}` }], stream: true }, { signal: abort.signal })
       .catch(() => undefined);
-  while (sim.stats.requests.filter((r) => r.firstToken !== undefined).length < n) await new Promise((r) => setTimeout(r, 2));
+  const running = Math.min(n, seats ?? n);
+  while (sim.stats.requests.filter((r) => r.firstToken !== undefined).length < running || sim.stats.queued < n - running)
+    await new Promise((r) => setTimeout(r, 2));
   sim.pauseScheduler();
   return {
     sim,
@@ -75,6 +81,23 @@ describe('server load for the planner', function () {
       // A minute later the reading is too old to plan on.
       now += 61_000;
       assert.equal(m.latest(), undefined);
+    } finally {
+      await busy.stop();
+    }
+  });
+
+  it('requests waiting for a seat are read apart from the running ones (vllm:num_requests_waiting)', async () => {
+    const busy = await busySimulator(6, 4);
+    try {
+      const m = new ServerLoadMonitor(
+        () => [busy.sim.origin],
+        () => H100_7B.kvCapacityTokens,
+        () => false,
+        () => fetch,
+      );
+      const [load] = await m.read();
+      assert.deepEqual([load?.sequences, load?.waiting], [4, 2]);
+      assert.ok(load!.kvTokens >= 4 * 2000, `${load!.kvTokens} KV tokens`);
     } finally {
       await busy.stop();
     }

@@ -260,7 +260,7 @@ describe('host compaction wiring', () => {
     const serverLoad = { latest: () => (latest++, [load]), read: async () => (reads++, [load]) };
     const { ready } = await controller(s, { serverLoad });
     assert.deepEqual([reads, latest], [1, 0]);
-    assert.equal(ready.plan?.serverLoad, 'the server: 3 other requests running, 40K KV tokens');
+    assert.equal(ready.plan?.serverLoad, 'the server: 3 other requests running, 40.0K KV tokens');
     // A /compact that replaces our own preview plans on the latest reading: a fresh one would still count the
     // cancelled workers, which the server drops only a step or more later.
     await controller(s, { serverLoad }, undefined, ['/compact', '/compact']);

@@ -3,7 +3,7 @@ import { planText } from '../../src/cli/compactCommand';
 import type { PlanOption } from '../../src/core/compaction/events';
 
 describe('compact --plan: the plan as text', () => {
-  const opt = (label: string, predictedMs: number, excluded?: string): PlanOption => ({
+  const opt = (label: string, predictedMs: number | null, excluded?: string): PlanOption => ({
     label,
     mode: 'parallel',
     layout: 'target-block',
@@ -21,7 +21,7 @@ describe('compact --plan: the plan as text', () => {
         chosen: opt('target-block 4096 ×3', 7670),
         alternatives: [
           opt('cache-aligned 4096 ×3', 32720, 'slows the agent 2.7× (limit 1.5×)'),
-          opt('sequential cache-aligned', 0, "worker 1's prompt (9504871 tokens) and reply do not fit the 131072-token window"),
+          opt('sequential cache-aligned', null, "worker 1's prompt (9504871 tokens) and reply do not fit the 131072-token window"),
         ],
         profile: { name: 'h100-7b', source: 'default' },
         cache: 'cold',

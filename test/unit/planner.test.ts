@@ -4,6 +4,7 @@ import type { PerfProfile } from '../../src/core/perf/profile';
 import { simulateSteps } from '../../src/core/perf/stepSim';
 import type { SimRequest } from '../../src/core/perf/stepSim';
 import { planWork } from '../../src/core/perf/planner';
+import { describeLoads } from '../../src/core/perf/serverLoad';
 import type { HeadModel, PlannerInput } from '../../src/core/perf/planner';
 import type { PlanOption } from '../../src/core/compaction/events';
 import { MIN_BLOCK_TARGET, maxTokensFor, splitVolume, summaryRoom, summaryVolume } from '../../src/core/perf/volume';
@@ -13,6 +14,8 @@ import { MIN_BLOCK_TARGET, maxTokensFor, splitVolume, summaryRoom, summaryVolume
 const run = (reqs: SimRequest[], extra: Partial<Parameters<typeof simulateSteps>[1]> = {}) =>
   simulateSteps(reqs, { profile: UNIT_PROFILE, order: reqs.map((_, i) => i), concurrency: 99, replicas: 1, warmSharedTokens: 0, ...extra });
 const close = (got: number, want: number) => assert.ok(Math.abs(got - want) < 1e-6, `${got} vs ${want}`);
+/** An option's predicted time; failing when it was never simulated. */
+const ms = (o: PlanOption): number => o.predictedMs ?? assert.fail(`${o.label} has no prediction`);
 
 describe('step model', () => {
   it('chunks a long prefill by the step budget, then decodes with the KV term', () => {
@@ -92,6 +95,15 @@ describe('step model', () => {
     close(run(one, { agentKvTokens: 10_000, load: [{ sequences: 2, kvTokens: 3000 }] }).agentAloneTpotMs!, 10 + 13);
   });
 
+  it("requests queued on the server run before the workers: counted as running, with the running ones' mean KV", () => {
+    const one = [{ promptTokens: 100, sharedTokens: 0, outputTokens: 2 }];
+    // Two running with 1,000 KV tokens each and one waiting: the same steps as three running with 3,000.
+    close(run(one, { load: [{ sequences: 2, kvTokens: 2000, waiting: 1 }] }).wallMs, 13 + 13.101);
+    // A queue alone takes seats and holds no KV yet: three of the four seats, so a second request waits.
+    const [a, b] = run([...one, ...one], { load: [{ sequences: 0, kvTokens: 0, waiting: 3 }] }).finishMs;
+    assert.ok(a! < 21 && b! > 40, `${a} ${b}`);
+  });
+
   it('spreads requests over replicas by load', () => {
     const reqs = Array.from({ length: 2 }, () => ({ promptTokens: 1000, sharedTokens: 0, outputTokens: 1 }));
     // One replica: 2 steps of 1,000 tokens; two: each in its own first step.
@@ -164,13 +176,13 @@ describe('planner', () => {
     const r = planWork(input({ blockSizes: [1024, 2048] }));
     const allowed = r.choice.alternatives.filter((a) => !a.excluded);
     assert.ok(allowed.length >= 4);
-    for (const a of allowed) assert.ok(r.choice.chosen.predictedMs <= a.predictedMs, `${a.label} ${a.predictedMs}`);
-    for (let i = 1; i < allowed.length; i++) assert.ok(allowed[i - 1]!.predictedMs <= allowed[i]!.predictedMs);
+    for (const a of allowed) assert.ok(ms(r.choice.chosen) <= ms(a), `${a.label} ${a.predictedMs}`);
+    for (let i = 1; i < allowed.length; i++) assert.ok(ms(allowed[i - 1]!) <= ms(allowed[i]!));
     // Many short decodes beat one long one here: the chosen plan is parallel.
     assert.equal(r.choice.chosen.mode, 'parallel');
     for (const a of [r.choice.chosen, ...allowed]) assert.equal(a.summaryTokens, 300);
     const seq = allowed.find((a) => a.mode === 'sequential')!;
-    assert.ok(seq.predictedMs > 2 * r.choice.chosen.predictedMs);
+    assert.ok(ms(seq) > 2 * ms(r.choice.chosen));
   });
 
   it('takes the sequential call when prefill is what costs and the prefix is cached', () => {
@@ -203,7 +215,7 @@ describe('planner', () => {
     assert.deepEqual(busy.choice.serverLoad, [{ sequences: 2, kvTokens: 20_000 }]);
     assert.equal(idle.choice.serverLoad, undefined);
     const time = (r: typeof idle, f: (a: PlanOption) => boolean) =>
-      Math.min(...[r.choice.chosen, ...r.choice.alternatives].filter(f).map((a) => a.predictedMs));
+      Math.min(...[r.choice.chosen, ...r.choice.alternatives].filter(f).map((a) => a.predictedMs ?? Infinity));
     for (const [what, f] of [
       ['sequential', (a: PlanOption) => a.label === 'sequential target-block'],
       ['parallel', (a: PlanOption) => a.mode === 'parallel'],
@@ -211,15 +223,35 @@ describe('planner', () => {
       assert.ok(time(busy, f) > time(idle, f) + 20, `${what}: ${time(busy, f)} vs ${time(idle, f)}`);
     // Four seats, two taken by others: no option sends more than two workers at once.
     for (const a of [busy.choice.chosen, ...busy.choice.alternatives]) assert.ok(a.concurrency <= 2, a.label);
+    // Requests waiting for a seat take one too: one running and one waiting leave two.
+    const queued = planWork(input({ blockSizes: [1024], serverLoad: [{ sequences: 1, kvTokens: 10_000, waiting: 1 }] }));
+    for (const a of [queued.choice.chosen, ...queued.choice.alternatives]) assert.ok(a.concurrency <= 2, a.label);
+    assert.ok(queued.choice.alternatives.some((a) => a.concurrency === 2) || queued.choice.chosen.concurrency === 2);
     // A reading of an idle server changes nothing.
     const none = planWork(input({ blockSizes: [1024], serverLoad: [{ sequences: 0, kvTokens: 0 }] }));
     assert.deepEqual(none.choice, idle.choice);
+  });
+
+  it("says what load it planned around, in the views' token format", () => {
+    assert.equal(
+      describeLoads([{ sequences: 12, kvTokens: 310_400, waiting: 3 }]),
+      'the server: 12 other requests running, 310K KV tokens, 3 waiting',
+    );
+    assert.equal(
+      describeLoads([undefined, { sequences: 1, kvTokens: 8000 }, { sequences: 2, kvTokens: 31_400 }]),
+      'endpoint 1: idle or not known; endpoint 2: 1 other request running, 8,000 KV tokens; endpoint 3: 2 other requests running, 31.4K KV tokens',
+    );
+    assert.equal(describeLoads([{ sequences: 0, kvTokens: 0 }]), undefined);
   });
 
   it('a worker that would not fit the window is ruled out with the reason', () => {
     const r = planWork(input({ window: 2000, blockSizes: [1024] }));
     const seq = r.choice.alternatives.find((a) => a.mode === 'sequential' && a.layout === 'target-block')!;
     assert.match(seq.excluded!, /do not fit the 2000-token window/);
+    // Ruled out before it was simulated: no time, and listed after every option that has one.
+    assert.equal(seq.predictedMs, null);
+    const timed = r.choice.alternatives.map((a) => a.predictedMs !== null).lastIndexOf(true);
+    assert.ok(r.choice.alternatives.indexOf(seq) > timed, r.choice.alternatives.map((a) => a.label).join(', '));
     assert.equal(r.choice.chosen.excluded, undefined);
   });
 });

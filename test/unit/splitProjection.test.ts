@@ -3,13 +3,13 @@
  * head the core would compact, for the strategy's own split and for a handle moved by hand (a manual split).
  */
 import assert from 'node:assert/strict';
-import type { ChatMessage } from '../../src/core/messages';
+import type { ChatMessage, StoredMessage } from '../../src/core/messages';
+import { splitView } from '../../src/host/viewModel';
 import { planSplit, type StrategyName } from '../../src/core/splitPoint';
 import type { SplitView, ViewMessage } from '../../src/protocol/messages';
 import { buildPrefix, project } from '../../webview/projection';
 import { snapshotSession } from '../../src/core/compaction/fromSession';
 import { DEFAULT_COMPACTION_SETTINGS, planCompaction } from '../../src/core/compaction/plan';
-import { COMPRESSION } from '../../src/core/perf/volume';
 import { UNIT_PROFILE } from '../../src/core/perf/profile';
 import { SessionStore } from '../../src/core/session/sessionStore';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
@@ -39,18 +39,15 @@ const views: ViewMessage[] = msgs.map(([m], index) => ({
 }));
 const gauge = { used: tokens.reduce((a, b) => a + b, 0), window: 131_072, hi: 0.75, lo: 0.3, block: 0.9 };
 
+const stored: StoredMessage[] = messages.map((m, i) => ({ ...m, id: `m${i}`, timestamp: 0, kind: 'normal' }));
+
+/** The split as the host sends it (viewModel's splitView), over the fixed token counts above. */
 function view(strategy: StrategyName): SplitView {
-  const { split, allowed, frameEnd } = planSplit({ messages, tokens }, { strategy }, 131_072, 4096);
-  return {
-    strategy,
-    tailStartIndex: split.tailStartIndex,
-    keptIndices: split.keptIndices,
-    allowed,
-    frameEnd,
-    version: 'v',
-    compression: 12,
-    blockTokens: 4096,
-  };
+  return splitView(
+    stored,
+    { countAll: () => tokens },
+    { strategy, window: 131_072, replyReserve: 4096, blockTokens: 4096, verbosity: 'detailed', version: () => 'v' },
+  );
 }
 
 /** Tokens of the messages the core's split would summarise. */
@@ -103,20 +100,11 @@ describe('webview projection: the head it counts is the core split', () => {
         targetFraction: lo,
         profile: UNIT_PROFILE,
       });
-      const { split, allowed, frameEnd } = planSplit(
-        { messages: snap.context, tokens: snap.tokens },
-        { strategy: 'token-fraction' },
-        window,
-        4096,
+      const sv = splitView(
+        snap.context,
+        { countAll: () => [...snap.tokens] },
+        { strategy: 'token-fraction', window, replyReserve: 4096, blockTokens: 4096, verbosity, version: () => 'v' },
       );
-      const sv: SplitView = {
-        ...view('token-fraction'),
-        tailStartIndex: split.tailStartIndex,
-        keptIndices: [],
-        allowed,
-        frameEnd,
-        compression: COMPRESSION[verbosity],
-      };
       const vs = views.map((v, i) => ({ ...v, tokens: snap.tokens[i]! }));
       const used = snap.tokens.reduce((a, b) => a + b, 0);
       const p = project(buildPrefix(vs, sv), { ...gauge, used, window, lo }, sv, sv.tailStartIndex);

@@ -51,7 +51,7 @@ describe('webview: meters count what they say', function () {
   });
 
   it('shows the plan with predicted against measured, and opens the review editor', async () => {
-    const opt = (label: string, predictedMs: number) => ({
+    const opt = (label: string, predictedMs: number | null) => ({
       label,
       mode: 'parallel' as const,
       layout: 'target-block' as const,
@@ -65,8 +65,8 @@ describe('webview: meters count what they say', function () {
       chosen: opt('target-block 4096 ×8', 4000),
       alternatives: [
         { ...opt('cache-aligned 4096 ×8', 9000), excluded: 'slows the agent 2.3×' },
-        // Ruled out before it was simulated: the planner gives it no time (0), which is not "0.0 s".
-        { ...opt('sequential cache-aligned', 0), excluded: "worker 1's prompt does not fit the window" },
+        // Ruled out before it was simulated: the planner gives it no time (null), which is not "0.0 s".
+        { ...opt('sequential cache-aligned', null), excluded: "worker 1's prompt does not fit the window" },
       ],
       profile: 'h100-7b (calibration)',
       measuredMs: 4600,
@@ -86,7 +86,7 @@ describe('webview: meters count what they say', function () {
     );
     assert.equal(await view.page.locator('.cp-plan-load').count(), 0, 'no load line when the plan counted none');
     // Every option ruled out before it could be simulated: the one that runs has no prediction, not "0.0 s (+N %)".
-    await view.send({ type: 'compaction', compaction: { ...c, plan: { ...plan, chosen: opt('sequential cache-aligned', 0) } } });
+    await view.send({ type: 'compaction', compaction: { ...c, plan: { ...plan, chosen: opt('sequential cache-aligned', null) } } });
     assert.equal(await view.page.locator('.cp-plan-line').textContent(), 'Plan: sequential cache-aligned — no prediction, measured 4.6 s');
     // A plan made around other clients' work says what it counted on.
     await view.send({

@@ -148,6 +148,7 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
       strategy: 'token-fraction',
       tailStartIndex: headEnd + 1,
       keptIndices: [],
+      headEnd: headEnd + 1,
       allowed: [headEnd + 1],
       frameEnd: 1,
       version: 'none|1',
@@ -169,7 +170,7 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
         { label: 'parallel · cache-aligned · 4K blocks', predictedMs: 9100, chosen: false },
         { label: 'sequential, one call', predictedMs: 24000, chosen: false },
         // Ruled out before it was simulated: the planner gives it no time (0).
-        { label: "sequential cache-aligned (ruled out: worker 1's prompt does not fit the window)", predictedMs: 0, chosen: false },
+        { label: "sequential cache-aligned (ruled out: worker 1's prompt does not fit the window)", predictedMs: null, chosen: false },
       ],
     },
     focus: 'keep the DB migration plan',

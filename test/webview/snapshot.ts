@@ -97,6 +97,7 @@ export function makeSnapshot(n = 60, opts: { seed?: number; compaction?: Compact
       strategy: 'token-fraction',
       tailStartIndex: tail,
       keptIndices: [],
+      headEnd: tail,
       allowed,
       frameEnd: 1,
       version: 'none|1',

@@ -1,18 +1,11 @@
-import type { BlockView, ViewMessage } from '../../src/protocol/messages';
+import { summaryTokens, type BlockView, type ViewMessage } from '../../src/protocol/messages';
 import { isDroppedBlockText } from '../../src/protocol/review';
 import { formatTokens } from '../projection';
 
-export { formatTokens };
+export { formatTokens, summaryTokens };
 
 export function formatMs(ms: number): string {
   return ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
-}
-
-/** Tokens of a block's summary: the worker's output count, or ≈ chars/4 for a hand-edited text (marked as an estimate). */
-export function summaryTokens(b: BlockView): { n: number; estimate: boolean } | null {
-  if (b.summary === null) return null;
-  if (b.status === 'done' && b.stats) return { n: b.stats.outputTokens, estimate: false };
-  return { n: Math.ceil(b.summary.length / 4), estimate: true };
 }
 
 export function isDropped(b: BlockView): boolean {

@@ -1,4 +1,4 @@
-import { indicesHold, wasSimulated, type CompactionView } from '../../src/protocol/messages';
+import { indicesHold, type CompactionView } from '../../src/protocol/messages';
 import {
   droppedCount,
   kindLabel,
@@ -115,9 +115,9 @@ export function renderPlan(into: HTMLElement, p: PlanView | null): void {
   if (p.candidates.length > 0) {
     const list = h('ul', { class: 'rv-candidates' });
     // An option ruled out before it was simulated has no time: listed last rather than as the fastest.
-    const time = (c: PlanCandidateView) => (wasSimulated(c) ? c.predictedMs : Infinity);
+    const time = (c: PlanCandidateView) => c.predictedMs ?? Infinity;
     for (const c of [...p.candidates].sort((a, b) => time(a) - time(b) || 0)) {
-      const shown = wasSimulated(c) ? formatMs(c.predictedMs) : 'no prediction';
+      const shown = c.predictedMs !== null ? formatMs(c.predictedMs) : 'no prediction';
       list.append(h('li', { class: c.chosen ? 'chosen' : '', text: `${c.chosen ? '✓ ' : ''}${c.label}: ${shown}` }));
     }
     into.append(h('details', { class: 'rv-alts' }, h('summary', { text: `${p.candidates.length} plans considered` }), list));

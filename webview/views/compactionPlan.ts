@@ -1,5 +1,5 @@
 /** The compaction panel's plan line: what the planner chose, predicted against measured, and the cache's share. */
-import { wasSimulated, type CompactionView, type PlanOptionView } from '../../src/protocol/messages';
+import type { CompactionView, PlanOptionView } from '../../src/protocol/messages';
 import { clear, h } from '../dom';
 import { deviation, workerTotalsText } from '../projection';
 
@@ -10,12 +10,11 @@ export function renderPlan(into: HTMLElement, c: CompactionView): void {
   const measured = p?.measuredMs ?? c.totals?.wallMs ?? null;
   if (!p && measured === null) return;
   const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-  const predicted = (o: PlanOptionView) => (wasSimulated(o) ? sec(o.predictedMs) : 'no prediction');
+  const predicted = (o: PlanOptionView) => (o.predictedMs !== null ? sec(o.predictedMs) : 'no prediction');
+  const forecast = p?.chosen.predictedMs ?? null;
   const line = p
-    ? `Plan: ${p.chosen.label} — ${wasSimulated(p.chosen) ? `predicted ${sec(p.chosen.predictedMs)}` : 'no prediction'}` +
-      (measured !== null
-        ? `, measured ${sec(measured)}${wasSimulated(p.chosen) ? ` (${deviation(measured, p.chosen.predictedMs)})` : ''}`
-        : '')
+    ? `Plan: ${p.chosen.label} — ${forecast !== null ? `predicted ${sec(forecast)}` : 'no prediction'}` +
+      (measured !== null ? `, measured ${sec(measured)}${forecast !== null ? ` (${deviation(measured, forecast)})` : ''}` : '')
     : `Took ${sec(measured!)}`;
   into.append(h('span', { class: 'cp-plan-line', text: line }));
   // A shared server's other work is why a prediction is slower than on an idle one: say what was counted.

@@ -1,4 +1,4 @@
-import type { BlockView } from '../../src/protocol/messages';
+import { summaryTokens, type BlockView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { h, setAttr, setText } from '../dom';
 import { formatTokens, thresholdTokens, type Projection } from '../projection';
@@ -154,9 +154,7 @@ export function blockCount(p: Projection, about = 'about '): string {
   return `${p.blocksEstimated ? about : ''}${p.blocks} block${p.blocks === 1 ? '' : 's'}`;
 }
 
-/** A block's summary size: the worker's output count, ≈ chars/4 for a hand edit, tokens so far while streaming. */
+/** A block's summary size (summaryTokens), or the tokens written so far while it streams. */
 export function blockSummaryTokens(b: BlockView): number {
-  if (b.status === 'done' && b.stats) return b.stats.outputTokens;
-  if (b.summary !== null) return Math.ceil(b.summary.length / 4);
-  return b.status === 'streaming' ? b.streamedTokens : 0;
+  return summaryTokens(b)?.n ?? (b.status === 'streaming' ? b.streamedTokens : 0);
 }

@@ -1,11 +1,10 @@
-import { indicesHold } from '../../src/protocol/messages';
+import { indicesHold, summaryTokens } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { formatTokens, messageAtOffset } from '../projection';
 import type { TimelineGeometry } from './timelineGeometry';
 import { SEG_H } from './timelinePaint';
 import { describe, preview } from './timelineText';
 import type { Tooltip } from './timelineText';
-import { blockSummaryTokens } from './gauges';
 
 /** What the pointer and keyboard bindings drive; the Timeline provides it. */
 export interface TimelineInputTarget {
@@ -97,8 +96,8 @@ export function bindSurface(t: TimelineInputTarget): void {
         const blk = s.compaction.blocks.find((bb) => bb.index === b)!;
         const title = `Block ${blk.index + 1} · ${blk.status}${blk.status === 'streaming' ? ` (${blk.streamedTokens} tok so far)` : ''}`;
         // The summary as it stands: an edited block's is the user's text (≈ chars/4), not what its worker wrote.
-        const n = blk.summary !== null ? blockSummaryTokens(blk) : 0;
-        const out = n > 0 ? ` → ${blk.status === 'edited' ? '≈' : ''}${formatTokens(n)} out` : '';
+        const st = summaryTokens(blk);
+        const out = st && st.n > 0 ? ` → ${st.estimate ? '≈' : ''}${formatTokens(st.n)} out` : '';
         t.tip.show(x, t.geo.width, title, `messages ${blk.firstMessage}–${blk.lastMessage} · ${formatTokens(blk.tokens)} tok in${out}`);
         return;
       }

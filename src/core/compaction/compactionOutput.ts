@@ -3,7 +3,7 @@ import { originalId } from '../session/sessionState';
 import type { CompactionRecord } from '../session/schema';
 import type { RecentTurnsResult } from '../splitPoint';
 import { frameEnd } from '../splitPoint';
-import { wasSimulated, type BlockStats, type BlockView, type CompactionTotals, type PlanOutcome } from './events';
+import { type BlockStats, type BlockView, type CompactionTotals, type PlanOutcome } from './events';
 import { mergeSummaries, summaryMessage } from './merge';
 import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
@@ -134,7 +134,7 @@ export function planOutcome(plan: CompactionPlan, t: CompactionTotals, blocks: r
     label: c.chosen.label,
     predictedMs: predicted,
     measuredMs: t.wallMs,
-    ratio: wasSimulated(c.chosen) ? Math.round((100 * t.wallMs) / predicted) / 100 : 0,
+    ratio: predicted !== null ? Math.round((100 * t.wallMs) / predicted) / 100 : null,
     summaryTokens: t.outputTokens,
   };
   // Edited blocks were not written by a worker: there is nothing to replay.

@@ -54,8 +54,8 @@ export interface PlanOption {
   concurrency: number;
   /** Summary tokens the workers are asked for, in total. */
   summaryTokens: number;
-  /** Predicted wall time; NOT_SIMULATED when the option was ruled out before it could be simulated (a prompt over the window). */
-  predictedMs: number;
+  /** Predicted wall time; null when the option was ruled out before it could be simulated (a prompt over the window). */
+  predictedMs: number | null;
   /**
    * Predicted time per output token of the live agent during the compaction
    * divided by its time without one (only when the agent shares the server).
@@ -86,10 +86,11 @@ export interface PlanChoice {
 /** After the run: the chosen plan's prediction against what it took. */
 export interface PlanOutcome {
   label: string;
-  predictedMs: number;
+  /** null when the chosen option had no prediction (every option was ruled out before it could be simulated). */
+  predictedMs: number | null;
   measuredMs: number;
-  /** Measured ÷ predicted. */
-  ratio: number;
+  /** Measured ÷ predicted; null without a prediction. */
+  ratio: number | null;
   /** Output tokens the workers wrote (the plan asked for the chosen option's summaryTokens). */
   summaryTokens: number;
   /**
@@ -128,11 +129,3 @@ export type CompactionEvent =
     }
   | { type: 'cancelled'; compactionId: string }
   | { type: 'adopted'; compactionId: string; totals: CompactionTotals };
-
-/** An option's predictedMs when it was ruled out before it could be simulated: it has no time to show or compare. */
-export const NOT_SIMULATED = 0;
-
-/** Whether an option (or a view of one) carries a simulated time. */
-export function wasSimulated(o: { predictedMs: number }): boolean {
-  return o.predictedMs !== NOT_SIMULATED;
-}

@@ -114,7 +114,6 @@ export interface WorkerPlan {
   /** Block indices in the order they are sent. */
   order: number[];
   concurrency: number;
-  predictedMs: number;
 }
 
 export interface CompactionPlan {
@@ -167,7 +166,7 @@ export function planCompaction(snapshot: CompactionSnapshot, settings: Compactio
       settings: resolved,
       blocks: [],
       summaryTokens: 0,
-      workers: { targets: [], maxTokens: [], order: [], concurrency: 1, predictedMs: 0 },
+      workers: { targets: [], maxTokens: [], order: [], concurrency: 1 },
       choice: undefined,
     };
   }
@@ -241,6 +240,5 @@ function workersOf(w: WorkPlan): WorkerPlan {
     maxTokens: w.maxTokens,
     order: w.order,
     concurrency: w.option.concurrency,
-    predictedMs: w.option.predictedMs,
   };
 }

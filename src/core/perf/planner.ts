@@ -9,9 +9,9 @@
  * again but hold only it. In the background it also bounds how much the plan
  * slows the live agent's decoding.
  */
-import { NOT_SIMULATED, wasSimulated, type PlanChoice, type PlanOption } from '../compaction/events';
+import type { PlanChoice, PlanOption } from '../compaction/events';
 import type { PerfProfile } from './profile';
-import { isLoaded, type ServerLoad } from './serverLoad';
+import { isLoaded, otherSequences, type ServerLoad } from './serverLoad';
 import type { SimRequest, SimResult } from './stepSim';
 import { simulateSteps } from './stepSim';
 import { maxTokensFor, splitVolume } from './volume';
@@ -106,7 +106,7 @@ function candidates(x: PlannerInput): Candidate[] {
   const f = x.forced ?? {};
   const out: Candidate[] = [];
   const layouts: PlanLayout[] = f.layout ? [f.layout] : ['cache-aligned', 'target-block'];
-  const others = (x.serverLoad ?? []).reduce((n, l) => n + (isLoaded(l) ? l.sequences : 0), 0);
+  const others = (x.serverLoad ?? []).reduce((n, l) => n + otherSequences(l), 0);
   const cap = Math.min(x.maxConcurrency, x.profile.maxNumSeqs * Math.max(1, x.replicas) - (x.background ? 1 : 0) - others);
   if (f.mode !== 'parallel') {
     const one = x.head.blocks(Number.MAX_SAFE_INTEGER);
@@ -176,7 +176,7 @@ function evaluate(x: PlannerInput, c: Candidate): WorkPlan {
     blocks: c.blocks.length,
     concurrency: c.concurrency,
     summaryTokens: targets.reduce((a, b) => a + b, 0),
-    predictedMs: NOT_SIMULATED,
+    predictedMs: null,
   };
   const tooBig = reqs.findIndex((r, k) => r.promptTokens + maxTokens[k]! > x.window);
   if (tooBig >= 0) {
@@ -221,20 +221,26 @@ export function predictWithOutputs(x: PlannerInput, option: PlanOption, order: n
   return Math.round(simulateCandidate(x, option, reqs, order).wallMs);
 }
 
+/** Sort order by predicted time; options without one (never simulated) last. */
+function fasterFirst(a: PlanOption, b: PlanOption): number {
+  if (a.predictedMs === null || b.predictedMs === null) return (a.predictedMs === null ? 1 : 0) - (b.predictedMs === null ? 1 : 0);
+  return a.predictedMs - b.predictedMs;
+}
+
 /** Predicts every candidate and returns the fastest one allowed, with the rest as alternatives. */
 export function planWork(x: PlannerInput): PlannerResult {
   const all = candidates(x).map((c) => evaluate(x, c));
   if (all.length === 0)
     throw new Error('The planner found nothing to consider: the head is empty or the forced settings rule out every plan.');
-  const byTime = (a: WorkPlan, b: WorkPlan) => a.option.predictedMs - b.option.predictedMs || a.option.blocks - b.option.blocks;
+  const byTime = (a: WorkPlan, b: WorkPlan) => fasterFirst(a.option, b.option) || a.option.blocks - b.option.blocks;
   const allowed = all.filter((w) => !w.option.excluded).sort(byTime);
   // When every option breaks the agent's bound, the gentlest one still runs: a compaction has to happen.
   const gentlest = [...all]
-    .filter((w) => wasSimulated(w.option))
+    .filter((w) => w.option.predictedMs !== null)
     .sort((a, b) => (a.option.agentSlowdown ?? 0) - (b.option.agentSlowdown ?? 0) || byTime(a, b));
   const work = allowed[0] ?? gentlest[0] ?? all[0]!;
   const alternatives = all.filter((w) => w !== work).map((w) => w.option);
-  alternatives.sort((a, b) => (a.excluded ? 1 : 0) - (b.excluded ? 1 : 0) || a.predictedMs - b.predictedMs);
+  alternatives.sort((a, b) => (a.excluded ? 1 : 0) - (b.excluded ? 1 : 0) || fasterFirst(a, b));
   const f = x.forced ?? {};
   const forced = (Object.keys(f) as (keyof PlanForced)[]).filter((k) => f[k] !== undefined).map((k) => `${k}=${f[k]}`);
   return {

@@ -1,3 +1,5 @@
+import { formatTokens } from '../tokens/formatTokens';
+
 /**
  * Work other clients have on a server when a compaction is planned. A vLLM
  * server is often shared (a team's GPU, a router in front of replicas): its
@@ -11,17 +13,28 @@ export interface ServerLoad {
   sequences: number;
   /** KV tokens they hold. */
   kvTokens: number;
+  /**
+   * Requests waiting for a seat or for KV (vllm:num_requests_waiting). vLLM admits in arrival order, so they run
+   * before any worker sent after the reading; the step model counts them as running, each with the running ones'
+   * average KV. Absent: none, or the server does not say.
+   */
+  waiting?: number;
+}
+
+/** Other clients' sequences the step model runs beside the workers: the running ones and the ones queued ahead. */
+export function otherSequences(l: ServerLoad | null | undefined): number {
+  return l ? l.sequences + (l.waiting ?? 0) : 0;
 }
 
 /** Whether a load changes anything the step model sees. */
 export function isLoaded(l: ServerLoad | null | undefined): l is ServerLoad {
-  return !!l && l.sequences > 0;
+  return otherSequences(l) > 0;
 }
 
-/** "12 other requests running, 310K KV tokens": the load as the plan shows it. */
+/** "12 other requests running, 310K KV tokens" (", 3 waiting" with a queue): the load as the plan shows it. */
 function describeLoad(l: ServerLoad): string {
-  const kv = l.kvTokens >= 10_000 ? `${Math.round(l.kvTokens / 1000)}K` : String(Math.round(l.kvTokens));
-  return `${l.sequences} other request${l.sequences === 1 ? '' : 's'} running, ${kv} KV tokens`;
+  const queue = l.waiting ? `, ${l.waiting} waiting` : '';
+  return `${l.sequences} other request${l.sequences === 1 ? '' : 's'} running, ${formatTokens(l.kvTokens)} KV tokens${queue}`;
 }
 
 /**
@@ -31,5 +44,5 @@ function describeLoad(l: ServerLoad): string {
 export function describeLoads(loads: readonly (ServerLoad | null | undefined)[] | undefined): string | undefined {
   if (!loads?.some(isLoaded)) return undefined;
   const one = (l: ServerLoad | null | undefined) => (isLoaded(l) ? describeLoad(l) : 'idle or not known');
-  return loads.length === 1 ? `the server: ${one(loads[0])}` : loads.map((l, i) => `endpoint ${i + 1}: ${one(l)}`).join(', ');
+  return loads.length === 1 ? `the server: ${one(loads[0])}` : loads.map((l, i) => `endpoint ${i + 1}: ${one(l)}`).join('; ');
 }

@@ -12,7 +12,7 @@
  */
 import type { PerfProfile } from './profile';
 import { mixedStepMs, prefillPairs, stepTimeMs } from './profile';
-import type { ServerLoad } from './serverLoad';
+import { otherSequences, type ServerLoad } from './serverLoad';
 
 const CACHE_BLOCK = 16;
 
@@ -149,11 +149,13 @@ class StepRun {
     // workers by its own requests alone (src/core/compaction/pendingCompaction.ts), and so does this model.
     o.load?.forEach((l, r) => {
       const rep = this.replicas[r];
-      if (!rep || !l || l.sequences <= 0) return;
+      const n = otherSequences(l);
+      if (!rep || !l || n <= 0) return;
       // They never end here, so they may not take every seat: the workers would wait for ever. On the server they
       // do end and a seat comes free; the model keeps one free from the start instead.
-      rep.others = Math.min(l.sequences, Math.max(0, this.p.maxNumSeqs - 1 - rep.running.length));
-      rep.othersKv = Math.max(0, Math.round((l.kvTokens * rep.others) / l.sequences));
+      rep.others = Math.min(n, Math.max(0, this.p.maxNumSeqs - 1 - rep.running.length));
+      // Queued ones hold no KV yet; once admitted, as much as the running ones do on average.
+      rep.othersKv = l.sequences > 0 ? Math.max(0, Math.round((l.kvTokens * rep.others) / l.sequences)) : 0;
     });
   }
 

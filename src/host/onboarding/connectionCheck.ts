@@ -7,6 +7,7 @@
 import { normalizeBaseURL, serverRoot } from '../../llm/endpoint';
 import { TOOLS_UNSUPPORTED_RE } from '../../llm/errors';
 import { parseModelList } from '../../llm/models';
+import { readVllmMetrics } from '../../llm/vllmMetrics';
 
 export interface ConnectionReport {
   endpoint: string;
@@ -140,17 +141,11 @@ export async function checkConnection(
   );
 
   // vLLM reports cached prompt tokens only with --enable-prompt-tokens-details; its /metrics counters are the other witness.
-  let metrics = '';
-  try {
-    const res = await call(`${root}/metrics`);
-    if (res.ok) metrics = await res.text();
-  } catch {
-    /* no /metrics: rely on usage */
-  }
-  const hits = /^vllm:(?:gpu_)?prefix_cache_hits(?:_total)?(?:\{[^}]*\})?\s+([\d.e+]+)/m.exec(metrics);
+  const counters = (await readVllmMetrics(root, { fetchFn: call }))?.prefixCache;
+  const hits = counters?.hits;
   if (cachedSecond !== null && cachedSecond > 0) r.prefixCaching = 'on';
-  else if (hits && Number(hits[1]) > 0) r.prefixCaching = 'on';
-  else if (cachedSecond === 0 || hits) r.prefixCaching = 'off';
+  else if (hits !== undefined && hits > 0) r.prefixCaching = 'on';
+  else if (cachedSecond === 0 || hits !== undefined) r.prefixCaching = 'off';
   r.lines.push(
     r.prefixCaching === 'on'
       ? 'Prefix caching: on (a repeated prompt was served from the cache)'

@@ -6,7 +6,7 @@
  */
 import { extractFacts, factsKeptIn, type Fact, type FactSource } from '../../core/fidelity';
 import { summarisedBy, type CompactionView, type ViewMessage } from '../../protocol/messages';
-import { lossReport, type LossFactView, type LossReportView } from '../../protocol/review';
+import { lossReportView, type LossFactView, type LossReportView } from '../../protocol/review';
 
 function source(m: ViewMessage): FactSource {
   switch (m.role) {
@@ -59,7 +59,7 @@ export function fidelityLoss(messages: readonly ViewMessage[], c: CompactionView
       messageIndex: f.messageIndex,
       block: blockOf.get(f.messageIndex)!,
     }));
-  return lossReport(c.id, facts.length, dropped, 'fidelity');
+  return lossReportView(c.id, facts.length, dropped, 'fidelity');
 }
 
 /**

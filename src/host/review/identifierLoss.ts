@@ -5,7 +5,7 @@
  * present (see lossWithFallback), and it is only reached when that one throws.
  */
 import { summarisedBy, type CompactionView, type ViewMessage } from '../../protocol/messages';
-import { lossReport, type FactKindView, type LossFactView, type LossReportView } from '../../protocol/review';
+import { lossReportView, type FactKindView, type LossFactView, type LossReportView } from '../../protocol/review';
 import { allMatches, EXCEPTION_RE, identifiersIn, pathMatches, withoutPaths } from '../../core/fidelity/patterns';
 
 export interface RawFact {
@@ -69,5 +69,5 @@ export function identifierLoss(messages: readonly ViewMessage[], c: CompactionVi
       }
     }
   }
-  return lossReport(c.id, total, dropped, 'identifiers');
+  return lossReportView(c.id, total, dropped, 'identifiers');
 }

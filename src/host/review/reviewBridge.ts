@@ -6,7 +6,7 @@
  */
 import type { CompactionView, HostToWebview, ViewSnapshot, WebviewToHost } from '../../protocol/messages';
 import type { HostToReview, LossReportView, PlanView, ReviewState, ReviewToHost } from '../../protocol/review';
-import { applyBlockProgress, applySplitChange, wasSimulated } from '../../protocol/messages';
+import { applyBlockProgress, applySplitChange } from '../../protocol/messages';
 import { fidelityLoss } from './fidelityLoss';
 import { identifierLoss } from './identifierLoss';
 import { type FullText, withFullTexts } from './lossSources';
@@ -159,7 +159,7 @@ export function planOf(c: CompactionView): PlanView | null {
     layout: o.layout,
     blockTokens: o.mode === 'sequential' ? null : o.blockTokens,
     concurrency: o.mode === 'sequential' ? null : o.concurrency,
-    predictedMs: wasSimulated(o) ? o.predictedMs : null,
+    predictedMs: o.predictedMs,
     measuredMs: p.measuredMs ?? c.totals?.wallMs ?? null,
     candidates: [o, ...p.alternatives].map((a) => ({
       label: a.excluded ? `${a.label} (ruled out: ${a.excluded})` : a.label,
