@@ -29,6 +29,12 @@ export interface VllmMetrics {
   tpot?: { sum: number; count: number };
   /** Prompt tokens looked up in the prefix cache and found there, since the server started (counters). */
   prefixCache?: { queries: number; hits: number };
+  /**
+   * Data-parallel engines behind the server, when it runs several: each exports its gauges under its own `engine`
+   * label (vLLM's PrometheusStatLogger), so the sums above are the whole server's, and cache_config_info is one
+   * engine's.
+   */
+  engines?: number;
 }
 
 /** Parses Prometheus text: a metric's value summed over its label sets. */
@@ -72,6 +78,8 @@ export function parseVllmMetrics(text: string): VllmMetrics {
   const blocks = info && /num_gpu_blocks="(\d+)"/.exec(info)?.[1];
   const size = info && /block_size="(\d+)"/.exec(info)?.[1];
   if (blocks && size) m.kvCapacityTokens = Number(blocks) * Number(size);
+  const engines = new Set(lines.filter((l) => l.startsWith('vllm:num_requests_running{')).map((l) => /engine="([^"]*)"/.exec(l)?.[1]));
+  if (engines.size > 1) m.engines = engines.size;
   return m;
 }
 
@@ -102,16 +110,19 @@ export async function readVllmMetrics(root: string, o: MetricsReadOptions = {}):
  * Other clients' work on a server, from its metrics: its running sequences and the KV they hold (usage × capacity;
  * the capacity from cache_config_info, else `capacityTokens()`, the profile's). vLLM counts only blocks that running
  * and waiting requests hold as used, not cached blocks nobody holds. Undefined when the server does not say how many
- * requests run. Requests waiting for a seat are counted apart (ServerLoad.waiting).
+ * requests run. Requests waiting for a seat are counted apart (ServerLoad.waiting); a data-parallel server's load
+ * is one engine's, the mean over its engines (ServerLoad.engines).
  */
 export function serverLoadOf(m: VllmMetrics | undefined, capacityTokens: () => number): ServerLoad | undefined {
   if (m?.running === undefined) return undefined;
-  const sequences = Math.max(0, Math.round(m.running));
-  const waiting = Math.max(0, Math.round(m.waiting ?? 0));
-  const queue = waiting > 0 ? { waiting } : {};
-  if (sequences === 0) return { sequences: 0, kvTokens: 0, ...queue };
-  const used = (m.kvUsage ?? 0) * (m.kvCapacityTokens ?? capacityTokens());
-  return { sequences, kvTokens: Math.max(0, Math.round(used)), ...queue };
+  // The step model sees one engine: a data-parallel server's load is given per engine, its mean.
+  const e = m.engines ?? 1;
+  const sequences = Math.max(0, Math.round(m.running / e));
+  const waiting = Math.max(0, Math.round((m.waiting ?? 0) / e));
+  const extra = { ...(waiting > 0 ? { waiting } : {}), ...(e > 1 ? { engines: e } : {}) };
+  if (sequences === 0) return { sequences: 0, kvTokens: 0, ...extra };
+  const used = ((m.kvUsage ?? 0) / e) * (m.kvCapacityTokens ?? capacityTokens());
+  return { sequences, kvTokens: Math.max(0, Math.round(used)), ...extra };
 }
 
 /** How long planning waits for a server's /metrics before it plans without the load. */

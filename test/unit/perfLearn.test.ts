@@ -3,7 +3,8 @@ import { ProfileLearner, learnProfile, leastSquares } from '../../src/core/perf/
 import { UNIT_PROFILE } from '../../src/core/perf/profile';
 import type { ModelPort } from '../../src/core/ports';
 import { TimedModel } from '../../src/llm/timing';
-import { parseVllmMetrics } from '../../src/llm/vllmMetrics';
+import { parseVllmMetrics, serverLoadOf } from '../../src/llm/vllmMetrics';
+import { describeLoads } from '../../src/core/perf/serverLoad';
 
 describe('learned profile', () => {
   it('least squares solves an exact system', () => {
@@ -112,6 +113,31 @@ describe('learned profile', () => {
       ].join('\n'),
     );
     assert.deepEqual(m, { running: 3, kvUsage: 0.25, tpot: { sum: 1.5, count: 150 }, ttft: { sum: 2, count: 4 }, kvCapacityTokens: 16000 });
+  });
+
+  it("a data-parallel server's gauges come per engine: its load is planned as one engine's, the mean, and said so", () => {
+    // vLLM's PrometheusStatLogger labels every gauge with its engine, and writes cache_config_info once per engine.
+    const m = parseVllmMetrics(
+      [
+        'vllm:num_requests_running{engine="0",model_name="m"} 10.0',
+        'vllm:num_requests_running{engine="1",model_name="m"} 6.0',
+        'vllm:num_requests_waiting{engine="0",model_name="m"} 2.0',
+        'vllm:num_requests_waiting{engine="1",model_name="m"} 0.0',
+        'vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.5',
+        'vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.3',
+        'vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="10000"} 1.0',
+        'vllm:cache_config_info{block_size="16",engine="1",num_gpu_blocks="10000"} 1.0',
+      ].join('\n'),
+    );
+    assert.deepEqual(m, { running: 16, waiting: 2, kvUsage: 0.8, kvCapacityTokens: 160_000, engines: 2 });
+    const load = serverLoadOf(m, () => 1);
+    assert.deepEqual(load, { sequences: 8, waiting: 1, kvTokens: 64_000, engines: 2 });
+    assert.equal(describeLoads([load]), 'the server: per engine of 2, 8 other requests running, 64.0K KV tokens, 1 waiting');
+    // One engine: the sums are its own.
+    assert.deepEqual(
+      serverLoadOf({ running: 3, kvUsage: 0.25, kvCapacityTokens: 16_000 }, () => 1),
+      { sequences: 3, kvTokens: 4000 },
+    );
   });
 
   it('calibration takes the time per token from the inter-token sum, also when one output carries several tokens', async () => {

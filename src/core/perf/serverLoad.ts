@@ -19,6 +19,11 @@ export interface ServerLoad {
    * average KV. Absent: none, or the server does not say.
    */
   waiting?: number;
+  /**
+   * A data-parallel server's engines, each with its own batch and KV: the load above is then one engine's, the mean
+   * over them, and the step model plans on one engine (the workers spread over the others is not modelled).
+   */
+  engines?: number;
 }
 
 /** Other clients' sequences the step model runs beside the workers: the running ones and the ones queued ahead. */
@@ -31,10 +36,11 @@ export function isLoaded(l: ServerLoad | null | undefined): l is ServerLoad {
   return otherSequences(l) > 0;
 }
 
-/** "12 other requests running, 310K KV tokens" (", 3 waiting" with a queue): the load as the plan shows it. */
+/** "12 other requests running, 310K KV tokens" (", 3 waiting" with a queue; "per engine of 2, …"): the load as the plan shows it. */
 function describeLoad(l: ServerLoad): string {
   const queue = l.waiting ? `, ${l.waiting} waiting` : '';
-  return `${l.sequences} other request${l.sequences === 1 ? '' : 's'} running, ${formatTokens(l.kvTokens)} KV tokens${queue}`;
+  const per = l.engines && l.engines > 1 ? `per engine of ${l.engines}, ` : '';
+  return `${per}${l.sequences} other request${l.sequences === 1 ? '' : 's'} running, ${formatTokens(l.kvTokens)} KV tokens${queue}`;
 }
 
 /**
