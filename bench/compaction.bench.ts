@@ -34,7 +34,8 @@ const AGENT_TIME_SCALE = 0.25;
 const s = (ms: number | null) => (ms === null ? '—' : `${(ms / 1000).toFixed(2)} s`);
 const pct = (r: RunResult) => (100 * ((r.predictedMs ?? NaN) - r.simulatedMs)) / r.simulatedMs;
 const pctWritten = (r: RunResult) => (100 * ((r.predictedForWrittenMs ?? NaN) - r.simulatedMs)) / r.simulatedMs;
-const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} %`;
+/** A signed error, or '—' where there is nothing to compare (no prediction). */
+const signed = (x: number) => (Number.isNaN(x) ? '—' : `${x >= 0 ? '+' : ''}${x.toFixed(1)} %`);
 const verdict = (ok: boolean) => (ok ? 'meets' : 'MISSES');
 
 function row(r: RunResult, base?: RunResult): string {

@@ -12,6 +12,7 @@ import type { ControllerEnvironment } from './controllerEnvironment';
 import { describeFailure } from './userFacing';
 import { CA_FILE_SETTING, ServerTrust } from './serverTrust';
 import { ServerLoadMonitor } from './serverLoadMonitor';
+import { otherSequences } from '../core/perf/serverLoad';
 
 /** Used until the server reports max_model_len (or when it never does). */
 const FALLBACK_WINDOW = 32_768;
@@ -83,7 +84,7 @@ export class ServerConnection {
       },
       refresher,
       transport.fetch,
-      () => this.loadMonitor.latest()?.[0]?.sequences ?? 0,
+      () => otherSequences(this.loadMonitor.latest()?.[0]),
     );
     this.loadFetch = transport.fetch ?? fetch;
   }

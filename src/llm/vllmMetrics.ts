@@ -19,7 +19,7 @@ export interface VllmMetrics {
   waiting?: number;
   /** 0–1. */
   kvUsage?: number;
-  /** KV capacity in tokens, from vllm:cache_config_info (num_gpu_blocks × block_size) when exported. */
+  /** One engine's KV capacity in tokens, from vllm:cache_config_info (num_gpu_blocks × block_size) when exported. */
   kvCapacityTokens?: number;
   ttft?: { sum: number; count: number };
   /**
@@ -31,8 +31,9 @@ export interface VllmMetrics {
   prefixCache?: { queries: number; hits: number };
   /**
    * Data-parallel engines behind the server, when it runs several: each exports its gauges under its own `engine`
-   * label (vLLM's PrometheusStatLogger), so the sums above are the whole server's, and cache_config_info is one
-   * engine's.
+   * label (vLLM's PrometheusStatLogger), so the sums above are the whole server's; cache_config_info's block
+   * count is the sum over the engines too (the front end adds each engine's as it starts), so kvCapacityTokens
+   * divides it by them.
    */
   engines?: number;
 }
@@ -74,12 +75,13 @@ export function parseVllmMetrics(text: string): VllmMetrics {
   const queries = sum('vllm:prefix_cache_queries_total', 'vllm:gpu_prefix_cache_queries_total');
   const hits = sum('vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total');
   if (queries !== undefined && hits !== undefined) m.prefixCache = { queries, hits };
+  const engines = new Set(lines.filter((l) => l.startsWith('vllm:num_requests_running{')).map((l) => /engine="([^"]*)"/.exec(l)?.[1]));
+  if (engines.size > 1) m.engines = engines.size;
   const info = lines.find((l) => l.startsWith('vllm:cache_config_info{'));
   const blocks = info && /num_gpu_blocks="(\d+)"/.exec(info)?.[1];
   const size = info && /block_size="(\d+)"/.exec(info)?.[1];
-  if (blocks && size) m.kvCapacityTokens = Number(blocks) * Number(size);
-  const engines = new Set(lines.filter((l) => l.startsWith('vllm:num_requests_running{')).map((l) => /engine="([^"]*)"/.exec(l)?.[1]));
-  if (engines.size > 1) m.engines = engines.size;
+  // vLLM's front end sums its engines' blocks into the one cache config every engine's line repeats.
+  if (blocks && size) m.kvCapacityTokens = Math.round((Number(blocks) * Number(size)) / Math.max(1, engines.size));
   return m;
 }
 
@@ -117,8 +119,9 @@ export function serverLoadOf(m: VllmMetrics | undefined, capacityTokens: () => n
   if (m?.running === undefined) return undefined;
   // The step model sees one engine: a data-parallel server's load is given per engine, its mean.
   const e = m.engines ?? 1;
-  const sequences = Math.max(0, Math.round(m.running / e));
-  const waiting = Math.max(0, Math.round((m.waiting ?? 0) / e));
+  // Rounded up: one request on a server of three engines is still someone else's load.
+  const sequences = Math.max(0, Math.ceil(m.running / e));
+  const waiting = Math.max(0, Math.ceil((m.waiting ?? 0) / e));
   const extra = { ...(waiting > 0 ? { waiting } : {}), ...(e > 1 ? { engines: e } : {}) };
   if (sequences === 0) return { sequences: 0, kvTokens: 0, ...extra };
   const used = ((m.kvUsage ?? 0) / e) * (m.kvCapacityTokens ?? capacityTokens());

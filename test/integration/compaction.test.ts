@@ -253,7 +253,7 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
       const text = await cli('compact', '--session', fixture, '--endpoint', busy.url, '--plan', '--profile', 'h100-7b');
       assert.match(
         text.stdout,
-        /^plan \(profile h100-7b, named; cold cache; 1 endpoint; the server: 12 other requests running, \d+K KV tokens\):/,
+        /^plan \(profile h100-7b, named; cold cache; 1 endpoint; the server: 12 other requests running, [\d.,]+K? KV tokens\):/,
       );
     } finally {
       stop.abort();

@@ -125,14 +125,24 @@ describe('learned profile', () => {
         'vllm:num_requests_waiting{engine="1",model_name="m"} 0.0',
         'vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.5',
         'vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.3',
-        'vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="10000"} 1.0',
-        'vllm:cache_config_info{block_size="16",engine="1",num_gpu_blocks="10000"} 1.0',
+        // The front end sums the engines' blocks into the one config every engine's line repeats.
+        'vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="20000"} 1.0',
+        'vllm:cache_config_info{block_size="16",engine="1",num_gpu_blocks="20000"} 1.0',
       ].join('\n'),
     );
     assert.deepEqual(m, { running: 16, waiting: 2, kvUsage: 0.8, kvCapacityTokens: 160_000, engines: 2 });
     const load = serverLoadOf(m, () => 1);
     assert.deepEqual(load, { sequences: 8, waiting: 1, kvTokens: 64_000, engines: 2 });
     assert.equal(describeLoads([load]), 'the server: per engine of 2, 8 other requests running, 64.0K KV tokens, 1 waiting');
+    // A request on a server of three engines is still someone's load, rounded up per engine.
+    assert.deepEqual(
+      serverLoadOf({ running: 1, kvUsage: 0.03, kvCapacityTokens: 100_000, engines: 3 }, () => 1),
+      {
+        sequences: 1,
+        kvTokens: 1000,
+        engines: 3,
+      },
+    );
     // One engine: the sums are its own.
     assert.deepEqual(
       serverLoadOf({ running: 3, kvUsage: 0.25, kvCapacityTokens: 16_000 }, () => 1),

@@ -102,6 +102,9 @@ describe('step model', () => {
     // A queue alone takes seats and holds no KV yet: three of the four seats, so a second request waits.
     const [a, b] = run([...one, ...one], { load: [{ sequences: 0, kvTokens: 0, waiting: 3 }] }).finishMs;
     assert.ok(a! < 21 && b! > 40, `${a} ${b}`);
+    // A server queues when its cache is full: the queued ones' KV is counted only up to the cache (1M tokens here).
+    // One running with 900K and three waiting are three others holding 1M, not 2.7M: 1,010 ms a step, not 2,710.
+    close(run(one, { load: [{ sequences: 1, kvTokens: 900_000, waiting: 3 }] }).wallMs, 1010 + 1010.101);
   });
 
   it('spreads requests over replicas by load', () => {
@@ -242,6 +245,22 @@ describe('planner', () => {
       'endpoint 1: idle or not known; endpoint 2: 1 other request running, 8,000 KV tokens; endpoint 3: 2 other requests running, 31.4K KV tokens',
     );
     assert.equal(describeLoads([{ sequences: 0, kvTokens: 0 }]), undefined);
+  });
+
+  it('lists the options ruled out before they could be simulated after every option with a time, ruled out or not', () => {
+    // Cache-aligned workers and the sequential call carry the whole head and do not fit 5,000 tokens; some
+    // target-block plans fit and slow the agent too much, so the ruled-out options are of both kinds.
+    const r = planWork(
+      input({ head: { ...uniformHead(6000), tailTokens: 4000 }, background: { maxSlowdown: 1.2 }, blockSizes: [1024, 2048], window: 5000 }),
+    );
+    const alts = r.choice.alternatives;
+    assert.ok(alts.some((a) => a.predictedMs === null));
+    assert.ok(
+      alts.some((a) => a.predictedMs !== null && a.excluded),
+      alts.map((a) => `${a.label} ${a.predictedMs} ${a.excluded}`).join('; '),
+    );
+    const lastTimed = alts.map((a) => a.predictedMs !== null).lastIndexOf(true);
+    assert.ok(alts.findIndex((a) => a.predictedMs === null) > lastTimed, alts.map((a) => a.label).join(', '));
   });
 
   it('a worker that would not fit the window is ruled out with the reason', () => {

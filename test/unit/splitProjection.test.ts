@@ -25,48 +25,60 @@ const msgs: [ChatMessage, number][] = [
   [{ role: 'user', content: 'Run the tests.' }, 10],
   [{ role: 'assistant', content: 'All green.' }, 3000],
 ];
-const messages = msgs.map(([m]) => m);
-const tokens = msgs.map(([, t]) => t);
-const views: ViewMessage[] = msgs.map(([m], index) => ({
-  id: `m${index}`,
-  index,
-  role: m.role,
-  kind: 'normal',
-  origin: 'tail',
-  tokens: tokens[index]!,
-  content: m.content ?? '',
-  truncated: false,
-}));
-const gauge = { used: tokens.reduce((a, b) => a + b, 0), window: 131_072, hi: 0.75, lo: 0.3, block: 0.9 };
-
-const stored: StoredMessage[] = messages.map((m, i) => ({ ...m, id: `m${i}`, timestamp: 0, kind: 'normal' }));
-
-/** The split as the host sends it (viewModel's splitView), over the fixed token counts above. */
-function view(strategy: StrategyName): SplitView {
-  return splitView(
-    stored,
-    { countAll: () => tokens },
-    { strategy, window: 131_072, replyReserve: 4096, blockTokens: 4096, verbosity: 'detailed', version: () => 'v' },
-  );
+/** A session of these messages and token counts, as the core splits it and as the host sends it to the view. */
+function session(list: readonly [ChatMessage, number][]) {
+  const messages = list.map(([m]) => m);
+  const tokens = list.map(([, t]) => t);
+  const views: ViewMessage[] = list.map(([m], index) => ({
+    id: `m${index}`,
+    index,
+    role: m.role,
+    kind: 'normal',
+    origin: 'tail',
+    tokens: tokens[index]!,
+    content: m.content ?? '',
+    truncated: false,
+  }));
+  const stored: StoredMessage[] = messages.map((m, i) => ({ ...m, id: `m${i}`, timestamp: 0, kind: 'normal' }));
+  return {
+    views,
+    gauge: { used: tokens.reduce((a, b) => a + b, 0), window: 131_072, hi: 0.75, lo: 0.3, block: 0.9 },
+    /** The split as the host sends it (viewModel's splitView), over the fixed token counts. */
+    view: (strategy: StrategyName): SplitView =>
+      splitView(
+        stored,
+        { countAll: () => tokens },
+        { strategy, window: 131_072, replyReserve: 4096, blockTokens: 4096, verbosity: 'detailed', version: () => 'v' },
+      ),
+    /** Tokens of the messages the core's split would summarise. */
+    coreHead: (choice: Parameters<typeof planSplit>[1]): number =>
+      planSplit({ messages, tokens }, choice, 131_072, 4096).split.headIndices.reduce((sum, i) => sum + tokens[i]!, 0),
+  };
 }
 
-/** Tokens of the messages the core's split would summarise. */
-function coreHead(choice: Parameters<typeof planSplit>[1]): number {
-  return planSplit({ messages, tokens }, choice, 131_072, 4096).split.headIndices.reduce((s, i) => s + tokens[i]!, 0);
-}
+const main = session(msgs);
+const { views, gauge, view } = main;
+const sessions = {
+  'a session ending in an agent reply': main,
+  // Preserving user messages, its last message is kept: the head ends before it.
+  'a session ending in a user message': session([...msgs, [{ role: 'user', content: 'Now update the changelog.' }, 12]]),
+  // Nothing after the frame to summarise but a user message.
+  'a session with an empty head': session([msgs[0]!, msgs[1]!]),
+};
 
 describe('webview projection: the head it counts is the core split', () => {
-  for (const strategy of ['user-messages', 'token-fraction', 'recent-turns'] as const) {
-    it(`${strategy}: at the strategy's own split, and at every position the handle can be moved to`, () => {
-      const split = view(strategy);
-      const prefix = buildPrefix(views, split);
-      const atChoice = project(prefix, gauge, split, split.tailStartIndex);
-      assert.equal(atChoice.headTokens, coreHead({ strategy }), 'the strategy split');
-      for (const t of split.allowed.filter((a) => a !== split.tailStartIndex)) {
-        assert.equal(project(prefix, gauge, split, t).headTokens, coreHead({ manualIndex: t }), `moved to ${t}`);
-      }
-    });
-  }
+  for (const [name, { views: vs, gauge: g, view: split, coreHead }] of Object.entries(sessions))
+    for (const strategy of ['user-messages', 'token-fraction', 'recent-turns'] as const) {
+      it(`${name}, ${strategy}: at the strategy's own split, and at every position the handle can be moved to`, () => {
+        const sv = split(strategy);
+        const prefix = buildPrefix(vs, sv);
+        const atChoice = project(prefix, g, sv, sv.tailStartIndex);
+        assert.equal(atChoice.headTokens, coreHead({ strategy }), 'the strategy split');
+        for (const t of sv.allowed.filter((a) => a !== sv.tailStartIndex)) {
+          assert.equal(project(prefix, g, sv, t).headTokens, coreHead({ manualIndex: t }), `moved to ${t}`);
+        }
+      });
+    }
 
   it('preserving user messages, the head is every agent message after the frame: 16,000 of the 16,030 tokens', () => {
     const split = view('user-messages');
@@ -87,7 +99,7 @@ describe('webview projection: the head it counts is the core split', () => {
     it(`projects the planner's summary volume (${verbosity}, context to land at ${lo * 100}% of the window)`, async () => {
       const window = 40_000;
       const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock: fixedClock() }, '/s.jsonl');
-      for (const m of messages) await store.append(m);
+      for (const [m] of msgs) await store.append(m);
       const counter = new CharEstimateCounter();
       const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'token-fraction' }, [], {
         contextWindow: window,

@@ -169,7 +169,7 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
         { label: 'parallel · target-block · 4K blocks', predictedMs: 4000, chosen: true },
         { label: 'parallel · cache-aligned · 4K blocks', predictedMs: 9100, chosen: false },
         { label: 'sequential, one call', predictedMs: 24000, chosen: false },
-        // Ruled out before it was simulated: the planner gives it no time (0).
+        // Ruled out before it was simulated: the planner gives it no time (null).
         { label: "sequential cache-aligned (ruled out: worker 1's prompt does not fit the window)", predictedMs: null, chosen: false },
       ],
     },

@@ -137,8 +137,8 @@ export function planOutcome(plan: CompactionPlan, t: CompactionTotals, blocks: r
     ratio: predicted !== null ? Math.round((100 * t.wallMs) / predicted) / 100 : null,
     summaryTokens: t.outputTokens,
   };
-  // Edited blocks were not written by a worker: there is nothing to replay.
-  if (blocks.every((b) => b.stats)) {
+  // Edited blocks were not written by a worker: there is nothing to replay; nor for an option never simulated.
+  if (predicted !== null && blocks.every((b) => b.stats)) {
     const written = predictWritten(
       plan,
       blocks.map((b) => b.stats!.outputTokens),

@@ -154,8 +154,10 @@ class StepRun {
       // They never end here, so they may not take every seat: the workers would wait for ever. On the server they
       // do end and a seat comes free; the model keeps one free from the start instead.
       rep.others = Math.min(n, Math.max(0, this.p.maxNumSeqs - 1 - rep.running.length));
-      // Queued ones hold no KV yet; once admitted, as much as the running ones do on average.
-      rep.othersKv = l.sequences > 0 ? Math.max(0, Math.round((l.kvTokens * rep.others) / l.sequences)) : 0;
+      // Queued ones hold no KV yet; once admitted, as much as the running ones do on average, within the cache:
+      // requests often queue because it is full (a reading above the profile's capacity is the server's, kept).
+      const kv = l.sequences > 0 ? Math.max(0, Math.round((l.kvTokens * rep.others) / l.sequences)) : 0;
+      rep.othersKv = Math.min(kv, Math.max(l.kvTokens, this.p.kvCapacityTokens));
     });
   }
 
