@@ -13,9 +13,19 @@ export function modelInfoFromRaw(raw: unknown): ModelInfo | undefined {
   };
 }
 
-/** Parses a /v1/models body ({"object":"list","data":[...]}), skipping malformed entries. */
+/**
+ * Parses a /v1/models body ({"object":"list","data":[...]}), skipping malformed entries. vLLM lists a LoRA adapter
+ * without max_model_len (null) and names its base model in `parent`: the adapter's window is its base model's.
+ */
 export function parseModelList(body: unknown): ModelInfo[] {
   const data = body && typeof body === 'object' ? (body as { data?: unknown }).data : undefined;
   if (!Array.isArray(data)) return [];
-  return data.map(modelInfoFromRaw).filter((m): m is ModelInfo => m !== undefined);
+  const models = data.map(modelInfoFromRaw).filter((m): m is ModelInfo => m !== undefined);
+  const windows = new Map(models.map((m) => [m.id, m.maxModelLen]));
+  data.forEach((raw) => {
+    const o = (raw ?? {}) as Record<string, unknown>;
+    const m = typeof o.parent === 'string' ? models.find((x) => x.id === o.id) : undefined;
+    if (m && m.maxModelLen === undefined) m.maxModelLen = windows.get(o.parent as string);
+  });
+  return models;
 }

@@ -8,6 +8,28 @@ import type { ChatRequest, ToolProtocolMode } from './types';
 
 type AssistantWire = { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] };
 
+/**
+ * A call's arguments as the server must get them back: JSON. A reply cut by max_tokens in the middle of a call keeps
+ * the unfinished text in the session (nothing is lost, and the tool said the arguments were invalid), but vLLM's 2025
+ * releases json.loads every call in the history and answer 400, so every later turn and every compaction worker that
+ * replays the conversation would fail. Such arguments go as {}, what later releases substitute themselves. Parsed once
+ * per call: the stored calls are the same objects request after request.
+ */
+function wireArguments(c: ToolCall): string {
+  let ok = parsedOnce.get(c);
+  if (ok === undefined) {
+    try {
+      JSON.parse(c.function.arguments);
+      ok = true;
+    } catch {
+      ok = false;
+    }
+    parsedOnce.set(c, ok);
+  }
+  return ok ? c.function.arguments : '{}';
+}
+const parsedOnce = new WeakMap<ToolCall, boolean>();
+
 /** The wire shape only: drops bookkeeping fields (id, kind, tokens, reasoning) a caller may have left on. */
 export function cleanMessage(m: ChatMessage): ChatMessage {
   switch (m.role) {
@@ -22,7 +44,7 @@ export function cleanMessage(m: ChatMessage): ChatMessage {
         out.tool_calls = m.tool_calls.map((c) => ({
           id: c.id,
           type: 'function',
-          function: { name: c.function.name, arguments: c.function.arguments },
+          function: { name: c.function.name, arguments: wireArguments(c) },
         }));
       }
       return out;

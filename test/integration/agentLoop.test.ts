@@ -350,4 +350,33 @@ describe('agent loop with compaction, against the scripted simulator', function 
     const r = await recall.execute({ query: 'handler0_3' }, { signal: new AbortController().signal, callId: 'x' });
     assert.match(r.content, /return input\.length \+ 3; \/\/ port 8000/, 'the exact original line comes back');
   });
+  it('a call cut off by the reply limit is kept as written, the model is told why, and later turns still go (a server that json.loads the history)', async () => {
+    // vLLM's 2025 releases answer 400 to any later request whose history holds arguments that are not JSON.
+    const h = await harness({}, { strictHistoryArguments: true });
+    const longFile = Array.from({ length: 400 }, (_, i) => `export const line${i} = ${i};`).join('\n');
+    sim.setScript([
+      {
+        content: 'Writing the constants file.',
+        tool_calls: [{ name: 'write_file', arguments: { path: 'src/consts.ts', content: longFile } }],
+      },
+      { content: 'The file was too long for one reply; I will write it in parts.' },
+    ]);
+    const outcome = await h.loop.send('Write src/consts.ts with 400 constants.', new AbortController().signal);
+    assert.equal(outcome.reason, 'answer');
+    assert.deepEqual(h.of('error'), []);
+    const stored = h.store.snapshot.messages.find((m) => m.role === 'assistant' && m.tool_calls?.length);
+    const args = stored?.role === 'assistant' ? stored.tool_calls![0]!.function.arguments : '';
+    assert.ok(
+      args.startsWith('{"path":"src/consts.ts","content":"export const line0') &&
+        args.length < JSON.stringify({ content: longFile }).length,
+      args.slice(0, 80),
+    );
+    assert.throws(() => JSON.parse(args), 'the session keeps the cut-off text as the model wrote it');
+    const result = h.store.snapshot.messages.find((m) => m.role === 'tool');
+    assert.match(result?.content ?? '', /reached its limit of 256 tokens while writing this call/);
+    // The next request carried the call with {} for its arguments, and the server took it.
+    const history = sim.lastChatBody()!.messages as Array<{ role: string; tool_calls?: Array<{ function: { arguments: string } }> }>;
+    assert.equal(history.find((m) => m.tool_calls?.length)!.tool_calls![0]!.function.arguments, '{}');
+    assert.equal(sim.stats.requests.filter((r) => r.httpStatus === 400).length, 0);
+  });
 });

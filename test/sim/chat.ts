@@ -59,6 +59,10 @@ export async function handleChat(
   if (tools.length > 0 && toolChoice === 'auto' && (opts.toolParser === false || fault?.noToolParser)) {
     return fail(400, TOOLS_UNSUPPORTED_MESSAGE);
   }
+  if (opts.strictHistoryArguments) {
+    const bad = unparsedArguments(messages);
+    if (bad !== undefined) return fail(400, bad);
+  }
   const tokens = renderTokens(ctx.tokenizer, messages, tools, true);
   record.promptTokens = tokens.length;
   const maxTokensRaw = body.max_completion_tokens ?? body.max_tokens;
@@ -78,10 +82,24 @@ export async function handleChat(
   const callTokens = toolCalls.reduce((s, c) => s + callHeadTokens(ctx, c) + ctx.count(c.arguments), 0);
   let completionTokens = reasoningTokens + ctx.count(content) + callTokens;
   if (completionTokens > budget) {
-    content = ctx.replier.truncateTo(content, Math.max(0, budget - reasoningTokens));
-    toolCalls = [];
+    // Cut where max_tokens runs out, as vLLM does: a tool call in progress is sent as far as it got (its arguments
+    // an unfinished JSON text), and the reason is 'length', not 'tool_calls'.
+    let left = Math.max(0, budget - reasoningTokens);
+    content = ctx.replier.truncateTo(content, left);
+    left -= ctx.count(content);
+    const cut: typeof toolCalls = [];
+    for (const c of toolCalls) {
+      const head = callHeadTokens(ctx, c);
+      if (left <= head) break;
+      left -= head;
+      const args = ctx.count(c.arguments) <= left ? c.arguments : ctx.replier.truncateTo(c.arguments, left);
+      left -= ctx.count(args);
+      cut.push({ ...c, arguments: args });
+      if (args !== c.arguments) break;
+    }
+    toolCalls = cut;
     finishReason = 'length';
-    completionTokens = reasoningTokens + ctx.count(content);
+    completionTokens = reasoningTokens + ctx.count(content) + cut.reduce((s, c) => s + callHeadTokens(ctx, c) + ctx.count(c.arguments), 0);
   }
   record.completionTokens = completionTokens;
 
@@ -158,6 +176,25 @@ export async function handleChat(
 }
 
 /** Tokens of a tool call besides its arguments (name and the parser's markup). */
+/**
+ * vLLM releases of 2025 (chat_utils._postprocess_messages) ran json.loads on every assistant tool call's arguments in
+ * the history and answered 400 with Python's error when one did not parse; later ones put {} in its place. The
+ * message here is JSON.parse's, not Python's word for word.
+ */
+function unparsedArguments(messages: readonly WireMessage[]): string | undefined {
+  for (const m of messages) {
+    if (m.role !== 'assistant' || !Array.isArray(m.tool_calls)) continue;
+    for (const c of m.tool_calls) {
+      try {
+        JSON.parse(c.function.arguments);
+      } catch (err) {
+        return `${(err as Error).message} (tool call ${c.id} in the conversation)`;
+      }
+    }
+  }
+  return undefined;
+}
+
 function callHeadTokens(ctx: SimContext, c: Reply['toolCalls'][number]): number {
   return ctx.count(c.name) + 4;
 }

@@ -36,6 +36,11 @@ export interface SimOptions {
   prefixCaching?: boolean;
   /** false = behave as vLLM without --enable-auto-tool-choice/--tool-call-parser (default true). */
   toolParser?: boolean;
+  /**
+   * Answer 400 when an assistant tool call in the history has arguments that are not JSON, as vLLM's 2025 releases
+   * did (later ones put {} in their place). Default false.
+   */
+  strictHistoryArguments?: boolean;
   /** false = no /tokenize route (404). */
   tokenizeRoute?: boolean;
   /** Report usage.prompt_tokens_details (vLLM --enable-prompt-tokens-details). Default true. */

@@ -89,14 +89,14 @@ export class AgentLoop {
         if (signal.aborted) throw new Cancelled();
         await this.compactions.beforeModelCall(signal);
         this.emit({ type: 'step-started', step: steps, contextTokens: this.contextTokens(), window: this.settings.contextWindow });
-        const reply = await this.callModel(signal);
+        const { reply, cutOff } = await this.callModel(signal);
         const calls = reply.tool_calls ?? [];
         if (calls.length === 0) {
           this.compactions.notifyStep();
           this.emit({ type: 'done', reason: 'answer', steps: steps + 1 });
           return { reason: 'answer', steps: steps + 1 };
         }
-        await runToolCalls({ ...this.deps, emit: this.emit }, calls, signal);
+        await runToolCalls({ ...this.deps, emit: this.emit }, calls, signal, cutOff ? this.settings.replyReserve : undefined);
         this.compactions.notifyStep();
         this.compactions.touch();
       }
@@ -161,7 +161,8 @@ export class AgentLoop {
   }
 
   /** One model call with the reactive trigger: on a context-length 400, compact and retry once. */
-  private async callModel(signal: AbortSignal): Promise<Extract<StoredMessage, { role: 'assistant' }>> {
+  /** The reply, and whether max_tokens (the reply reserve) cut it off. */
+  private async callModel(signal: AbortSignal): Promise<{ reply: Extract<StoredMessage, { role: 'assistant' }>; cutOff: boolean }> {
     let retried = false;
     for (;;) {
       const context = this.deps.store.active().messages;
@@ -212,7 +213,7 @@ export class AgentLoop {
         ...(result.reasoning ? { reasoning: result.reasoning } : {}),
       });
       this.emit({ type: 'assistant-message', message: stored });
-      return stored as Extract<StoredMessage, { role: 'assistant' }>;
+      return { reply: stored as Extract<StoredMessage, { role: 'assistant' }>, cutOff: result.finishReason === 'length' };
     }
   }
 

@@ -22,7 +22,11 @@ const NOT_RUN = '[Not run: the user stopped the agent.]';
  * message, even when rejected or cancelled, so the log never has a call
  * without its answer.
  */
-export async function runToolCalls(d: ToolRunnerDeps, calls: readonly ToolCall[], signal: AbortSignal): Promise<void> {
+/**
+ * Runs a reply's calls in order. `cutOffAt`: the reply's token limit, when the reply reached it; a call whose
+ * arguments do not parse was then cut short, and the model is told so rather than that it wrote bad JSON.
+ */
+export async function runToolCalls(d: ToolRunnerDeps, calls: readonly ToolCall[], signal: AbortSignal, cutOffAt?: number): Promise<void> {
   const appendResult = async (callId: string, content: string, isError: boolean) => {
     const message = await d.store.append({ role: 'tool', tool_call_id: callId, content });
     d.emit({ type: 'tool-result', callId, message, isError });
@@ -49,7 +53,12 @@ export async function runToolCalls(d: ToolRunnerDeps, calls: readonly ToolCall[]
       continue;
     }
     if (!parsed.ok) {
-      await appendResult(call.id, `Invalid arguments for ${name}: ${parsed.error}.`, true);
+      const why =
+        cutOffAt !== undefined
+          ? `Not run: your reply reached its limit of ${cutOffAt} tokens while writing this call, so its arguments are cut off ` +
+            `(${parsed.error}). Do it in smaller steps: a long file, write its first part and add the rest with edit_file.`
+          : `Invalid arguments for ${name}: ${parsed.error}.`;
+      await appendResult(call.id, why, true);
       continue;
     }
     const needsApproval = tool.needsApproval(parsed.args);
