@@ -9,8 +9,8 @@ import type { ChatRequest, ToolProtocolMode } from './types';
 type AssistantWire = { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] };
 
 /**
- * A call's arguments as the server must get them back: JSON. A reply cut by max_tokens in the middle of a call keeps
- * the unfinished text in the session (nothing is lost, and the tool said the arguments were invalid), but vLLM's 2025
+ * A call's arguments as the server must get them back: a JSON object. A reply cut by max_tokens in a call can keep
+ * unfinished text in the session (nothing is lost; the call was not run, and the model was told why), but vLLM's 2025
  * releases json.loads every call in the history and answer 400, so every later turn and every compaction worker that
  * replays the conversation would fail. Such arguments go as {}, what later releases substitute themselves. Parsed once
  * per call: the stored calls are the same objects request after request.
@@ -19,8 +19,9 @@ function wireArguments(c: ToolCall): string {
   let ok = parsedOnce.get(c);
   if (ok === undefined) {
     try {
-      JSON.parse(c.function.arguments);
-      ok = true;
+      const v: unknown = JSON.parse(c.function.arguments);
+      // An object: 2025 releases also pass the value to the chat template, which iterates its items.
+      ok = v !== null && typeof v === 'object' && !Array.isArray(v);
     } catch {
       ok = false;
     }

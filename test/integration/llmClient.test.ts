@@ -172,6 +172,32 @@ describe('VllmClient against the simulator', () => {
     assert.equal(r.finishReason, 'tool_calls');
   });
 
+  it('sends {} for history arguments that are not a JSON object, which a 2025 vLLM answers with a 400', async () => {
+    await start({ strictHistoryArguments: true });
+    const call = (id: string, args: string) => ({ id, type: 'function' as const, function: { name: 'run', arguments: args } });
+    const calls = [call('call_ok', '{"cmd":"ls"}'), call('call_cut', '{"cmd":"npm te'), call('call_list', '[]')];
+    const messages: ChatMessage[] = [
+      ...convo,
+      { role: 'assistant', content: null, tool_calls: calls },
+      ...calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: 'done' })),
+    ];
+    await client().chat({ messages, tools: TOOLS, stream: false });
+    const sent = (sim.lastChatBody()!.messages as Array<{ tool_calls?: Array<{ function: { arguments: string } }> }>)[2]!.tool_calls!;
+    assert.deepEqual(
+      sent.map((c) => c.function.arguments),
+      ['{"cmd":"ls"}', '{}', '{}'],
+    );
+    // The caller's messages are left as they were.
+    assert.equal(calls[1]!.function.arguments, '{"cmd":"npm te');
+    // What the server does with them as they were.
+    const raw = await fetch(`${sim.url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: sim.model, messages }),
+    });
+    assert.equal(raw.status, 400);
+  });
+
   it('falls back to the text tool protocol when the server has no tool parser, and says so once', async () => {
     const block = '```tool_call\n{"name": "read_file", "arguments": {"path": "README.md"}}\n```';
     await start({ toolParser: false, script: [{ content: `I will read it.\n\n${block}`, repeat: true }] });

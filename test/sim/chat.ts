@@ -82,8 +82,10 @@ export async function handleChat(
   const callTokens = toolCalls.reduce((s, c) => s + callHeadTokens(ctx, c) + ctx.count(c.arguments), 0);
   let completionTokens = reasoningTokens + ctx.count(content) + callTokens;
   if (completionTokens > budget) {
-    // Cut where max_tokens runs out, as vLLM does: a tool call in progress is sent as far as it got (its arguments
-    // an unfinished JSON text), and the reason is 'length', not 'tool_calls'.
+    // Cut where max_tokens runs out, as vLLM does. A tool call in progress is streamed as far as it got, and then
+    // vLLM's remaining-arguments fill closes its JSON (json.dumps of what its parser read so far: a string cut short
+    // becomes a shorter string), and the reason is 'tool_calls', since a call was streamed. Unstreamed, its tool
+    // parser fails on the unfinished call and no call comes back (vLLM returns the raw text as content; this drops it).
     let left = Math.max(0, budget - reasoningTokens);
     content = ctx.replier.truncateTo(content, left);
     left -= ctx.count(content);
@@ -94,12 +96,17 @@ export async function handleChat(
       left -= head;
       const args = ctx.count(c.arguments) <= left ? c.arguments : ctx.replier.truncateTo(c.arguments, left);
       left -= ctx.count(args);
-      cut.push({ ...c, arguments: args });
-      if (args !== c.arguments) break;
+      if (args === c.arguments) {
+        cut.push(c);
+        continue;
+      }
+      cut.push({ ...c, arguments: closedJson(args) ?? args });
+      break;
     }
-    toolCalls = cut;
-    finishReason = 'length';
-    completionTokens = reasoningTokens + ctx.count(content) + cut.reduce((s, c) => s + callHeadTokens(ctx, c) + ctx.count(c.arguments), 0);
+    toolCalls = stream ? cut : [];
+    finishReason = stream && cut.length > 0 ? 'tool_calls' : 'length';
+    // The engine wrote max_tokens tokens, whatever the pieces shown add up to.
+    completionTokens = budget;
   }
   record.completionTokens = completionTokens;
 
@@ -175,7 +182,29 @@ export async function handleChat(
   }
 }
 
-/** Tokens of a tool call besides its arguments (name and the parser's markup). */
+/** An unfinished JSON text closed as a partial-JSON parser would read it, when closing strings and brackets does. */
+function closedJson(partial: string): string | undefined {
+  const open: string[] = [];
+  let inString = false;
+  let escaped = false;
+  for (const ch of partial) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === '\\') escaped = true;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === '{' || ch === '[') open.push(ch === '{' ? '}' : ']');
+    else if (ch === '}' || ch === ']') open.pop();
+  }
+  const text = (inString ? `${escaped ? partial.slice(0, -1) : partial}"` : partial) + open.reverse().join('');
+  try {
+    JSON.parse(text);
+    return text;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * vLLM releases of 2025 (chat_utils._postprocess_messages) ran json.loads on every assistant tool call's arguments in
  * the history and answered 400 with Python's error when one did not parse; later ones put {} in its place. The
@@ -195,6 +224,7 @@ function unparsedArguments(messages: readonly WireMessage[]): string | undefined
   return undefined;
 }
 
+/** Tokens of a tool call besides its arguments (name and the parser's markup). */
 function callHeadTokens(ctx: SimContext, c: Reply['toolCalls'][number]): number {
   return ctx.count(c.name) + 4;
 }

@@ -160,8 +160,10 @@ export class AgentLoop {
     this.compactions.cancel();
   }
 
-  /** One model call with the reactive trigger: on a context-length 400, compact and retry once. */
-  /** The reply, and whether max_tokens (the reply reserve) cut it off. */
+  /**
+   * One model call with the reactive trigger (on a context-length 400, compact and retry once): the reply, and
+   * whether max_tokens (the reply reserve) cut it off.
+   */
   private async callModel(signal: AbortSignal): Promise<{ reply: Extract<StoredMessage, { role: 'assistant' }>; cutOff: boolean }> {
     let retried = false;
     for (;;) {
@@ -213,7 +215,10 @@ export class AgentLoop {
         ...(result.reasoning ? { reasoning: result.reasoning } : {}),
       });
       this.emit({ type: 'assistant-message', message: stored });
-      return { reply: stored as Extract<StoredMessage, { role: 'assistant' }>, cutOff: result.finishReason === 'length' };
+      // A streamed reply that wrote a call says 'tool_calls' even when max_tokens stopped it (vLLM's serving_chat):
+      // the token count tells.
+      const cutOff = result.finishReason === 'length' || (result.usage?.completionTokens ?? 0) >= this.settings.replyReserve;
+      return { reply: stored as Extract<StoredMessage, { role: 'assistant' }>, cutOff };
     }
   }
 

@@ -18,13 +18,11 @@ export interface ToolRunnerDeps {
 const NOT_RUN = '[Not run: the user stopped the agent.]';
 
 /**
- * Runs the calls of one assistant message in order. Every call gets a result
- * message, even when rejected or cancelled, so the log never has a call
- * without its answer.
- */
-/**
- * Runs a reply's calls in order. `cutOffAt`: the reply's token limit, when the reply reached it; a call whose
- * arguments do not parse was then cut short, and the model is told so rather than that it wrote bad JSON.
+ * Runs the calls of one assistant message in order. Every call gets a result message, even when rejected or
+ * cancelled, so the log never has a call without its answer. `cutOffAt`: the reply's token limit, when the reply
+ * reached it. Its last call was then being written when it stopped and is not run, even when its arguments parse:
+ * vLLM closes a streamed call's unfinished JSON itself (its remaining-arguments fill), so a file's content cut
+ * short arrives as valid arguments, and the model is told why instead.
  */
 export async function runToolCalls(d: ToolRunnerDeps, calls: readonly ToolCall[], signal: AbortSignal, cutOffAt?: number): Promise<void> {
   const appendResult = async (callId: string, content: string, isError: boolean) => {
@@ -52,13 +50,17 @@ export async function runToolCalls(d: ToolRunnerDeps, calls: readonly ToolCall[]
       );
       continue;
     }
+    if (cutOffAt !== undefined && i === calls.length - 1) {
+      await appendResult(
+        call.id,
+        `Not run: your reply reached its limit of ${cutOffAt} tokens while writing this call, so its arguments may be cut ` +
+          `short. Do it in smaller steps: a long file, write its first part and add the rest with edit_file.`,
+        true,
+      );
+      continue;
+    }
     if (!parsed.ok) {
-      const why =
-        cutOffAt !== undefined
-          ? `Not run: your reply reached its limit of ${cutOffAt} tokens while writing this call, so its arguments are cut off ` +
-            `(${parsed.error}). Do it in smaller steps: a long file, write its first part and add the rest with edit_file.`
-          : `Invalid arguments for ${name}: ${parsed.error}.`;
-      await appendResult(call.id, why, true);
+      await appendResult(call.id, `Invalid arguments for ${name}: ${parsed.error}.`, true);
       continue;
     }
     const needsApproval = tool.needsApproval(parsed.args);
