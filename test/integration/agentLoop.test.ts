@@ -374,4 +374,14 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.match(result?.content ?? '', /^Not run: your reply reached its limit of 256 tokens while writing this call/);
     assert.equal(sim.stats.requests.filter((r) => r.httpStatus === 400).length, 0);
   });
+  it('an answer cut off by the reply limit says so, with the setting that sets it', async () => {
+    const h = await harness();
+    sim.setScript([{ content: Array.from({ length: 300 }, (_, i) => `Point ${i}: the retry loop is fine.`).join(' ') }]);
+    const outcome = await h.loop.send('Explain the retry loop in detail.', new AbortController().signal);
+    assert.equal(outcome.reason, 'answer');
+    assert.deepEqual(
+      h.of('notice').map((n) => n.text),
+      ['The reply stopped at its limit of 256 tokens (splitpoint.agent.replyReserve): ask the agent to go on, or raise the setting.'],
+    );
+  });
 });

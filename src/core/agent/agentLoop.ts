@@ -91,6 +91,13 @@ export class AgentLoop {
         this.emit({ type: 'step-started', step: steps, contextTokens: this.contextTokens(), window: this.settings.contextWindow });
         const { reply, cutOff } = await this.callModel(signal);
         const calls = reply.tool_calls ?? [];
+        if (cutOff && calls.length === 0)
+          this.emit({
+            type: 'notice',
+            text:
+              `The reply stopped at its limit of ${this.settings.replyReserve} tokens (splitpoint.agent.replyReserve): ` +
+              'ask the agent to go on, or raise the setting.',
+          });
         if (calls.length === 0) {
           this.compactions.notifyStep();
           this.emit({ type: 'done', reason: 'answer', steps: steps + 1 });
