@@ -74,6 +74,13 @@ export class VllmClient implements ModelClient {
   private readonly policy: RetryPolicy;
   private mode: ToolProtocolMode | undefined;
   private fallbackReported = false;
+  /**
+   * Whether this server has reported cached prompt tokens. vLLM reports them only with
+   * --enable-prompt-tokens-details, and its 2025 releases leave the field out when nothing was cached: once a server
+   * has reported it, a reply without it had none cached (not "unknown", which would keep cold prefills out of the
+   * learned profile and every cold compaction's cache figure).
+   */
+  private reportsCachedTokens = false;
   private tokenizeRoute: 'unknown' | 'present' | 'missing' = 'unknown';
   private models: ModelInfo[] | undefined;
 
@@ -154,7 +161,14 @@ export class VllmClient implements ModelClient {
         },
       },
     );
-    return { ...result, attempts };
+    return { ...result, usage: this.withCachedCount(result.usage), attempts };
+  }
+
+  private withCachedCount(u: ChatResult['usage']): ChatResult['usage'] {
+    if (!u) return u;
+    if (u.cachedTokens !== undefined) this.reportsCachedTokens = true;
+    else if (this.reportsCachedTokens) return { ...u, cachedTokens: 0 };
+    return u;
   }
 
   /** One HTTP attempt, under the call's deadline, its own idle clock, and cancellation. */

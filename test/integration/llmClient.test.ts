@@ -172,6 +172,25 @@ describe('VllmClient against the simulator', () => {
     assert.equal(r.finishReason, 'tool_calls');
   });
 
+  it("a server that left out cached tokens when none were cached (vLLM's 2025 releases) reads 0 once it has reported them", async () => {
+    await start({ promptTokensDetails: 'nonzero' });
+    const c = client();
+    const ask = (content: string) => c.chat({ messages: [...convo, { role: 'user', content }], stream: true });
+    // The first cold prompt: nothing says the server reports them at all.
+    assert.equal((await ask('First question about main().'))!.usage?.cachedTokens, undefined);
+    const warm = (await ask('First question about main().')).usage?.cachedTokens;
+    assert.ok(warm !== undefined && warm > 0, `${warm}`);
+    // A cold prompt again: the field is left out, and it means none.
+    const cold = await c.chat({ messages: [{ role: 'user', content: 'An unrelated prompt that shares no prefix.' }], stream: true });
+    assert.equal(cold.usage?.cachedTokens, 0);
+    // A server that never reported them stays unknown.
+    const other = client();
+    assert.equal(
+      (await other.chat({ messages: [{ role: 'user', content: 'Another fresh prompt, never seen.' }] })).usage?.cachedTokens,
+      undefined,
+    );
+  });
+
   it('sends {} for history arguments that are not a JSON object, which a 2025 vLLM answers with a 400', async () => {
     await start({ strictHistoryArguments: true });
     const call = (id: string, args: string) => ({ id, type: 'function' as const, function: { name: 'run', arguments: args } });

@@ -134,7 +134,9 @@ export async function handleChat(
       prompt_tokens: tokens.length,
       total_tokens: tokens.length + completionTokens,
       completion_tokens: completionTokens,
-      ...(opts.promptTokensDetails === false ? {} : { prompt_tokens_details: { cached_tokens: record.cachedTokens } }),
+      ...(opts.promptTokensDetails === false || (opts.promptTokensDetails === 'nonzero' && record.cachedTokens === 0)
+        ? {}
+        : { prompt_tokens_details: { cached_tokens: record.cachedTokens } }),
     };
     if (!stream) {
       if (!(await seq.tokens(completionTokens)) || gone.signal.aborted) return;

@@ -43,8 +43,11 @@ export interface SimOptions {
   strictHistoryArguments?: boolean;
   /** false = no /tokenize route (404). */
   tokenizeRoute?: boolean;
-  /** Report usage.prompt_tokens_details (vLLM --enable-prompt-tokens-details). Default true. */
-  promptTokensDetails?: boolean;
+  /**
+   * Report usage.prompt_tokens_details (vLLM --enable-prompt-tokens-details). Default true. 'nonzero': only when
+   * some prompt tokens came from the cache, as vLLM's 2025 releases did (`if … and num_cached_tokens:`).
+   */
+  promptTokensDetails?: boolean | 'nonzero';
   errorShape?: ErrorShape;
   /** Which names /metrics uses (test/sim/metrics.ts): a current vLLM's (default), v0.10's, or none for decode times. */
   metricNames?: MetricNames;
