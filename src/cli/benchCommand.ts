@@ -233,6 +233,9 @@ export async function runBench(o: {
           .join('; ')}`,
       );
     const workers: WorkerRow[] = [];
+    // One server: when it reported a count for any worker it reports them, and vLLM's 2025 releases leave the count
+    // out for a prompt with nothing cached (the first cold worker here, before the client has seen a count).
+    const reportsCached = pending.blocks.some((b) => b.stats!.cachedTokens !== undefined);
     for (const b of pending.blocks) {
       const st = b.stats!;
       let instructionTokens = st.instructionTokens;
@@ -249,11 +252,12 @@ export async function runBench(o: {
           if (full.source === 'server') instructionTokens = full.count - prefix.count;
         }
       }
+      const cachedTokens = st.cachedTokens ?? (reportsCached ? 0 : undefined);
       workers.push({
         block: b.index,
         promptTokens: st.inputTokens,
-        cachedTokens: st.cachedTokens,
-        uncachedTokens: st.cachedTokens === undefined ? undefined : st.inputTokens - st.cachedTokens,
+        cachedTokens,
+        uncachedTokens: cachedTokens === undefined ? undefined : st.inputTokens - cachedTokens,
         instructionTokens,
         ms: Math.round(st.ms),
       });

@@ -52,6 +52,8 @@ export interface ModelResult {
   usage: ModelUsage | undefined;
   finishReason: string | null;
   reasoning?: string;
+  /** 'text' when the tools were described in the prompt and the calls parsed from the reply's text. */
+  toolProtocol?: 'native' | 'text';
 }
 
 export interface ModelPort {

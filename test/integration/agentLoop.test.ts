@@ -381,7 +381,26 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.equal(outcome.reason, 'answer');
     assert.deepEqual(
       h.of('notice').map((n) => n.text),
-      ['The reply stopped at its limit of 256 tokens (splitpoint.agent.replyReserve): ask the agent to go on, or raise the setting.'],
+      ['The reply stopped at its limit of 256 tokens (the reply reserve): ask the agent to go on.'],
     );
+  });
+  it('with tools described in the prompt, the whole calls of a cut-off reply run and the cut is said', async () => {
+    const h = await harness({}, { toolParser: false });
+    const longFile = Array.from({ length: 400 }, (_, i) => `export const line${i} = ${i};`).join('\n');
+    // Without a tool parser the model writes its calls as text, and the cut falls inside the second block.
+    const block = (name: string, args: object) => `\n\n\`\`\`tool_call\n${JSON.stringify({ name, arguments: args })}\n\`\`\``;
+    sim.setScript([
+      {
+        content: `Reading, then writing.${block('read_file', { path: 'src/mod1.ts' })}${block('write_file', { path: 'src/consts.ts', content: longFile })}`,
+      },
+      { content: 'Done for now.' },
+    ]);
+    const outcome = await h.loop.send('Read mod1, then write src/consts.ts.', new AbortController().signal);
+    assert.equal(outcome.reason, 'answer');
+    const results = h.store.snapshot.messages.filter((m) => m.role === 'tool');
+    assert.equal(results.length, 1, 'one whole call parsed from the text');
+    assert.match(results[0]!.content, /request handlers for service 1/, 'and it ran');
+    assert.equal(existsSync(join(h.dir, 'src', 'consts.ts')), false);
+    assert.ok(h.of('notice').some((n) => /stopped at its limit of 256 tokens/.test(n.text)));
   });
 });

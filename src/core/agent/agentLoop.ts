@@ -89,21 +89,20 @@ export class AgentLoop {
         if (signal.aborted) throw new Cancelled();
         await this.compactions.beforeModelCall(signal);
         this.emit({ type: 'step-started', step: steps, contextTokens: this.contextTokens(), window: this.settings.contextWindow });
-        const { reply, cutOff } = await this.callModel(signal);
+        const { reply, cutOff, textCalls } = await this.callModel(signal);
         const calls = reply.tool_calls ?? [];
-        if (cutOff && calls.length === 0)
+        // Calls parsed from text are whole (a cut block does not parse), so what the limit cut is only said.
+        if (cutOff && (calls.length === 0 || textCalls))
           this.emit({
             type: 'notice',
-            text:
-              `The reply stopped at its limit of ${this.settings.replyReserve} tokens (splitpoint.agent.replyReserve): ` +
-              'ask the agent to go on, or raise the setting.',
+            text: `The reply stopped at its limit of ${this.settings.replyReserve} tokens (the reply reserve): ask the agent to go on.`,
           });
         if (calls.length === 0) {
           this.compactions.notifyStep();
           this.emit({ type: 'done', reason: 'answer', steps: steps + 1 });
           return { reason: 'answer', steps: steps + 1 };
         }
-        await runToolCalls({ ...this.deps, emit: this.emit }, calls, signal, cutOff ? this.settings.replyReserve : undefined);
+        await runToolCalls({ ...this.deps, emit: this.emit }, calls, signal, cutOff && !textCalls ? this.settings.replyReserve : undefined);
         this.compactions.notifyStep();
         this.compactions.touch();
       }
@@ -171,7 +170,9 @@ export class AgentLoop {
    * One model call with the reactive trigger (on a context-length 400, compact and retry once): the reply, and
    * whether max_tokens (the reply reserve) cut it off.
    */
-  private async callModel(signal: AbortSignal): Promise<{ reply: Extract<StoredMessage, { role: 'assistant' }>; cutOff: boolean }> {
+  private async callModel(
+    signal: AbortSignal,
+  ): Promise<{ reply: Extract<StoredMessage, { role: 'assistant' }>; cutOff: boolean; textCalls: boolean }> {
     let retried = false;
     for (;;) {
       const context = this.deps.store.active().messages;
@@ -223,9 +224,10 @@ export class AgentLoop {
       });
       this.emit({ type: 'assistant-message', message: stored });
       // A streamed reply that wrote a call says 'tool_calls' even when max_tokens stopped it (vLLM's serving_chat):
-      // the token count tells.
+      // the token count tells (vLLM checks the length cap before end of sequence, so reaching it means it stopped
+      // there; a call that was whole at exactly the limit is held back too, which the model is told may be so).
       const cutOff = result.finishReason === 'length' || (result.usage?.completionTokens ?? 0) >= this.settings.replyReserve;
-      return { reply: stored as Extract<StoredMessage, { role: 'assistant' }>, cutOff };
+      return { reply: stored as Extract<StoredMessage, { role: 'assistant' }>, cutOff, textCalls: result.toolProtocol === 'text' };
     }
   }
 
