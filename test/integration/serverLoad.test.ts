@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { H100_7B } from '../../src/core/perf/profile';
 import { VllmClient } from '../../src/llm';
 import { ServerLoadMonitor } from '../../src/host/serverLoadMonitor';
+import { resetPrefixCache } from '../../src/cli/serverProbe';
 import { startSimulator } from '../sim';
 import type { SimHandle } from '../sim';
 
@@ -100,6 +101,27 @@ describe('server load for the planner', function () {
       assert.ok(load!.kvTokens >= 4 * 2000, `${load!.kvTokens} KV tokens`);
     } finally {
       await busy.stop();
+    }
+  });
+
+  it("bench's prefix-cache reset is not taken as done while another client's request holds blocks", async () => {
+    const busy = await busySimulator(1);
+    try {
+      const before = busy.sim.cache.stats().cachedBlocks;
+      assert.ok(before > 0);
+      assert.equal(await resetPrefixCache(busy.sim.origin), false);
+      // Asked anyway, as vLLM does, the server keeps its cache and still answers 200.
+      const res = await fetch(`${busy.sim.origin}/reset_prefix_cache`, { method: 'POST' });
+      assert.equal(res.status, 200);
+      assert.equal(busy.sim.cache.stats().cachedBlocks, before);
+    } finally {
+      await busy.stop();
+    }
+    const idle = await startSimulator({ timeScale: 0 });
+    try {
+      assert.equal(await resetPrefixCache(idle.origin), true);
+    } finally {
+      await idle.close();
     }
   });
 

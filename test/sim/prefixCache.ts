@@ -230,12 +230,17 @@ export class PrefixCache {
     return b;
   }
 
-  /** Drops every cached hash (vLLM's /reset_prefix_cache). Running requests keep their blocks. */
-  reset(): void {
+  /**
+   * Drops every cached hash (vLLM's /reset_prefix_cache), or refuses and returns false while any request holds
+   * blocks, as vLLM's block pool does ("Failed to reset prefix cache because some blocks … are not freed yet").
+   */
+  reset(): boolean {
+    for (let i = 0; i < this.capacityBlocks; i++) if (this.ref[i] > 0) return false;
     for (const b of this.byHash.values()) this.hashOf[b] = undefined;
     this.byHash.clear();
     for (const b of this.free.keys()) this.empty.push(b);
     this.free.clear();
+    return true;
   }
 
   stats(): CacheStats {

@@ -54,6 +54,7 @@ export const ROUTES: Route[] = [
   {
     method: 'POST',
     path: '/reset_prefix_cache',
+    // 200 whether or not the cache was reset, as vLLM's route answers.
     handle: ({ ctx, res }) => {
       ctx.scheduler().cache.reset();
       empty200(res);
