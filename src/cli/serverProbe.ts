@@ -13,11 +13,11 @@ export async function readPrefixCacheCounters(root: string): Promise<PrefixCache
 
 /**
  * POST /reset_prefix_cache (vLLM serves it with VLLM_SERVER_DEV_MODE=1). Returns whether it worked. vLLM's block pool
- * refuses the reset while any request holds blocks, and the route still answers 200: a server with requests running
- * or waiting (another client's) is taken as not reset, and not asked.
+ * refuses the reset while any request holds blocks, and some versions' route still answers 200: a server with
+ * requests running (or waiting, which hold none yet but will) is taken as not reset, and not asked.
  */
 export async function resetPrefixCache(root: string): Promise<boolean> {
-  const m = await readVllmMetrics(root);
+  const m = await readVllmMetrics(root, { signal: AbortSignal.timeout(5000) });
   if ((m?.running ?? 0) + (m?.waiting ?? 0) > 0) return false;
   try {
     const res = await fetch(`${root}/reset_prefix_cache`, { method: 'POST' });

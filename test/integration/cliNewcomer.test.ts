@@ -99,6 +99,8 @@ describe('the newcomer path (built CLI)', function () {
       const bench = async (url: string, run = 'sequential/cache-aligned/cold') => {
         const r = await cli('bench', '--session', example, '--endpoint', url, '--runs', run, '--block-tokens', '512');
         assert.equal(r.status, 0, r.stderr);
+        // Nothing else runs on these servers: each one's cache is reset before the run, after the runs before it.
+        assert.doesNotMatch(r.stdout, /cache not reset/);
         const head = /^session .*: head \d+ messages, \d+ tokens \(([^)]+)\)/m.exec(r.stdout)?.[1];
         const row = r.stdout
           .split('\n')

@@ -26,7 +26,7 @@ export const SIM_USAGE = `Usage: splitpoint sim [options]
   --no-prefix-caching    disable the prefix cache
   --no-tool-parser       reject tool_choice "auto" like vLLM without --enable-auto-tool-choice
   --no-tokenize          no /tokenize route (404)
-  --strict-history-arguments  400 for history tool-call arguments that are not JSON (vLLM's 2025 releases)
+  --strict-history-arguments  400 for history tool-call arguments that do not parse as JSON (vLLM's 2025 releases)
   --summary-tokens N     summarizer length prior (default 500)
   --stream-chunk-tokens N  tokens per streamed event (default 4; vLLM sends 1 per step)
   --script FILE          scripted-agent replies (JSON)
