@@ -20,9 +20,10 @@ const MAX_AGE_MS = 60_000;
  */
 export class ServerLoadMonitor {
   private readonly missing = new Set<string>();
-  private last: { at: number; roots: string; loads: (ServerLoad | undefined)[] } | undefined;
+  /** The latest reading, of the endpoints `rootsKey` names. */
+  private last: { at: number; loads: (ServerLoad | undefined)[] } | undefined;
   private reading: Promise<(ServerLoad | undefined)[]> | undefined;
-  private rootsSeen = '';
+  private rootsKey = '';
 
   constructor(
     /** Server roots (no /v1) of the compaction endpoints, the agent's first. */
@@ -43,8 +44,9 @@ export class ServerLoadMonitor {
 
   /** The latest reading, when recent and of the current endpoints. */
   latest(): (ServerLoad | undefined)[] | undefined {
+    this.forgetIfMoved(this.roots());
     const l = this.last;
-    return l && l.roots === this.currentRoots() && this.now() - l.at <= MAX_AGE_MS ? l.loads : undefined;
+    return l && this.now() - l.at <= MAX_AGE_MS ? l.loads : undefined;
   }
 
   /** Starts a reading when the last is older than REFRESH_EVERY_MS and no compaction worker of ours runs. */
@@ -64,19 +66,21 @@ export class ServerLoadMonitor {
   }
 
   private async readAll(): Promise<(ServerLoad | undefined)[]> {
-    const key = this.currentRoots();
-    const loads = await readServerLoads(this.roots(), this.capacityTokens, { fetchFn: this.fetchFn(), missing: this.missing });
-    this.last = { at: this.now(), roots: key, loads };
+    const roots = this.roots();
+    this.forgetIfMoved(roots);
+    const key = this.rootsKey;
+    const loads = await readServerLoads(roots, this.capacityTokens, { fetchFn: this.fetchFn(), missing: this.missing });
+    // The endpoints may have changed while it read: a reading of the old ones is not kept.
+    if (key === this.rootsKey) this.last = { at: this.now(), loads };
     return loads;
   }
 
-  /** The endpoints' key; a change forgets which servers had no /metrics. */
-  private currentRoots(): string {
-    const key = this.roots().join(' ');
-    if (key !== this.rootsSeen) {
-      this.rootsSeen = key;
-      this.missing.clear();
-    }
-    return key;
+  /** Other endpoints than before: what was known of the old ones (the reading, servers without /metrics) is dropped. */
+  private forgetIfMoved(roots: readonly string[]): void {
+    const key = roots.join(' ');
+    if (key === this.rootsKey) return;
+    this.rootsKey = key;
+    this.missing.clear();
+    this.last = undefined;
   }
 }
