@@ -20,12 +20,14 @@ export function modelInfoFromRaw(raw: unknown): ModelInfo | undefined {
 export function parseModelList(body: unknown): ModelInfo[] {
   const data = body && typeof body === 'object' ? (body as { data?: unknown }).data : undefined;
   if (!Array.isArray(data)) return [];
-  const models = data.map(modelInfoFromRaw).filter((m): m is ModelInfo => m !== undefined);
-  const windows = new Map(models.map((m) => [m.id, m.maxModelLen]));
-  data.forEach((raw) => {
-    const o = (raw ?? {}) as Record<string, unknown>;
-    const m = typeof o.parent === 'string' ? models.find((x) => x.id === o.id) : undefined;
-    if (m && m.maxModelLen === undefined) m.maxModelLen = windows.get(o.parent as string);
+  const listed = data.flatMap((raw) => {
+    const info = modelInfoFromRaw(raw);
+    if (!info) return [];
+    const parent = (raw as { parent?: unknown }).parent;
+    return [{ info, parent: typeof parent === 'string' ? parent : undefined }];
   });
-  return models;
+  const windows = new Map(listed.map(({ info }) => [info.id, info.maxModelLen]));
+  return listed.map(({ info, parent }) =>
+    info.maxModelLen === undefined && parent !== undefined ? { ...info, maxModelLen: windows.get(parent) } : info,
+  );
 }
