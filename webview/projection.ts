@@ -111,7 +111,7 @@ export function thresholdTokens(value: number, window: number): number {
 }
 
 /** Cached prompt tokens as a count, or said to be unknown: a server that does not report them has not served 0. */
-export function formatCachedTokens(n: number | null): string {
+function formatCachedTokens(n: number | null): string {
   return n === null ? 'the server did not report how many' : formatTokens(n);
 }
 
@@ -132,5 +132,3 @@ export function deviation(measuredMs: number, predictedMs: number): string {
   const pct = Math.round((Math.abs(measuredMs - predictedMs) / Math.max(1, predictedMs)) * 100);
   return `${measuredMs >= predictedMs ? '+' : '−'}${pct} %`;
 }
-
-export { formatTokens };

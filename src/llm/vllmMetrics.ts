@@ -129,7 +129,7 @@ export function serverLoadOf(m: VllmMetrics | undefined, capacityTokens: () => n
 }
 
 /** How long planning waits for a server's /metrics before it plans without the load. */
-export const LOAD_READ_TIMEOUT_MS = 1000;
+const LOAD_READ_TIMEOUT_MS = 1000;
 
 /** Each compaction endpoint's load (the agent's first), read at once; undefined where a server did not say. */
 export function readServerLoads(

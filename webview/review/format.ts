@@ -1,8 +1,5 @@
-import { summaryTokens, type BlockView, type ViewMessage } from '../../src/protocol/messages';
+import type { BlockView, ViewMessage } from '../../src/protocol/messages';
 import { isDroppedBlockText } from '../../src/protocol/review';
-import { formatTokens } from '../projection';
-
-export { formatTokens, summaryTokens };
 
 export function formatMs(ms: number): string {
   return ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;

@@ -1,4 +1,4 @@
-import { indicesHold, type CompactionView } from '../../src/protocol/messages';
+import { formatTokens, indicesHold, summaryTokens, type CompactionView } from '../../src/protocol/messages';
 import {
   droppedCount,
   kindLabel,
@@ -12,7 +12,7 @@ import {
 } from '../../src/protocol/review';
 import { button, clear, h } from '../dom';
 import { deviation, workerTotalsText } from '../projection';
-import { formatMs, formatTokens, isDropped, summaryTokens } from './format';
+import { formatMs, isDropped } from './format';
 
 /**
  * The timeline, full width: what precedes the head, one segment per block

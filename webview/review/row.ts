@@ -1,7 +1,8 @@
 import type { BlockView, ViewMessage } from '../../src/protocol/messages';
 import type { LossFactView } from '../../src/protocol/review';
 import { button, clear, h, setAttr, setText } from '../dom';
-import { formatMs, formatTokens, isDropped, keysRegex, messageText, STATUS_TEXT, summaryTokens } from './format';
+import { formatTokens, summaryTokens } from '../../src/protocol/messages';
+import { formatMs, isDropped, keysRegex, messageText, STATUS_TEXT } from './format';
 
 export interface RowActions {
   select(block: number, focusRow: boolean): void;

@@ -1,9 +1,9 @@
 /** One chat message as an article (markdown, tool output, calls, archived originals), and the approval cards. */
-import type { ApprovalView, ViewMessage } from '../../src/protocol/messages';
+import { formatTokens, type ApprovalView, type ViewMessage } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { button, h } from '../dom';
 import { fillMarkdown } from '../markdown';
-import { formatTokens } from '../projection';
+
 import { post } from '../vscodeApi';
 import { verdictView } from './compaction';
 

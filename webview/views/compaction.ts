@@ -3,12 +3,12 @@
  * block's status, a preview of the selected block's summary with edit and
  * regenerate, Adopt / Cancel, checks, the judge's verdict, and Undo.
  */
-import { indicesHold, isSettled, type BlockView, type CompactionView, type VerdictView } from '../../src/protocol/messages';
+import { formatTokens, indicesHold, isSettled, type BlockView, type CompactionView, type VerdictView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { button, clear, h, setDisabled, setText } from '../dom';
 import { fillMarkdown } from '../markdown';
 import { renderPlan } from './compactionPlan';
-import { formatTokens } from '../projection';
+
 import { post } from '../vscodeApi';
 import { blockSummaryTokens, meter } from './gauges';
 import { renderLoss } from './lossLine';

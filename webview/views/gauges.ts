@@ -1,7 +1,7 @@
-import { summaryTokens, type BlockView } from '../../src/protocol/messages';
+import { formatTokens, summaryTokens, type BlockView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { h, setAttr, setText } from '../dom';
-import { formatTokens, thresholdTokens, type Projection } from '../projection';
+import { thresholdTokens, type Projection } from '../projection';
 
 export interface Meter {
   el: HTMLElement;

@@ -3,10 +3,9 @@
  * it would leave, and the compaction's status. It expands to the timeline
  * and the gauges; collapsed, the chat gets the room.
  */
-import { isSettled } from '../../src/protocol/messages';
+import { formatTokens, isSettled } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { h, setText } from '../dom';
-import { formatTokens } from '../projection';
 
 export class Overview {
   readonly el: HTMLDetailsElement;

@@ -5,10 +5,10 @@
  * virtual strip: only the visible token range is drawn. Painting, geometry,
  * input and the tooltip text live in the timeline*.ts files next to this one.
  */
-import type { StrategyName } from '../../src/protocol/messages';
+import { formatTokens, type StrategyName } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { button, h, setAttr, setDisabled, setText } from '../dom';
-import { formatTokens, nearestAllowedByIndex, nearestAllowedByOffset } from '../projection';
+import { nearestAllowedByIndex, nearestAllowedByOffset } from '../projection';
 import { post } from '../vscodeApi';
 import { TimelineGeometry } from './timelineGeometry';
 import { blockCount } from './gauges';

@@ -1,6 +1,6 @@
-import { indicesHold, summaryTokens } from '../../src/protocol/messages';
+import { formatTokens, indicesHold, summaryTokens } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
-import { formatTokens, messageAtOffset } from '../projection';
+import { messageAtOffset } from '../projection';
 import type { TimelineGeometry } from './timelineGeometry';
 import { SEG_H } from './timelinePaint';
 import { describe, preview } from './timelineText';

@@ -1,6 +1,5 @@
-import type { ViewMessage } from '../../src/protocol/messages';
+import { formatTokens, type ViewMessage } from '../../src/protocol/messages';
 import { clear, h } from '../dom';
-import { formatTokens } from '../projection';
 
 /** One line naming a message: position, kind, size. Shared by the tooltip and the screen-reader announcement. */
 export function describe(m: ViewMessage): string {
