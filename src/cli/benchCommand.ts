@@ -2,7 +2,7 @@ import { AGENT_TOOL_SPECS } from '../core/agent/toolSpecs';
 import { createCompaction, snapshotSession } from '../core/compaction/fromSession';
 import type { CompactionSettings } from '../core/compaction/plan';
 import { DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
-import { knownSum } from '../core/compaction/compactionOutput';
+import { cachedTokensOf, knownSum } from '../core/compaction/compactionOutput';
 import type { Layout } from '../core/compaction/prompts';
 import { toWire } from '../core/messages';
 import type { ModelPort, ModelRequest } from '../core/ports';
@@ -233,10 +233,8 @@ export async function runBench(o: {
           .join('; ')}`,
       );
     const workers: WorkerRow[] = [];
-    // One server: when it reported a count for any worker it reports them, and vLLM's 2025 releases leave the count
-    // out for a prompt with nothing cached (the first cold worker here, before the client has seen a count).
-    const reportsCached = pending.blocks.some((b) => b.stats!.cachedTokens !== undefined);
-    for (const b of pending.blocks) {
+    const cached = cachedTokensOf(pending.blocks.map((b) => b.stats!));
+    for (const [k, b] of pending.blocks.entries()) {
       const st = b.stats!;
       let instructionTokens = st.instructionTokens;
       if (spec.layout === 'cache-aligned' && spec.cache === 'warm') {
@@ -252,7 +250,7 @@ export async function runBench(o: {
           if (full.source === 'server') instructionTokens = full.count - prefix.count;
         }
       }
-      const cachedTokens = st.cachedTokens ?? (reportsCached ? 0 : undefined);
+      const cachedTokens = cached[k];
       workers.push({
         block: b.index,
         promptTokens: st.inputTokens,

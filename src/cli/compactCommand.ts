@@ -5,6 +5,7 @@ import { describeLoads } from '../core/perf/serverLoad';
 import { resolveProfile } from './profileStore';
 import { createCompaction, snapshotSession } from '../core/compaction/fromSession';
 import type { PendingCompaction } from '../core/compaction/pendingCompaction';
+import { cachedTokensOf } from '../core/compaction/compactionOutput';
 import { DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
 import type { CompactionMode } from '../core/compaction/plan';
 import { LAYOUTS, VERBOSITIES } from '../core/compaction/prompts';
@@ -166,6 +167,9 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
 
 function report(p: PendingCompaction, tokensBefore: number, tokensAfter: number, adopted: boolean) {
   const t = p.totals();
+  const done = p.blocks.filter((b) => b.stats);
+  const filled = cachedTokensOf(done.map((b) => b.stats!));
+  const cached = new Map(done.map((b, k) => [b.index, filled[k]]));
   return {
     tailStartIndex: p.plan.snapshot.split.tailStartIndex,
     keptIndices: p.plan.snapshot.split.keptIndices,
@@ -179,7 +183,7 @@ function report(p: PendingCompaction, tokensBefore: number, tokensAfter: number,
       inputTokens: b.stats?.inputTokens ?? 0,
       outputTokens: b.stats?.outputTokens ?? 0,
       ms: b.stats?.ms ?? 0,
-      cachedTokens: b.stats?.cachedTokens ?? null,
+      cachedTokens: cached.get(b.index) ?? null,
       headTokens: b.tokens,
     })),
     summary: p.summaryText(),

@@ -128,6 +128,35 @@ describe('the newcomer path (built CLI)', function () {
       } finally {
         await nonzero.close();
       }
+      // So do compact's figures, though its client had seen no count when the first, cold worker came back.
+      for (const json of [true, false]) {
+        const cold = await startSimulator({ maxModelLen: 200_000, timeScale: 0, promptTokensDetails: 'nonzero' });
+        try {
+          const r = await cli(
+            'compact',
+            '--session',
+            example,
+            '--endpoint',
+            cold.url,
+            '--block-tokens',
+            '512',
+            ...(json ? ['--json'] : []),
+          );
+          assert.equal(r.status, 0, r.stderr);
+          if (!json) {
+            assert.match(r.stdout, /cached prompt tokens \d+ of \d+/);
+            continue;
+          }
+          const blocks = (JSON.parse(r.stdout) as { blocks: { cachedTokens: number | null }[] }).blocks;
+          assert.ok(blocks.length > 1 && blocks.every((b) => typeof b.cachedTokens === 'number'), JSON.stringify(blocks));
+          assert.ok(
+            blocks.some((b) => b.cachedTokens === 0),
+            'the first cold worker served nothing from the cache',
+          );
+        } finally {
+          await cold.close();
+        }
+      }
       const c = await cli('compact', '--session', example, '--endpoint', bare.url);
       assert.equal(c.status, 0, c.stderr);
       assert.match(c.stdout, /cached prompt tokens not reported by the server of \d+/);

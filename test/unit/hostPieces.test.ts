@@ -29,6 +29,7 @@ const stats = {
   outputTokens: 50,
   cachedTokens: 800,
   ms: 120,
+  endpoint: 0,
   queuedMs: 0,
   instructionTokens: 40,
   attempts: 1,

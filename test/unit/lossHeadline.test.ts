@@ -58,6 +58,7 @@ function ready(
     outputTokens: 20,
     cachedTokens: undefined,
     ms: 10,
+    endpoint: 0,
     queuedMs: 0,
     instructionTokens: 5,
     attempts: 1,

@@ -436,6 +436,7 @@ describe('review editor: the plan, predicted against measured', () => {
         outputTokens: 100,
         cachedTokens: undefined,
         ms: 2300,
+        endpoint: 0,
         queuedMs: 0,
         instructionTokens: 50,
         attempts: 1,

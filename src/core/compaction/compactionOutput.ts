@@ -58,6 +58,17 @@ export function knownSum(values: readonly (number | undefined)[]): number | unde
   return values.length > 0 ? sum : undefined;
 }
 
+/**
+ * Each finished block's cached prompt tokens, gaps filled where the server's silence means 0: vLLM's 2025 releases
+ * leave prompt-token details out of a reply when nothing was cached, even with --enable-prompt-tokens-details, so a
+ * server that reported a count for any worker of this compaction served the ones it was silent on cold. A server
+ * that reported none stays unknown (it may not report at all). Per endpoint: replicas are configured one by one.
+ */
+export function cachedTokensOf(stats: readonly BlockStats[]): (number | undefined)[] {
+  const reporting = new Set(stats.filter((st) => st.cachedTokens !== undefined).map((st) => st.endpoint));
+  return stats.map((st) => st.cachedTokens ?? (reporting.has(st.endpoint) ? 0 : undefined));
+}
+
 export function totalsOf(
   plan: CompactionPlan,
   views: readonly BlockView[],
@@ -69,7 +80,7 @@ export function totalsOf(
     summaryTokens: o.summaryTokens,
     inputTokens: sum((st) => st.inputTokens),
     outputTokens: sum((st) => st.outputTokens),
-    cachedTokens: knownSum(views.flatMap((v) => (v.stats ? [v.stats.cachedTokens] : []))),
+    cachedTokens: knownSum(cachedTokensOf(views.flatMap((v) => (v.stats ? [v.stats] : [])))),
     compressionRatio: o.summaryTokens > 0 ? plan.headTokens / o.summaryTokens : 0,
     wallMs: o.wallMs,
     requests: o.requests,

@@ -9,8 +9,10 @@ export interface BlockStats {
   /** Prompt tokens: the server's count when it reported one, else the local estimate. */
   inputTokens: number;
   outputTokens: number;
-  /** Prompt tokens the server served from its prefix cache, when reported. */
+  /** Prompt tokens the server served from its prefix cache, when reported (see cachedTokensOf for what a gap means). */
   cachedTokens: number | undefined;
+  /** Which of the compaction's endpoints the worker ran on (an index into its list). */
+  endpoint: number;
   /** From sending the request to the last token. */
   ms: number;
   /** Waiting for a concurrency slot before that. */
@@ -32,7 +34,7 @@ export interface CompactionTotals {
   summaryTokens: number;
   inputTokens: number;
   outputTokens: number;
-  /** Prompt tokens served from the prefix cache; undefined when no worker's server reported it (not 0: unknown). */
+  /** Prompt tokens served from the prefix cache; undefined when some worker's server never reported it (unknown, not 0). */
   cachedTokens: number | undefined;
   /** Head tokens ÷ summary tokens. */
   compressionRatio: number;

@@ -79,6 +79,7 @@ export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: Bl
       inputTokens: result.usage?.promptTokens ?? prompt.promptTokens,
       outputTokens: result.usage?.completionTokens ?? w.count({ role: 'user', content: text }),
       cachedTokens: result.usage?.cachedTokens,
+      endpoint,
       ms: w.clock.now() - sentAt,
       queuedMs: sentAt - queuedAt,
       instructionTokens: prompt.instructionTokens,
