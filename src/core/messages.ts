@@ -57,8 +57,13 @@ export function toWire(m: StoredMessage): ChatMessage {
 export function messageText(m: ChatMessage): string {
   switch (m.role) {
     case 'assistant': {
-      const calls = (m.tool_calls ?? []).map((c) => `${c.function.name}(${c.function.arguments})`);
-      return [m.content ?? '', ...calls].filter((s) => s.length > 0).join('\n');
+      // A loop, not callbacks made per call: this runs for every message a compaction renders or counts.
+      let text = m.content ?? '';
+      for (const c of m.tool_calls ?? []) {
+        const call = `${c.function.name}(${c.function.arguments})`;
+        text = text.length > 0 ? `${text}\n${call}` : call;
+      }
+      return text;
     }
     default:
       return m.content;

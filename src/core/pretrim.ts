@@ -78,9 +78,7 @@ export function clearConsumedToolResults<M extends WithId>(
 ): PretrimResult<M> {
   const report: PretrimReport = { cleared: [], truncated: [], deduplicated: [] };
   const toolIdx: number[] = [];
-  messages.forEach((m, i) => {
-    if (m.role === 'tool') toolIdx.push(i);
-  });
+  for (let i = 0; i < messages.length; i++) if (messages[i]!.role === 'tool') toolIdx.push(i);
   const protectedFrom = toolIdx.length - keepRecent;
   let lastAssistant = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -90,17 +88,18 @@ export function clearConsumedToolResults<M extends WithId>(
     }
   }
   const out = messages.slice();
-  toolIdx.forEach((i, k) => {
-    if (k >= protectedFrom || i > lastAssistant) return;
+  for (let k = 0; k < toolIdx.length; k++) {
+    const i = toolIdx[k]!;
+    if (k >= protectedFrom || i > lastAssistant) continue;
     const m = messages[i]!;
     const text = textOf(m);
-    if (text.startsWith(CLEARED_PLACEHOLDER)) return;
+    if (text.startsWith(CLEARED_PLACEHOLDER)) continue;
     const placeholder = `${CLEARED_PLACEHOLDER}: ${countLines(text)} lines, ${text.length} chars; recall id ${idOf(m, i)}]`;
     const reply = keepReferred ? nextAssistant(messages, i) : undefined;
     const used = reply ? linesReferredBy(text, messageText(reply), MAX_REFERRED_LINES) : [];
     out[i] = withContent(m, used.length > 0 ? `${placeholder}\nLines the next reply used:\n${used.join('\n')}` : placeholder);
     report.cleared.push(idOf(m, i));
-  });
+  }
   return { messages: out, report };
 }
 
@@ -228,17 +227,22 @@ export function truncateToolOutput<M extends ChatMessage>(
 export function deduplicateToolOutputs<M extends WithId>(messages: readonly M[]): PretrimResult<M> {
   const report: PretrimReport = { cleared: [], truncated: [], deduplicated: [] };
   const latest = new Map<string, number>();
-  messages.forEach((m, i) => {
+  // Loops, not callbacks made per call: this runs once per block of every compaction, and V8 drops a per-call
+  // callback's optimised code at each major collection.
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
     if (m.role === 'tool' && m.content.length >= 200 && !m.content.startsWith(CLEARED_PLACEHOLDER)) latest.set(m.content, i);
-  });
-  const out = messages.map((m, i) => {
-    if (m.role !== 'tool') return m;
+  }
+  const out = messages.slice();
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role !== 'tool') continue;
     const last = latest.get(m.content);
-    if (last === undefined || last === i) return m;
+    if (last === undefined || last === i) continue;
     const sameAs = idOf(messages[last]!, last);
     report.deduplicated.push({ id: idOf(m, i), sameAs });
-    return withContent(m, `[Identical to the later tool output ${sameAs}; omitted here]`);
-  });
+    out[i] = withContent(m, `[Identical to the later tool output ${sameAs}; omitted here]`);
+  }
   return { messages: out, report };
 }
 

@@ -205,7 +205,7 @@ export class VllmClient implements ModelClient {
       if (stream) {
         // Prefill can be long, but once the server has answered, silence means a stall.
         timer.startIdle(idleMs);
-        reply = await readChatStream(resp, { url, model, mode, caps, emit, onProgress: () => timer.progress() });
+        reply = await readChatStream(resp, { url, model, mode, caps, emit, idle: timer });
       } else {
         reply = replyFromBody(await readJsonBody(resp, { url, caps }), { url, model, mode, caps, emit });
       }

@@ -21,84 +21,121 @@ export function pacedBody(
   /** Called once, the first time the response's socket is held (tests: the transport holds whatever socket it gets). */
   onHeld?: () => void,
 ): ReadableStream<Uint8Array> {
-  let pending: Buffer[] = [];
-  let withdraw: (() => void) | undefined;
-  let immediate: ReturnType<typeof setImmediate> | undefined;
-  let closed = false;
-  let ctl!: ReadableStreamDefaultController<Uint8Array>;
-  // The request's socket, whoever's agent made it (VS Code's proxy support may have swapped ours for its own).
-  const socket = res.socket ?? undefined;
-
-  const stopPacing = () => {
-    withdraw?.();
-    if (socket) releaseSocket(socket);
-    if (immediate) clearImmediate(immediate);
-    withdraw = undefined;
-    immediate = undefined;
-  };
-  const flush = () => {
-    if (pending.length === 0 || closed) return;
-    const chunk = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
-    pending = [];
-    ctl.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-  };
-  const resume = () => {
-    withdraw = undefined;
-    if (socket) releaseSocket(socket);
-    res.resume();
-    immediate = setImmediate(endBatch);
-  };
-  // One batch ends in the check phase, after the poll phase in which the socket read what the kernel held.
-  const endBatch = () => {
-    immediate = undefined;
-    flush();
-    const clock = clockOf?.();
-    if (closed || res.readableEnded || !clock) return;
-    res.pause();
-    if (socket && holdSocket(socket) && onHeld) {
-      onHeld();
-      onHeld = undefined;
-    }
-    withdraw = clock.wait(resume);
-  };
-  const fail = (e: Error) => {
-    if (closed) return;
-    closed = true;
-    stopPacing();
-    ctl.error(e);
-  };
-
+  const body = new PacedBody(req, res, clockOf, onHeld);
   return new ReadableStream<Uint8Array>({
-    start(c) {
-      ctl = c;
-      res.on('data', (b: Buffer) => {
-        if (!clockOf) {
-          if (!closed) ctl.enqueue(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
-          return;
-        }
-        pending.push(b);
-        // The first data of the response starts the first batch's end-of-turn.
-        if (!withdraw && !immediate) immediate = setImmediate(endBatch);
-      });
-      res.once('end', () => {
-        if (closed) return;
-        stopPacing();
-        flush();
-        closed = true;
-        ctl.close();
-      });
-      res.once('error', fail);
-      res.once('aborted', () => fail(Object.assign(new Error('terminated: the server closed the response early'), { code: 'ECONNRESET' })));
-      req.once('error', fail);
-      res.once('close', () => {
-        if (!res.complete)
-          fail(Object.assign(new Error('terminated: the connection closed before the response ended'), { code: 'ECONNRESET' }));
-      });
-    },
-    cancel() {
-      closed = true;
-      stopPacing();
-      req.destroy();
-    },
+    start: (c) => body.start(c),
+    cancel: () => body.cancel(),
   });
+}
+
+/**
+ * One response's batching. The per-read path is methods (their handlers bound once per response), not closures made
+ * per response: V8 holds a closure's optimised code weakly, so each major collection after a response's closures die
+ * throws it away and the next compaction's streams compile it again; a method's code lives as long as the class.
+ */
+class PacedBody {
+  private pending: Buffer[] = [];
+  private withdraw: (() => void) | undefined;
+  private immediate: ReturnType<typeof setImmediate> | undefined;
+  private closed = false;
+  private ctl!: ReadableStreamDefaultController<Uint8Array>;
+  /** The request's socket, whoever's agent made it (VS Code's proxy support may have swapped ours for its own). */
+  private readonly socket: IncomingMessage['socket'] | undefined;
+  private readonly resumeBound = this.resume.bind(this);
+  private readonly endBatchBound = this.endBatch.bind(this);
+  private readonly failBound = this.fail.bind(this);
+
+  constructor(
+    private readonly req: ClientRequest,
+    private readonly res: IncomingMessage,
+    private readonly clockOf: (() => PacingClock | undefined) | undefined,
+    private onHeld: (() => void) | undefined,
+  ) {
+    this.socket = res.socket ?? undefined;
+  }
+
+  start(c: ReadableStreamDefaultController<Uint8Array>): void {
+    const { req, res } = this;
+    this.ctl = c;
+    res.on('data', this.onData.bind(this));
+    res.once('end', this.onEnd.bind(this));
+    res.once('error', this.failBound);
+    res.once('aborted', () =>
+      this.fail(Object.assign(new Error('terminated: the server closed the response early'), { code: 'ECONNRESET' })),
+    );
+    req.once('error', this.failBound);
+    res.once('close', () => {
+      if (!res.complete)
+        this.fail(Object.assign(new Error('terminated: the connection closed before the response ended'), { code: 'ECONNRESET' }));
+    });
+  }
+
+  cancel(): void {
+    this.closed = true;
+    this.stopPacing();
+    this.req.destroy();
+  }
+
+  private onData(b: Buffer): void {
+    if (!this.clockOf) {
+      if (!this.closed) this.ctl.enqueue(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+      return;
+    }
+    this.pending.push(b);
+    // The first data of the response starts the first batch's end-of-turn.
+    if (!this.withdraw && !this.immediate) this.immediate = setImmediate(this.endBatchBound);
+  }
+
+  private onEnd(): void {
+    if (this.closed) return;
+    this.stopPacing();
+    this.flush();
+    this.closed = true;
+    this.ctl.close();
+  }
+
+  private stopPacing(): void {
+    this.withdraw?.();
+    if (this.socket) releaseSocket(this.socket);
+    if (this.immediate) clearImmediate(this.immediate);
+    this.withdraw = undefined;
+    this.immediate = undefined;
+  }
+
+  private flush(): void {
+    const pending = this.pending;
+    if (pending.length === 0 || this.closed) return;
+    const chunk = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+    this.pending = [];
+    this.ctl.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  }
+
+  private resume(): void {
+    this.withdraw = undefined;
+    if (this.socket) releaseSocket(this.socket);
+    this.res.resume();
+    this.immediate = setImmediate(this.endBatchBound);
+  }
+
+  // One batch ends in the check phase, after the poll phase in which the socket read what the kernel held.
+  private endBatch(): void {
+    const { res, socket } = this;
+    this.immediate = undefined;
+    this.flush();
+    const clock = this.clockOf?.();
+    if (this.closed || res.readableEnded || !clock) return;
+    res.pause();
+    if (socket && holdSocket(socket) && this.onHeld) {
+      this.onHeld();
+      this.onHeld = undefined;
+    }
+    this.withdraw = clock.wait(this.resumeBound);
+  }
+
+  private fail(e: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopPacing();
+    this.ctl.error(e);
+  }
 }

@@ -16,8 +16,8 @@ export interface StreamContext {
   mode: ToolProtocolMode;
   caps: ReplyCaps;
   emit: (d: ChatDelta) => void;
-  /** Called when a token, tool-call piece or finish arrived (not for comments or empty chunks). */
-  onProgress: () => void;
+  /** Told when a token, tool-call piece or finish arrived (not for comments or empty chunks): the request's idle clock. */
+  idle: { progress(): void };
 }
 
 /**
@@ -27,29 +27,74 @@ export interface StreamContext {
  */
 export async function readChatStream(resp: Response, ctx: StreamContext): Promise<Reply> {
   if (!resp.body) throw new ProtocolError(`Empty streaming response from ${ctx.url}.`, { url: ctx.url, retryable: true });
-  const asm = new StreamAssembler(freshId);
-  const filter = ctx.mode === 'text' ? new TextToolStreamFilter() : undefined;
-  let sawDone = false;
-  let chars = 0;
-  let bytes = 0;
+  const state = new ChatStreamState(ctx);
   const reader = resp.body.getReader();
   const parser = new SseByteParser();
   let finished = false;
-  const pushPlain = (plain: string): void => {
-    const d = asm.pushContent(plain);
-    if (d) {
-      ctx.onProgress();
-      emitOne(d);
+  let bytes = 0;
+  try {
+    while (!state.sawDone) {
+      const r = await reader.read();
+      if (r.done) {
+        finished = true;
+        parser.end(state);
+        break;
+      }
+      bytes += r.value.byteLength;
+      if (bytes > ctx.caps.bytes) throw replyTooLarge(ctx.url, ctx.caps, 'bytes');
+      parser.push(r.value, state);
     }
-  };
-  const handle = (data: string): void => {
+  } finally {
+    if (!finished) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+  return state.reply();
+}
+
+/**
+ * One stream's assembly; the SSE parser's sink. The per-token path lives in methods, not in closures made per
+ * request: V8 holds a closure's optimised code weakly, so each major collection after a request's closures die
+ * throws it away and the next compaction compiles it again (TurboFan, on a helper thread); methods keep theirs.
+ */
+class ChatStreamState implements SseSink {
+  sawDone = false;
+  private readonly asm = new StreamAssembler(freshId);
+  private readonly filter: TextToolStreamFilter | undefined;
+  private chars = 0;
+
+  constructor(private readonly ctx: StreamContext) {
+    this.filter = ctx.mode === 'text' ? new TextToolStreamFilter() : undefined;
+  }
+
+  // Events after [DONE] are not read. A one-line event is tried in bytes first: most are one token of text.
+  bytes(buf: Buffer, from: number, to: number): void {
+    if (this.sawDone) return;
+    const plain = this.asm.chunks > 0 ? plainContentBytes(buf, from, to) : undefined;
+    if (plain !== undefined) this.pushPlain(plain);
+    else this.handle(buf.toString('utf8', from, to));
+  }
+
+  text(data: string): void {
+    if (!this.sawDone) this.handle(data);
+  }
+
+  private pushPlain(plain: string): void {
+    const d = this.asm.pushContent(plain);
+    if (d) {
+      this.ctx.idle.progress();
+      this.emitOne(d);
+    }
+  }
+
+  private handle(data: string): void {
+    const ctx = this.ctx;
     if (data === '[DONE]' || data.trim() === '[DONE]') {
-      sawDone = true;
+      this.sawDone = true;
       return;
     }
     // After the first chunk (which names the model), most chunks are one token of text: decode only that.
-    const plain = asm.chunks > 0 ? plainContent(data) : undefined;
-    if (plain !== undefined) return pushPlain(plain);
+    const plain = this.asm.chunks > 0 ? plainContent(data) : undefined;
+    if (plain !== undefined) return this.pushPlain(plain);
     let chunk: RawChunk & { error?: unknown; object?: string };
     try {
       chunk = JSON.parse(data);
@@ -74,71 +119,47 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
             : 500;
       throw errorFromStatus(code, chunk, undefined, ctx.url);
     }
-    const finishBefore = asm.finishReason;
-    const deltas = asm.push(chunk);
-    if (asm.finishReason !== finishBefore) ctx.onProgress();
-    emitDeltas(deltas);
-  };
-  const emitOne = (d: ChatDelta): void => {
-    chars += d.type === 'tool_call' ? d.argumentsDelta.length + (d.name?.length ?? 0) : d.type === 'reset' ? 0 : d.text.length;
-    if (chars > ctx.caps.chars) throw replyTooLarge(ctx.url, ctx.caps, 'characters');
-    if (d.type === 'content' && filter) {
-      const visible = filter.push(d.text);
+    const finishBefore = this.asm.finishReason;
+    const deltas = this.asm.push(chunk);
+    if (this.asm.finishReason !== finishBefore) ctx.idle.progress();
+    if (deltas.length > 0) ctx.idle.progress();
+    for (const d of deltas) this.emitOne(d);
+  }
+
+  private emitOne(d: ChatDelta): void {
+    const ctx = this.ctx;
+    this.chars += d.type === 'tool_call' ? d.argumentsDelta.length + (d.name?.length ?? 0) : d.type === 'reset' ? 0 : d.text.length;
+    if (this.chars > ctx.caps.chars) throw replyTooLarge(ctx.url, ctx.caps, 'characters');
+    if (d.type === 'content' && this.filter) {
+      const visible = this.filter.push(d.text);
       if (visible) ctx.emit({ type: 'content', text: visible });
     } else {
       ctx.emit(d);
     }
-  };
-  const emitDeltas = (deltas: ChatDelta[]): void => {
-    if (deltas.length > 0) ctx.onProgress();
-    for (const d of deltas) emitOne(d);
-  };
-  // Events after [DONE] are not read. A one-line event is tried in bytes first: most are one token of text.
-  const sink: SseSink = {
-    bytes: (buf, from, to) => {
-      if (sawDone) return;
-      const plain = asm.chunks > 0 ? plainContentBytes(buf, from, to) : undefined;
-      if (plain !== undefined) pushPlain(plain);
-      else handle(buf.toString('utf8', from, to));
-    },
-    text: (data) => {
-      if (!sawDone) handle(data);
-    },
-  };
-  try {
-    while (!sawDone) {
-      const r = await reader.read();
-      if (r.done) {
-        finished = true;
-        parser.end(sink);
-        break;
-      }
-      bytes += r.value.byteLength;
-      if (bytes > ctx.caps.bytes) throw replyTooLarge(ctx.url, ctx.caps, 'bytes');
-      parser.push(r.value, sink);
+  }
+
+  /** The reply, once the stream has ended. */
+  reply(): Reply {
+    const { asm, ctx, filter } = this;
+    if (!this.sawDone && asm.finishReason === null) {
+      throw new ConnectionError(`The stream from ${ctx.url} ended before the reply was complete.`, 'ECONNRESET', {
+        url: ctx.url,
+        retryable: true,
+      });
     }
-  } finally {
-    if (!finished) await reader.cancel().catch(() => undefined);
-    reader.releaseLock();
+    const reasoning = asm.reasoningText || undefined;
+    const base = { reasoning, usage: asm.usage, finishReason: asm.finishReason, model: asm.model ?? ctx.model, mode: ctx.mode };
+    if (filter) {
+      const tail = filter.flush();
+      if (tail) ctx.emit({ type: 'content', text: tail });
+      const parsed = parseTextToolCalls(asm.text, () => freshId(0));
+      parsed.toolCalls.forEach((c, i) =>
+        ctx.emit({ type: 'tool_call', index: i, id: c.id, name: c.function.name, argumentsDelta: c.function.arguments }),
+      );
+      return buildReply({ ...base, content: parsed.content, toolCalls: parsed.toolCalls });
+    }
+    return buildReply({ ...base, content: asm.text.length > 0 ? asm.text : null, toolCalls: asm.toolCalls() });
   }
-  if (!sawDone && asm.finishReason === null) {
-    throw new ConnectionError(`The stream from ${ctx.url} ended before the reply was complete.`, 'ECONNRESET', {
-      url: ctx.url,
-      retryable: true,
-    });
-  }
-  const reasoning = asm.reasoningText || undefined;
-  const base = { reasoning, usage: asm.usage, finishReason: asm.finishReason, model: asm.model ?? ctx.model, mode: ctx.mode };
-  if (filter) {
-    const tail = filter.flush();
-    if (tail) ctx.emit({ type: 'content', text: tail });
-    const parsed = parseTextToolCalls(asm.text, () => freshId(0));
-    parsed.toolCalls.forEach((c, i) =>
-      ctx.emit({ type: 'tool_call', index: i, id: c.id, name: c.function.name, argumentsDelta: c.function.arguments }),
-    );
-    return buildReply({ ...base, content: parsed.content, toolCalls: parsed.toolCalls });
-  }
-  return buildReply({ ...base, content: asm.text.length > 0 ? asm.text : null, toolCalls: asm.toolCalls() });
 }
 
 /** Reads a non-streamed body as text, refusing more than `maxBytes`. */

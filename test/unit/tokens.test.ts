@@ -100,7 +100,7 @@ describe('remembered counts', () => {
     const session = JSON.parse(readFileSync('test/fixtures/long-session.json', 'utf8')) as ChatMessage[];
     const msgs = session.filter((m) => m.role !== 'system').slice(0, 120);
     const whole = c.countText(renderTranscript(msgs, 1));
-    const pieces = transcriptTokens(msgs, 1, (t) => c.countText(t));
+    const pieces = transcriptTokens(msgs, 1, c);
     assert.ok(whole > 5000, `${whole} tokens`);
     assert.ok(Math.abs(pieces - whole) <= msgs.length, `by pieces ${pieces}, whole ${whole}, ${msgs.length} messages`);
   });

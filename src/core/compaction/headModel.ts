@@ -44,16 +44,24 @@ export function headModel(x: HeadModelInput): HeadModel & { partition(B: number)
   const last = head.at(-1) ?? -1;
   let tailTokens = 0;
   for (let i = last + 1; i < context.length; i++) tailTokens += tokens[i]!;
-  const headMsgs = head.map((i) => context[i]!);
-  // The same cuts the workers' prompts will carry (toolCuts.ts), so the scan is paid once.
-  const trimmed = deduplicateToolOutputs(head.map((ci, k) => withCut(context, ci, headMsgs[k]!))).messages;
+  // Loops, not callbacks made per call: this runs once per compaction, and V8 drops a per-call callback's optimised
+  // code at each major collection, so each compaction would compile them again.
+  const headMsgs = new Array<ChatMessage>(head.length);
+  const cut = new Array<ChatMessage>(head.length);
+  for (let k = 0; k < head.length; k++) {
+    headMsgs[k] = context[head[k]!]!;
+    // The same cuts the workers' prompts will carry (toolCuts.ts), so the scan is paid once.
+    cut[k] = withCut(context, head[k]!, headMsgs[k]!);
+  }
+  const trimmed = deduplicateToolOutputs(cut).messages;
   const transcript = new Map<number, number>();
-  head.forEach((ci, k) => {
+  for (let k = 0; k < head.length; k++) {
+    const ci = head[k]!;
     const before = (headMsgs[k]!.content ?? '').length;
     const after = (trimmed[k]?.content ?? '').length;
     const share = before > 0 ? after / before : 1;
     transcript.set(ci, Math.round(tokens[ci]! * share) + TRANSCRIPT_FRAMING);
-  });
+  }
   const instr = { verbosity: x.verbosity, focus: x.focus, isLastBlock: true, blockNumber: 1, blockCount: 2, blockTokens: 4096 };
   const instructionTokens = {
     'cache-aligned': roughTokens(cacheAlignedInstruction(headMsgs.slice(0, 1), 0, instr)) + 8,
@@ -72,17 +80,28 @@ export function headModel(x: HeadModelInput): HeadModel & { partition(B: number)
     }
     return blocks;
   };
-  const shape = (b: Block): BlockShape => {
-    if (b.part) return { tokens: b.tokens, transcriptTokens: b.tokens + TRANSCRIPT_FRAMING };
-    return { tokens: b.tokens, transcriptTokens: b.messageIndices.reduce((s, i) => s + (transcript.get(i) ?? tokens[i]!), 0) };
-  };
   return {
     headTokens,
     frameTokens,
     tailTokens,
     instructionTokens,
     targetContextTokens: x.targetContextTokens,
-    blocks: (B) => partition(B).map(shape),
+    blocks: (B) => shapes(partition(B), transcript, tokens),
     partition,
   };
+}
+
+/** What the planner needs of each block: its tokens, and its transcript's as a target-block worker sends it. */
+function shapes(blocks: readonly Block[], transcript: ReadonlyMap<number, number>, tokens: readonly number[]): BlockShape[] {
+  const out = new Array<BlockShape>(blocks.length);
+  for (let k = 0; k < blocks.length; k++) {
+    const b = blocks[k]!;
+    let transcriptTokens = b.tokens + TRANSCRIPT_FRAMING;
+    if (!b.part) {
+      transcriptTokens = 0;
+      for (const i of b.messageIndices) transcriptTokens += transcript.get(i) ?? tokens[i]!;
+    }
+    out[k] = { tokens: b.tokens, transcriptTokens };
+  }
+  return out;
 }

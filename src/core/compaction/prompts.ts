@@ -169,7 +169,12 @@ export const TARGET_SYSTEM_PROMPT =
  * header (`[#12 user]`) or close the fence around the transcript.
  */
 export function renderTranscript(messages: readonly ChatMessage[], firstNumber: number): string {
-  return messages.map((m, k) => transcriptHeader(m, firstNumber + k) + escapeData(messageText(m))).join('\n\n');
+  let out = '';
+  for (let k = 0; k < messages.length; k++) {
+    if (k > 0) out += '\n\n';
+    out += transcriptHeader(messages[k]!, firstNumber + k) + escapeData(messageText(messages[k]!));
+  }
+  return out;
 }
 
 /** What renderTranscript puts before message #n's text. */
@@ -185,20 +190,26 @@ function transcriptHeader(m: ChatMessage, n: number): string {
  * pays once per message, not once per prompt it appears in. Counts add up
  * across the header, the text and the blank line between messages to within
  * a token or two per message, since the tokenizer's pieces break at newlines.
- * `knownText(k)`, when it gives a number, is message k's text count already
+ * `knownText[k]`, when it is a number, is message k's text count already
  * known (the session's own count of an unchanged message), so it is not counted.
  */
 export function transcriptTokens(
   messages: readonly ChatMessage[],
   firstNumber: number,
-  countText: (t: string) => number,
-  knownText?: (k: number) => number | undefined,
+  counter: TextCounter,
+  knownText?: readonly (number | undefined)[],
 ): number {
   let n = Math.max(0, messages.length - 1);
-  messages.forEach((m, k) => {
-    n += countText(transcriptHeader(m, firstNumber + k)) + (knownText?.(k) ?? countText(escapeData(messageText(m))));
-  });
+  for (let k = 0; k < messages.length; k++) {
+    const m = messages[k]!;
+    n += counter.countText(transcriptHeader(m, firstNumber + k)) + (knownText?.[k] ?? counter.countText(escapeData(messageText(m))));
+  }
   return n;
+}
+
+/** What transcriptTokens counts text with: an object, whose method keeps its optimised code where a per-call callback would not. */
+export interface TextCounter {
+  countText(text: string): number;
 }
 
 /**

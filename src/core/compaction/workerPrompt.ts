@@ -8,6 +8,7 @@ import type { CompactionPlan } from './plan';
 import { TARGET_CONTEXT_TOKENS } from './plan';
 import type { InstructionInput } from './prompts';
 import { cacheAlignedInstruction, fenceNonce, renderTranscript, targetBlockPrompt, targetTokens, transcriptTokens } from './prompts';
+import type { TextCounter } from './prompts';
 import { withCut } from './toolCuts';
 
 export interface WorkerPrompt {
@@ -32,6 +33,14 @@ function blockMessages(plan: CompactionPlan, block: Block): ChatMessage[] {
     const slice = (m.content ?? '').slice(from, to);
     return { ...m, content: `[part ${part + 1} of ${parts} of this message]\n${slice}` } as ChatMessage;
   });
+}
+
+/** A whole block's messages with long tool outputs cut (the cuts the planner counted) and repeats left out. */
+function cutAndDeduplicated(plan: CompactionPlan, block: Block): ChatMessage[] {
+  const ctx = plan.snapshot.context;
+  const own = blockMessages(plan, block);
+  for (let k = 0; k < own.length; k++) own[k] = withCut(ctx, block.messageIndices[k]!, own[k]!);
+  return deduplicateToolOutputs(own).messages;
 }
 
 /** One fence suffix per plan, drawn when the plan is first built into prompts (after its data exists). */
@@ -188,8 +197,11 @@ function trimmedContext(plan: CompactionPlan, count: (m: ChatMessage) => number)
     // pretrim()'s three tiers, with tier 2's cuts shared with the planner and the blocks (toolCuts.ts).
     const wire = ctx.slice(start).map(toWire);
     const cleared = clearConsumedToolResults(wire, DEFAULT_PRETRIM.keepRecentToolResults).messages;
-    const messages = deduplicateToolOutputs(cleared.map((m, k) => (m === wire[k] ? withCut(ctx, start + k, m) : m))).messages;
-    t = { start, messages, tokens: messages.map((m, k) => sessionCount(plan, start + k, m) ?? -1), count };
+    for (let k = 0; k < cleared.length; k++) if (cleared[k] === wire[k]) cleared[k] = withCut(ctx, start + k, wire[k]!);
+    const messages = deduplicateToolOutputs(cleared).messages;
+    const tokens = new Array<number>(messages.length);
+    for (let k = 0; k < messages.length; k++) tokens[k] = sessionCount(plan, start + k, messages[k]!) ?? -1;
+    t = { start, messages, tokens, count };
     trimmedContexts.set(plan, t);
   }
   return t;
@@ -208,6 +220,23 @@ function instructionShape(m: ChatMessage): ChatMessage {
 
 const DIGIT = /\d/;
 const DIGITS = /\d/g;
+
+/**
+ * A text's tokens by the message counter, less a message's own overhead. A class, not a callback made per prompt:
+ * V8 holds a per-call callback's optimised code weakly and drops it at each major collection, so every compaction
+ * compiled it again on a helper thread; a method's code lives as long as its class.
+ */
+class MessageTextCounter implements TextCounter {
+  private readonly overhead: number;
+
+  constructor(private readonly count: (m: ChatMessage) => number) {
+    this.overhead = count({ role: 'user', content: '' });
+  }
+
+  countText(text: string): number {
+    return this.count({ role: 'user', content: text }) - this.overhead;
+  }
+}
 
 /** Context message k's count, plus the transcript framing it gets. */
 function contextTokensAt(tc: TrimmedContext, k: number): number {
@@ -251,20 +280,17 @@ function targetBlock({ plan, block, x, maxTokens, budget, count }: LayoutInput):
   // truncated and de-duplicated, since clearing its tool results would hide
   // exactly the facts the worker is asked to keep.
   const upto = Math.max(0, first - start);
-  const ctx = plan.snapshot.context;
-  const ownRaw = block.part
-    ? blockMessages(plan, block)
-    : deduplicateToolOutputs(blockMessages(plan, block).map((m, k) => withCut(ctx, block.messageIndices[k]!, m))).messages;
-  const target = renderTranscript(ownRaw, first);
+  const own = block.part ? blockMessages(plan, block) : cutAndDeduplicated(plan, block);
+  const target = renderTranscript(own, first);
   const instructionOnly = targetBlockPrompt('', '', x);
   // The block's transcript is the prompt's largest part: count it message by message, and once, not once more
   // for the instruction share. A message pre-trim left alone has the session's own count.
-  const messageOverhead = count({ role: 'user', content: '' });
-  const known = (k: number): number | undefined => {
-    const n = block.part ? undefined : sessionCount(plan, block.messageIndices[k]!, ownRaw[k]!);
-    return n === undefined ? undefined : n - MESSAGE_OVERHEAD_TOKENS;
-  };
-  const spanTokens = transcriptTokens(ownRaw, first, (t) => count({ role: 'user', content: t }) - messageOverhead, known);
+  const known = new Array<number | undefined>(own.length);
+  for (let k = 0; k < own.length; k++) {
+    const n = block.part ? undefined : sessionCount(plan, block.messageIndices[k]!, own[k]!);
+    known[k] = n === undefined ? undefined : n - MESSAGE_OVERHEAD_TOKENS;
+  }
+  const spanTokens = transcriptTokens(own, first, new MessageTextCounter(count), known);
   const fixed = instructionOnly.reduce((s, m) => s + count(instructionShape(m)), 0) + spanTokens;
   // Only the most recent context goes along: each worker's KV stays about its block (the planner counts on it).
   const cap = Math.min(budget - fixed, plan.settings.targetContextTokens ?? TARGET_CONTEXT_TOKENS);

@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../messages';
-import type { LimiterPort, ModelPort } from '../ports';
+import type { LimiterPort, ModelDelta, ModelPort } from '../ports';
 import type { Clock } from '../session/storage';
 import type { BlockStats } from './events';
 import type { Gate } from './gate';
@@ -54,24 +54,8 @@ export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: Bl
     w.onSent(endpoint);
     const prompt = buildWorkerPrompt(w.plan, w.block, w.focus, w.count);
     if (prompt.request.stream) prompt.request.deltaBatchMs = w.paceMs;
-    // Only a length is kept: the reply's text comes back whole with the result.
-    let streamedChars = 0;
-    let lastReported = 0;
-    const result = await ep.model.chat(prompt.request, {
-      signal: w.signal,
-      onDelta: (d) => {
-        w.onFirstToken();
-        if (d.type === 'reset') streamedChars = lastReported = 0;
-        if (d.type !== 'content') return;
-        streamedChars += d.text.length;
-        // Report progress every ~16 output tokens, not on every chunk.
-        const n = Math.ceil(streamedChars / 4);
-        if (n - lastReported >= 16) {
-          lastReported = n;
-          w.onProgress(n);
-        }
-      },
-    });
+    const progress = new StreamProgress(w);
+    const result = await ep.model.chat(prompt.request, { signal: w.signal, onDelta: (d) => progress.delta(d) });
     const text = stripThinking(result.message.content ?? '').trim();
     if (text.length === 0 && !w.signal.aborted)
       throw new Error(`the model returned an empty summary (finish reason: ${result.finishReason ?? 'none'})`);
@@ -92,5 +76,30 @@ export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: Bl
     if (endpoint >= 0) w.onEnded(endpoint, sent);
     release?.();
     leave();
+  }
+}
+
+/**
+ * A worker's streamed reply as progress: only a length is kept, since the reply's text comes back whole with the
+ * result. A class, not a closure made per worker: this runs for every token, and V8 drops a per-call closure's
+ * optimised code at each major collection, so each compaction compiled it again.
+ */
+class StreamProgress {
+  private chars = 0;
+  private reported = 0;
+
+  constructor(private readonly w: Pick<WorkerRun, 'onFirstToken' | 'onProgress'>) {}
+
+  delta(d: ModelDelta): void {
+    this.w.onFirstToken();
+    if (d.type === 'reset') this.chars = this.reported = 0;
+    if (d.type !== 'content') return;
+    this.chars += d.text.length;
+    // Report progress every ~16 output tokens, not on every chunk.
+    const n = Math.ceil(this.chars / 4);
+    if (n - this.reported >= 16) {
+      this.reported = n;
+      this.w.onProgress(n);
+    }
   }
 }

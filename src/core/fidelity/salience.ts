@@ -71,26 +71,44 @@ export interface Mentions {
 }
 
 export function conversationMentions(messages: readonly ChatMessage[]): Mentions {
-  // token -> index of the last user/assistant message that mentions it
-  const lastMention = new Map<string, number>();
-  messages.forEach((m, i) => {
-    if (m.role !== 'user' && m.role !== 'assistant') return;
-    for (const t of mentionTokens(messageText(m))) lastMention.set(t, i);
-  });
-  const mentionedAfter = (token: string, index: number) => (lastMention.get(token) ?? -1) > index;
-  return {
-    mentionedAfter,
-    salience: (index, seen) => (line) => {
-      const base = baseSalience(line);
-      if (base >= 4 || base === 0) return base;
-      for (const t of lineTokens(line)) {
-        const later = mentionedAfter(t, index);
-        seen?.(t, later);
-        if (later) return 4;
-      }
-      return base;
-    },
-  };
+  return new ConversationMentions(messages);
+}
+
+/**
+ * A class, not closures made per call: a line's score runs for every line of every long tool output a compaction
+ * cuts, and V8 drops a per-call closure's optimised code at each major collection, so each compaction compiled it
+ * again; a method's code lives as long as its class.
+ */
+class ConversationMentions implements Mentions {
+  /** token -> index of the last user/assistant message that mentions it */
+  private readonly lastMention = new Map<string, number>();
+
+  constructor(messages: readonly ChatMessage[]) {
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i]!;
+      if (m.role !== 'user' && m.role !== 'assistant') continue;
+      for (const t of mentionTokens(messageText(m))) this.lastMention.set(t, i);
+    }
+  }
+
+  mentionedAfter(token: string, index: number): boolean {
+    return (this.lastMention.get(token) ?? -1) > index;
+  }
+
+  salience(index: number, seen?: (token: string, later: boolean) => void): Salience {
+    return (line) => this.lineSalience(line, index, seen);
+  }
+
+  private lineSalience(line: string, index: number, seen: ((token: string, later: boolean) => void) | undefined): number {
+    const base = baseSalience(line);
+    if (base >= 4 || base === 0) return base;
+    for (const t of lineTokens(line)) {
+      const later = this.mentionedAfter(t, index);
+      seen?.(t, later);
+      if (later) return 4;
+    }
+    return base;
+  }
 }
 
 /** conversationMentions' salience alone. */

@@ -47,15 +47,31 @@ export function summaryRoom(o: { lo: number; window: number; keptTokens: number;
  * remainder, so the parts add up), each at least MIN_BLOCK_TARGET.
  */
 export function splitVolume(total: number, blockTokens: readonly number[]): number[] {
-  const sum = blockTokens.reduce((a, b) => a + b, 0);
-  if (blockTokens.length === 0) return [];
-  if (sum <= 0) return blockTokens.map(() => MIN_BLOCK_TARGET);
-  const exact = blockTokens.map((t) => (total * t) / sum);
-  const parts = exact.map(Math.floor);
-  let left = total - parts.reduce((a, b) => a + b, 0);
-  const order = exact.map((e, i) => ({ i, r: e - Math.floor(e) })).sort((a, b) => b.r - a.r);
-  for (let k = 0; left > 0; k = (k + 1) % order.length, left--) parts[order[k]!.i]!++;
-  return parts.map((v) => Math.max(MIN_BLOCK_TARGET, v));
+  // Loops, not callbacks made per call: the planner calls this for every candidate plan, and V8 drops a per-call
+  // callback's optimised code at each major collection, so every compaction would compile them again.
+  const n = blockTokens.length;
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += blockTokens[i]!;
+  if (n === 0) return [];
+  const parts = new Array<number>(n).fill(MIN_BLOCK_TARGET);
+  if (sum <= 0) return parts;
+  const rest = new Array<number>(n);
+  let left = total;
+  for (let i = 0; i < n; i++) {
+    const exact = (total * blockTokens[i]!) / sum;
+    parts[i] = Math.floor(exact);
+    rest[i] = exact - parts[i]!;
+    left -= parts[i]!;
+  }
+  // Largest remainder first, ties by position: the parts add up to the total.
+  const order = Array.from(rest.keys()).sort(byRemainder.bind(rest));
+  for (let k = 0; left > 0; k = (k + 1) % n, left--) parts[order[k]!]!++;
+  for (let i = 0; i < n; i++) parts[i] = Math.max(MIN_BLOCK_TARGET, parts[i]!);
+  return parts;
+}
+
+function byRemainder(this: readonly number[], a: number, b: number): number {
+  return this[b]! - this[a]!;
 }
 
 /** max_tokens for a worker asked for `target` tokens: room to finish the last section, not to ramble. */
