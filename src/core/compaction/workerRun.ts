@@ -87,11 +87,15 @@ export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: Bl
 class StreamProgress {
   private chars = 0;
   private reported = 0;
+  private started = false;
 
   constructor(private readonly w: Pick<WorkerRun, 'onFirstToken' | 'onProgress'>) {}
 
   delta(d: ModelDelta): void {
-    this.w.onFirstToken();
+    if (!this.started) {
+      this.started = true;
+      this.w.onFirstToken();
+    }
     if (d.type === 'reset') this.chars = this.reported = 0;
     if (d.type !== 'content') return;
     this.chars += d.text.length;
