@@ -2,7 +2,7 @@ import { AGENT_TOOL_SPECS } from '../core/agent/toolSpecs';
 import { createCompaction, snapshotSession } from '../core/compaction/fromSession';
 import type { CompactionSettings } from '../core/compaction/plan';
 import { DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
-import { cachedTokensOf, knownSum } from '../core/compaction/compactionOutput';
+import { cachedTokensOf } from '../core/compaction/compactionOutput';
 import type { Layout } from '../core/compaction/prompts';
 import { toWire } from '../core/messages';
 import type { ModelPort, ModelRequest } from '../core/ports';
@@ -263,8 +263,8 @@ export async function runBench(o: {
     const t = pending.totals();
     const cpuMs = (cpu.user + cpu.system) / 1000;
     const promptTokens = workers.reduce((s, w) => s + w.promptTokens, 0);
-    // Unknown unless every worker's server said (vLLM without prompt-token details): not 0, and no prefill ratio.
-    const cachedTokens = knownSum(workers.map((w) => w.cachedTokens));
+    // Unknown (not 0, and no prefill ratio) when a worker's count stays unknown (see cachedTokensOf).
+    const cachedTokens = t.cachedTokens;
     results.push({
       ...spec,
       name,

@@ -167,23 +167,21 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
 
 function report(p: PendingCompaction, tokensBefore: number, tokensAfter: number, adopted: boolean) {
   const t = p.totals();
-  const done = p.blocks.filter((b) => b.stats);
-  const filled = cachedTokensOf(done.map((b) => b.stats!));
-  const cached = new Map(done.map((b, k) => [b.index, filled[k]]));
+  const cached = cachedTokensOf(p.blocks.map((b) => b.stats));
   return {
     tailStartIndex: p.plan.snapshot.split.tailStartIndex,
     keptIndices: p.plan.snapshot.split.keptIndices,
     strategy: p.plan.snapshot.strategy,
     mode: p.plan.settings.mode,
     layout: p.plan.settings.layout,
-    blocks: p.blocks.map((b) => ({
+    blocks: p.blocks.map((b, k) => ({
       index: b.index,
       firstMessage: b.firstMessage,
       lastMessage: b.lastMessage,
       inputTokens: b.stats?.inputTokens ?? 0,
       outputTokens: b.stats?.outputTokens ?? 0,
       ms: b.stats?.ms ?? 0,
-      cachedTokens: cached.get(b.index) ?? null,
+      cachedTokens: cached[k] ?? null,
       headTokens: b.tokens,
     })),
     summary: p.summaryText(),

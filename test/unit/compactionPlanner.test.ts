@@ -145,13 +145,14 @@ describe('compaction runs the plan', () => {
 
   it("cached tokens: a server's silence is 0 once it reported for another worker, unknown when it never did", async () => {
     const pc = createCompaction(await snapshot(), settings(), deps(new FakeModel()));
-    const view = (cachedTokens: number | undefined, endpoint = 0) => ({
+    const view = (cachedTokens: number | undefined, endpoint = 0, usageReported = true) => ({
       ...pc.blocks[0]!,
       stats: {
         inputTokens: 100,
         outputTokens: 10,
         cachedTokens,
         endpoint,
+        usageReported,
         ms: 5,
         queuedMs: 0,
         instructionTokens: 50,
@@ -170,6 +171,11 @@ describe('compaction runs the plan', () => {
     );
     assert.equal(totalsOf(pc.plan, [view(60, 0), view(undefined, 1), view(5, 1)], o).cachedTokens, 65, 'each replica on its own');
     assert.equal(totalsOf(pc.plan, [view(undefined), view(undefined)], o).cachedTokens, undefined, 'a server that never reports');
+    assert.equal(
+      totalsOf(pc.plan, [view(undefined, 0, false), view(40)], o).cachedTokens,
+      undefined,
+      'a reply without usage (the stream ended before it) says nothing of its cache',
+    );
   });
 
   it('settings still force the layout and block size; the prediction is for what runs', async () => {

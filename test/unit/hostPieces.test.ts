@@ -30,6 +30,7 @@ const stats = {
   cachedTokens: 800,
   ms: 120,
   endpoint: 0,
+  usageReported: true,
   queuedMs: 0,
   instructionTokens: 40,
   attempts: 1,

@@ -59,6 +59,7 @@ function ready(
     cachedTokens: undefined,
     ms: 10,
     endpoint: 0,
+    usageReported: true,
     queuedMs: 0,
     instructionTokens: 5,
     attempts: 1,

@@ -437,6 +437,7 @@ describe('review editor: the plan, predicted against measured', () => {
         cachedTokens: undefined,
         ms: 2300,
         endpoint: 0,
+        usageReported: true,
         queuedMs: 0,
         instructionTokens: 50,
         attempts: 1,

@@ -59,14 +59,16 @@ export function knownSum(values: readonly (number | undefined)[]): number | unde
 }
 
 /**
- * Each finished block's cached prompt tokens, gaps filled where the server's silence means 0: vLLM's 2025 releases
- * leave prompt-token details out of a reply when nothing was cached, even with --enable-prompt-tokens-details, so a
- * server that reported a count for any worker of this compaction served the ones it was silent on cold. A server
- * that reported none stays unknown (it may not report at all). Per endpoint: replicas are configured one by one.
+ * Each block's cached prompt tokens (undefined: not finished, or not known), gaps filled where the server's silence
+ * means 0: vLLM's 2025 releases leave prompt-token details out of a reply's usage when nothing was cached, even with
+ * --enable-prompt-tokens-details, so a server that reported a count for any worker of this compaction served the ones
+ * whose usage came without one cold. A reply with no usage at all stays unknown, and so does a server that reported
+ * no count (it may not report at all). Per endpoint: replicas are configured one by one.
  */
-export function cachedTokensOf(stats: readonly BlockStats[]): (number | undefined)[] {
-  const reporting = new Set(stats.filter((st) => st.cachedTokens !== undefined).map((st) => st.endpoint));
-  return stats.map((st) => st.cachedTokens ?? (reporting.has(st.endpoint) ? 0 : undefined));
+export function cachedTokensOf(stats: readonly (BlockStats | undefined)[]): (number | undefined)[] {
+  const reporting = new Set<number>();
+  for (const st of stats) if (st?.cachedTokens !== undefined) reporting.add(st.endpoint);
+  return stats.map((st) => st && (st.cachedTokens ?? (st.usageReported && reporting.has(st.endpoint) ? 0 : undefined)));
 }
 
 export function totalsOf(

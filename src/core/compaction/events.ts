@@ -13,6 +13,8 @@ export interface BlockStats {
   cachedTokens: number | undefined;
   /** Which of the compaction's endpoints the worker ran on (an index into its list). */
   endpoint: number;
+  /** Whether the server reported usage for the reply at all (without it the token counts above are estimates). */
+  usageReported: boolean;
   /** From sending the request to the last token. */
   ms: number;
   /** Waiting for a concurrency slot before that. */

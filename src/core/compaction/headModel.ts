@@ -37,7 +37,8 @@ export interface HeadModelInput {
  */
 export function headModel(x: HeadModelInput): HeadModel & { partition(B: number): Block[] } {
   const { context, tokens, head } = x;
-  const headTokens = head.reduce((s, i) => s + tokens[i]!, 0);
+  let headTokens = 0;
+  for (const i of head) headTokens += tokens[i]!;
   const first = head[0] ?? context.length;
   let frameTokens = roughTokens(JSON.stringify(x.tools));
   for (let i = 0; i < first; i++) frameTokens += tokens[i]!;

@@ -177,6 +177,16 @@ function sessionCount(plan: CompactionPlan, i: number, m: ChatMessage): number |
   return m.content === plan.snapshot.context[i]!.content ? plan.snapshot.tokens[i] : undefined;
 }
 
+/** Text counts of a whole block's messages that pre-trim left as they were: the session's own, less a message's overhead. */
+function knownTexts(plan: CompactionPlan, block: Block, own: readonly ChatMessage[]): (number | undefined)[] {
+  const known = new Array<number | undefined>(own.length);
+  for (let k = 0; k < own.length; k++) {
+    const n = sessionCount(plan, block.messageIndices[k]!, own[k]!);
+    known[k] = n === undefined ? undefined : n - MESSAGE_OVERHEAD_TOKENS;
+  }
+  return known;
+}
+
 interface TrimmedContext {
   start: number;
   messages: ChatMessage[];
@@ -285,12 +295,7 @@ function targetBlock({ plan, block, x, maxTokens, budget, count }: LayoutInput):
   const instructionOnly = targetBlockPrompt('', '', x);
   // The block's transcript is the prompt's largest part: count it message by message, and once, not once more
   // for the instruction share. A message pre-trim left alone has the session's own count.
-  const known = new Array<number | undefined>(own.length);
-  for (let k = 0; k < own.length; k++) {
-    const n = block.part ? undefined : sessionCount(plan, block.messageIndices[k]!, own[k]!);
-    known[k] = n === undefined ? undefined : n - MESSAGE_OVERHEAD_TOKENS;
-  }
-  const spanTokens = transcriptTokens(own, first, new MessageTextCounter(count), known);
+  const spanTokens = transcriptTokens(own, first, new MessageTextCounter(count), block.part ? undefined : knownTexts(plan, block, own));
   const fixed = instructionOnly.reduce((s, m) => s + count(instructionShape(m)), 0) + spanTokens;
   // Only the most recent context goes along: each worker's KV stays about its block (the planner counts on it).
   const cap = Math.min(budget - fixed, plan.settings.targetContextTokens ?? TARGET_CONTEXT_TOKENS);

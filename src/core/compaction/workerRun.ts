@@ -55,7 +55,7 @@ export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: Bl
     const prompt = buildWorkerPrompt(w.plan, w.block, w.focus, w.count);
     if (prompt.request.stream) prompt.request.deltaBatchMs = w.paceMs;
     const progress = new StreamProgress(w);
-    const result = await ep.model.chat(prompt.request, { signal: w.signal, onDelta: (d) => progress.delta(d) });
+    const result = await ep.model.chat(prompt.request, { signal: w.signal, onDelta: progress.delta.bind(progress) });
     const text = stripThinking(result.message.content ?? '').trim();
     if (text.length === 0 && !w.signal.aborted)
       throw new Error(`the model returned an empty summary (finish reason: ${result.finishReason ?? 'none'})`);
@@ -64,6 +64,7 @@ export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: Bl
       outputTokens: result.usage?.completionTokens ?? w.count({ role: 'user', content: text }),
       cachedTokens: result.usage?.cachedTokens,
       endpoint,
+      usageReported: result.usage !== undefined,
       ms: w.clock.now() - sentAt,
       queuedMs: sentAt - queuedAt,
       instructionTokens: prompt.instructionTokens,

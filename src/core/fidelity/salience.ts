@@ -96,10 +96,10 @@ class ConversationMentions implements Mentions {
   }
 
   salience(index: number, seen?: (token: string, later: boolean) => void): Salience {
-    return (line) => this.lineSalience(line, index, seen);
+    return this.lineSalience.bind(this, index, seen);
   }
 
-  private lineSalience(line: string, index: number, seen: ((token: string, later: boolean) => void) | undefined): number {
+  private lineSalience(index: number, seen: ((token: string, later: boolean) => void) | undefined, line: string): number {
     const base = baseSalience(line);
     if (base >= 4 || base === 0) return base;
     for (const t of lineTokens(line)) {
