@@ -131,12 +131,8 @@ export class VllmClient implements ModelClient {
   }
 
   private async chatWithRetry(model: string, req: ChatRequest, opts: ChatCallOptions, mode: ToolProtocolMode): Promise<ChatResult> {
-    let delivered = false;
-    const onDelta = opts.onDelta;
-    const emit = (d: ChatDelta) => {
-      delivered = true;
-      onDelta?.(d);
-    };
+    const relay = new DeltaRelay(opts.onDelta);
+    const emit = relay.emit.bind(relay);
     let attempts = 0;
     // One deadline for the whole call: retries do not restart it.
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs ?? 600_000;
@@ -154,9 +150,9 @@ export class VllmClient implements ModelClient {
         signal: opts.signal,
         onRetry: (info) => {
           this.opts.onRetry?.(info);
-          if (delivered) {
-            delivered = false;
-            onDelta?.({ type: 'reset', attempt: info.retry + 1, reason: info.error.message });
+          if (relay.delivered) {
+            relay.delivered = false;
+            opts.onDelta?.({ type: 'reset', attempt: info.retry + 1, reason: info.error.message });
           }
         },
       },
@@ -352,4 +348,20 @@ function batchInterval(asked: ChatRequest['deltaBatchMs'], idleMs: number): Pace
   const most = idleMs / 4;
   if (typeof asked === 'function') return () => Math.min(asked(), most);
   return asked ? Math.min(asked, most) : undefined;
+}
+
+/**
+ * Hands a call's deltas on and remembers whether any went out (a retry then tells the caller to start over). A class,
+ * not a closure made per call: this runs for every token, and V8 drops a per-call closure's optimised code at each
+ * major collection, so each compaction compiled it again.
+ */
+class DeltaRelay {
+  delivered = false;
+
+  constructor(private readonly onDelta: ((d: ChatDelta) => void) | undefined) {}
+
+  emit(d: ChatDelta): void {
+    this.delivered = true;
+    this.onDelta?.(d);
+  }
 }
