@@ -233,7 +233,7 @@ export async function runBench(o: {
           .join('; ')}`,
       );
     const workers: WorkerRow[] = [];
-    const cached = cachedTokensOf(pending.blocks.map((b) => b.stats!));
+    const cached = cachedTokensOf(pending.blocks.map((b) => b.stats));
     for (const [k, b] of pending.blocks.entries()) {
       const st = b.stats!;
       let instructionTokens = st.instructionTokens;

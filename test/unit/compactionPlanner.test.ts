@@ -11,7 +11,7 @@ import { SessionStore } from '../../src/core/session/sessionStore';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { TokenLedger } from '../../src/core/tokens/tokenLedger';
 import { unlimited } from '../../src/core/ports';
-import type { ToolSpec } from '../../src/core/ports';
+import type { ModelRequest, ModelResult, ToolSpec } from '../../src/core/ports';
 import { FakeModel } from './helpers/fakeModel';
 import { MemoryStorage, counterIds, fixedClock } from './helpers/memoryStorage';
 
@@ -176,6 +176,29 @@ describe('compaction runs the plan', () => {
       undefined,
       'a reply without usage (the stream ended before it) says nothing of its cache',
     );
+  });
+
+  it('the worker reports whether its reply carried usage: without usage the total stays unknown, without the count it is 0', async () => {
+    /** FakeModel with the first request's usage replaced. */
+    class FirstUsage extends FakeModel {
+      constructor(private readonly first: ModelResult['usage']) {
+        super();
+      }
+      override async chat(req: ModelRequest, opts?: Parameters<FakeModel['chat']>[1]): Promise<ModelResult> {
+        const r = await super.chat(req, opts);
+        return this.requests.indexOf(req) === 0 ? { ...r, usage: this.first } : r;
+      }
+    }
+    const totalFor = async (first: ModelResult['usage']) => {
+      const pc = createCompaction(await snapshot(), settings(), deps(new FirstUsage(first)));
+      await pc.start();
+      assert.ok(pc.blocks.length > 1 && pc.isComplete());
+      return { cached: pc.totals().cachedTokens, others: pc.blocks.length - 1 };
+    };
+    const noUsage = await totalFor(undefined);
+    assert.equal(noUsage.cached, undefined, 'a reply without usage says nothing of its cache');
+    const noCount = await totalFor({ promptTokens: 500, completionTokens: 20, cachedTokens: undefined });
+    assert.equal(noCount.cached, 900 * noCount.others, 'usage without the count, beside workers that had one: 0 for that worker');
   });
 
   it('settings still force the layout and block size; the prediction is for what runs', async () => {

@@ -36,7 +36,7 @@ export interface CompactionTotals {
   summaryTokens: number;
   inputTokens: number;
   outputTokens: number;
-  /** Prompt tokens served from the prefix cache; undefined when some worker's server never reported it (unknown, not 0). */
+  /** Prompt tokens served from the prefix cache; undefined when a worker's count is not known (see cachedTokensOf): unknown, not 0. */
   cachedTokens: number | undefined;
   /** Head tokens ÷ summary tokens. */
   compressionRatio: number;
