@@ -262,7 +262,7 @@ export async function runBench(o: {
     }
     const t = pending.totals();
     const cpuMs = (cpu.user + cpu.system) / 1000;
-    const promptTokens = workers.reduce((s, w) => s + w.promptTokens, 0);
+    const promptTokens = t.inputTokens;
     // Unknown (not 0, and no prefill ratio) when a worker's count stays unknown (see cachedTokensOf).
     const cachedTokens = t.cachedTokens;
     results.push({

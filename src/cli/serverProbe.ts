@@ -5,7 +5,7 @@ import { readVllmMetrics, type VllmMetrics } from '../llm/vllmMetrics';
  * counters and its (dev-mode) cache reset. Both are optional on a real
  * server; callers report when they are missing instead of guessing.
  */
-export type PrefixCacheCounters = NonNullable<VllmMetrics['prefixCache']>;
+type PrefixCacheCounters = NonNullable<VllmMetrics['prefixCache']>;
 
 export async function readPrefixCacheCounters(root: string): Promise<PrefixCacheCounters | undefined> {
   return (await readVllmMetrics(root))?.prefixCache;

@@ -49,7 +49,7 @@ export function projectedContext(plan: CompactionPlan, summary: string): ChatMes
  * The sum when every value is known, else undefined: cached tokens a server did not report are unknown, and with one
  * replica lacking prompt-token details the sum of the rest would be a part passed off as the whole.
  */
-export function knownSum(values: readonly (number | undefined)[]): number | undefined {
+function knownSum(values: readonly (number | undefined)[]): number | undefined {
   let sum = 0;
   for (const v of values) {
     if (v === undefined) return undefined;

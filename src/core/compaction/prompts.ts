@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../messages';
 import { messageText } from '../messages';
+import type { TokenCounter } from '../tokens/tokenCounter';
 
 /**
  * The instruction every compaction worker gets. Structured sections keep the
@@ -196,7 +197,7 @@ function transcriptHeader(m: ChatMessage, n: number): string {
 export function transcriptTokens(
   messages: readonly ChatMessage[],
   firstNumber: number,
-  counter: TextCounter,
+  counter: Pick<TokenCounter, 'countText'>,
   knownText?: readonly (number | undefined)[],
 ): number {
   let n = Math.max(0, messages.length - 1);
@@ -205,11 +206,6 @@ export function transcriptTokens(
     n += counter.countText(transcriptHeader(m, firstNumber + k)) + (knownText?.[k] ?? counter.countText(escapeData(messageText(m))));
   }
   return n;
-}
-
-/** What transcriptTokens counts text with: an object, whose method keeps its optimised code where a per-call callback would not. */
-export interface TextCounter {
-  countText(text: string): number;
 }
 
 /**

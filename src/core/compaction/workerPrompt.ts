@@ -1,14 +1,13 @@
 import type { ChatMessage } from '../messages';
 import { messageText, toWire } from '../messages';
 import type { ModelRequest } from '../ports';
-import { MESSAGE_OVERHEAD_TOKENS } from '../tokens/tokenCounter';
+import { MESSAGE_OVERHEAD_TOKENS, type TokenCounter } from '../tokens/tokenCounter';
 import { clearConsumedToolResults, deduplicateToolOutputs, pretrim, DEFAULT_PRETRIM } from '../pretrim';
 import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
 import { TARGET_CONTEXT_TOKENS } from './plan';
 import type { InstructionInput } from './prompts';
 import { cacheAlignedInstruction, fenceNonce, renderTranscript, targetBlockPrompt, targetTokens, transcriptTokens } from './prompts';
-import type { TextCounter } from './prompts';
 import { withCut } from './toolCuts';
 
 export interface WorkerPrompt {
@@ -236,7 +235,7 @@ const DIGITS = /\d/g;
  * V8 holds a per-call callback's optimised code weakly and drops it at each major collection, so every compaction
  * compiled it again on a helper thread; a method's code lives as long as its class.
  */
-class MessageTextCounter implements TextCounter {
+class MessageTextCounter implements Pick<TokenCounter, 'countText'> {
   private readonly overhead: number;
 
   constructor(private readonly count: (m: ChatMessage) => number) {
