@@ -125,9 +125,12 @@ export async function handleChat(
   // Cancel at once, not when the handler next wakes: a queued request leaves the queue now.
   gone.signal.addEventListener('abort', () => seq.cancel(serverDropped ? 'error' : 'aborted'), { once: true });
   try {
-    // vLLM answers a stream's headers at once and its first event with the first token.
-    if (stream)
+    // vLLM answers a stream's headers at once (uvicorn writes them on the response's start) and its first event with
+    // the first token. Node holds written headers until the first body write, so they are flushed here.
+    if (stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      res.flushHeaders();
+    }
     if (!(await seq.tokens(1)) || gone.signal.aborted) return;
     stats.promptTokens += tokens.length;
     const usage = {
