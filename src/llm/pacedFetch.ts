@@ -68,41 +68,28 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     const url = new URL(String(input));
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`pacedFetch cannot fetch ${url.protocol} URLs`);
     const signal = init.signal ?? undefined;
-    const asked = (init as PacedRequestInit).paceMs;
-    // Asked again after every batch (a function's answer may change while the stream runs).
-    const clockNow = () => {
-      const v = typeof asked === 'function' ? asked() : asked;
-      return clockFor(typeof v === 'number' && v > 0 ? v : intervalMs);
-    };
     if (signal?.aborted) throw abortError(signal);
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((v, k) => (headers[k] = v));
     const body = await requestBody(init.body);
     if (body !== undefined && headers['content-length'] === undefined)
       headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+    const method = init.method ?? 'GET';
     const secure = url.protocol === 'https:';
-    const options = { method: init.method ?? 'GET', headers, agent: secure ? agents.https : agents.http };
+    const options = { method, headers, agent: secure ? agents.https : agents.http };
     // http.request itself may be an editor's proxy support (VS Code); its own ClientRequest is not. HTTPS always goes
     // through the proxy support, which also adds the system's certificate authorities.
     let req: http.ClientRequest;
     if (secure) req = https.request(url, options);
     else if (routes.isDirect(url.origin)) req = new http.ClientRequest({ ...urlToHttpOptions(url), ...options });
     else routes.observe((req = http.request(url, options)), url.origin);
-    const onAbort = () => req.destroy(abortError(signal!));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    req.once('close', () => signal?.removeEventListener('abort', onAbort));
-    return new Promise<Response>((resolve, reject) => {
-      req.once('error', reject);
-      req.once('response', (res) => {
-        const status = res.statusCode ?? 0;
-        const noBody = init.method === 'HEAD' || status === 204 || status === 205 || status === 304;
-        const streamed = /^text\/event-stream/i.test(String(res.headers['content-type'] ?? ''));
-        const stream = noBody ? null : pacedBody(req, res, streamed && intervalMs > 0 ? clockNow : undefined, onHeld);
-        if (noBody) res.resume();
-        resolve(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders(res.rawHeaders) }));
-      });
-      req.end(body);
-    });
+    if (signal) abortOn(signal, req);
+    const clock = intervalMs > 0 ? pacingOf((init as PacedRequestInit).paceMs, intervalMs, clockFor) : undefined;
+    const response = responseOf(req, method, clock, onHeld);
+    // Written here, not in a closure: no callback that lives as long as the stream holds the prompt's JSON (its
+    // rope and the flat copy Buffer.byteLength made), which would otherwise be promoted and kept for the whole reply.
+    req.end(body);
+    return response;
   }) as PacedFetch;
   paced.close = () => {
     agents.http.destroy();
@@ -120,6 +107,44 @@ let shared: PacedFetch | undefined;
 /** One pooled transport per process, shared by every client that does not bring its own fetch. */
 export function sharedPacedFetch(): PacedFetch {
   return (shared ??= createPacedFetch());
+}
+
+/** The clock to wait on after each batch, asked again every time (a function's answer may change while the stream runs). */
+function pacingOf(
+  asked: PacedRequestInit['paceMs'],
+  intervalMs: number,
+  clockFor: (ms: number) => PacingClock | undefined,
+): () => PacingClock | undefined {
+  return () => {
+    const v = typeof asked === 'function' ? asked() : asked;
+    return clockFor(typeof v === 'number' && v > 0 ? v : intervalMs);
+  };
+}
+
+function abortOn(signal: AbortSignal, req: http.ClientRequest): void {
+  const onAbort = () => req.destroy(abortError(signal));
+  signal.addEventListener('abort', onAbort, { once: true });
+  req.once('close', () => signal.removeEventListener('abort', onAbort));
+}
+
+/** The response as a fetch Response; a streamed body is paced on `clock` when one is given. */
+function responseOf(
+  req: http.ClientRequest,
+  method: string,
+  clock: (() => PacingClock | undefined) | undefined,
+  onHeld: () => void,
+): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    req.once('error', reject);
+    req.once('response', (res) => {
+      const status = res.statusCode ?? 0;
+      const noBody = method === 'HEAD' || status === 204 || status === 205 || status === 304;
+      const streamed = /^text\/event-stream/i.test(String(res.headers['content-type'] ?? ''));
+      const stream = noBody ? null : pacedBody(req, res, streamed ? clock : undefined, onHeld);
+      if (noBody) res.resume();
+      resolve(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders(res.rawHeaders) }));
+    });
+  });
 }
 
 function abortError(signal: AbortSignal): Error {
