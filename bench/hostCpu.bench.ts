@@ -18,6 +18,10 @@
  * `HIDDEN=alternate` takes turns on each server between watched and hidden
  * runs, and reports each hidden run against the watched one before it, in the
  * same extension host instance.
+ * `PROFILE=cpu` or `PROFILE=survivors` profiles every run after the first in
+ * the extension host (test/vscode/suite/runProfiler.ts) and writes the
+ * profiles to .test-output/vscode/; a profiled run's figures are not
+ * measurements.
  * `SIM_HOSTS=127.0.0.1` (comma-separated) runs only the hosts named; `RUNS=10`
  * runs each server ten times instead of seven (the medians steady as runs are
  * added: one run's figure varies by a point or more on this machine).
@@ -46,6 +50,7 @@ async function main(): Promise<void> {
   // The code-server process, and so the extension host, inherits the environment (test/vscode/harness.mjs).
   process.env.SPLITPOINT_BENCH_SIM_HOSTS = process.env.SIM_HOSTS || '127.0.0.2,127.0.0.1';
   process.env.SPLITPOINT_BENCH_RUNS = process.env.RUNS || '7';
+  process.env.SPLITPOINT_BENCH_PROFILE = process.env.PROFILE ?? '';
   process.env.SPLITPOINT_BENCH_HIDDEN = process.env.HIDDEN === '1' || process.env.HIDDEN === 'alternate' ? process.env.HIDDEN : '';
   const r = await runHostSuite({ suffix: '.bench.ts', log: (l) => lines.push(l), settings });
   if (r.failed > 0 || r.passed === 0) {

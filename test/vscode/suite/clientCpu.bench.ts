@@ -25,6 +25,7 @@ import { dirname, join } from 'node:path';
 import type { CompactionView, HostToWebview } from '../../../src/protocol/messages';
 import { getHeapStatistics } from 'node:v8';
 import { api, commandWithArg, newSession, PostLog, setSetting, suiteConfig, waitFor } from './api';
+import { profileKind, startRunProfile } from './runProfiler';
 
 /** Runs per server (bench/hostCpu.bench.ts passes RUNS on). */
 const RUNS = Number(process.env.SPLITPOINT_BENCH_RUNS) || 7;
@@ -43,6 +44,8 @@ const IDLE_MS = 8_000;
  * (between instances V8's young generation alone moves a run's figure as much).
  */
 const HIDDEN_MODE = process.env.SPLITPOINT_BENCH_HIDDEN ?? '';
+/** Profiles each run after the first (runProfiler.ts); the bench's figures are then not measurements. */
+const PROFILE = profileKind(process.env.SPLITPOINT_BENCH_PROFILE);
 
 /** Whether run r (of `servers` taking turns) is a hidden one. */
 function hiddenRun(r: number, servers: number): boolean {
@@ -188,6 +191,7 @@ describe('client CPU in the extension host (bench)', function () {
             { watches: !hidden },
           );
         });
+        const stopProfile = PROFILE && r > 0 ? await startRunProfile(PROFILE, dirname(cfg.resultFile), r + 1) : undefined;
         const heapBefore = getHeapStatistics().used_heap_size;
         const main = mainThreadCpuSince();
         const threads0 = threadCpuMs();
@@ -203,6 +207,7 @@ describe('client CPU in the extension host (bench)', function () {
         const threads = threadCpuDelta(threads0, threadCpuMs());
         sub?.dispose();
         const heapAfter = getHeapStatistics().used_heap_size;
+        await stopProfile?.();
         const posted: Record<string, { count: number; bytes: number }> = {};
         for (const m of sent) {
           const b = (posted[m.type] ??= { count: 0, bytes: 0 });

@@ -1,0 +1,62 @@
+/**
+ * Optional profiles of the host benchmark's runs (PROFILE= in bench/hostCpu.bench.ts), through the extension host's
+ * own inspector session:
+ * - 'cpu': a sampled CPU profile of the main thread, 0.5 ms apart;
+ * - 'survivors': what the run allocated that outlived two young-generation collections, sampled every 8 KB. These
+ *   are the bytes promoted to the old generation, which bring the next major collection of the whole extension host
+ *   nearer; collected at once, they would cost only a scavenge.
+ * Profiling costs CPU and allocates: a profiled run's figures are not measurements.
+ */
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+export type ProfileKind = 'cpu' | 'survivors';
+
+export function profileKind(value: string | undefined): ProfileKind | undefined {
+  if (!value) return undefined;
+  if (value === 'cpu' || value === 'survivors') return value;
+  throw new Error(`PROFILE must be cpu or survivors, not ${value}`);
+}
+
+/** Starts profiling one run; the function returned stops it and writes the profile into `dir`, named after the run. */
+export async function startRunProfile(kind: ProfileKind, dir: string, run: number): Promise<() => Promise<string>> {
+  const s = new Session();
+  s.connect();
+  if (kind === 'cpu') {
+    await s.post('Profiler.enable');
+    await s.post('Profiler.setSamplingInterval', { interval: 500 });
+    await s.post('Profiler.start');
+  } else {
+    await s.post('HeapProfiler.enable');
+    await s.post('HeapProfiler.startSampling', {
+      samplingInterval: 8192,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: false,
+    });
+  }
+  return async () => {
+    let file: string;
+    if (kind === 'cpu') {
+      const { profile } = await s.post('Profiler.stop');
+      writeFileSync((file = join(dir, `host-run-${run}.cpuprofile`)), JSON.stringify(profile));
+    } else {
+      // Two scavenges first: what the run's last moments allocated and would drop young is not a survivor.
+      const gc = collector();
+      gc({ type: 'minor' });
+      gc({ type: 'minor' });
+      const { profile } = await s.post('HeapProfiler.stopSampling');
+      writeFileSync((file = join(dir, `host-run-${run}.survivors.heapprofile`)), JSON.stringify(profile));
+    }
+    s.disconnect();
+    return file;
+  };
+}
+
+/** V8's gc(), which the extension host does not expose by default. */
+function collector(): (o: { type: 'minor' | 'major' }) => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as (o: { type: 'minor' | 'major' }) => void;
+}
