@@ -90,6 +90,7 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
       `  ${summary(xs, (x) => x.share)} of wall, ${summary(xs, (x) => x.share - x.idleShare)} over idle; target ≤ 2 %`,
       `  CPU over the idle baseline (busiest 8 threads): main thread median ${median(xs.map((x) => overIdle(x, true)))} ms, ` +
         `the other threads median ${median(xs.map((x) => overIdle(x, false)))} ms`,
+      byMajor(xs, pct),
     ];
   });
   console.log(
@@ -127,6 +128,21 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
       ),
     ].join('\n'),
   );
+}
+
+/**
+ * The runs split by whether a major collection fell in them, and the mean over idle: each major collection of the
+ * extension host's heap costs some 100 ms, mostly on V8's helper threads, and one falls in about every second
+ * compaction, so a median over a handful of runs moves with how many of them drew one.
+ */
+function byMajor(xs: HostCpuRun[], pct: (x: number) => string): string {
+  const over = (x: HostCpuRun) => x.share - x.idleShare;
+  const part = (ys: HostCpuRun[], what: string) =>
+    ys.length === 0 ? `none ${what}` : `${ys.length} ${what}, median ${pct(median(ys.map(over)))}`;
+  const major = xs.filter((x) => (x.gc.major?.count ?? 0) > 0);
+  const minor = xs.filter((x) => (x.gc.major?.count ?? 0) === 0);
+  const mean = xs.reduce((a, x) => a + over(x), 0) / Math.max(1, xs.length);
+  return `  over idle: ${part(major, 'with a major collection')}; ${part(minor, 'without')}; mean of all ${pct(mean)}`;
 }
 
 /**
