@@ -199,7 +199,8 @@ export class VllmClient implements ModelClient {
       const resp = await call.asResponse();
       let reply: Reply;
       if (stream) {
-        // Prefill can be long, but once the server has answered, silence means a stall.
+        // vLLM sends a stream's headers at once, so this clock also covers the queue and the prefill: its default
+        // (120 s) is far above a cold prefill of a whole window; after that, silence means a stall.
         timer.startIdle(idleMs);
         reply = await readChatStream(resp, { url, model, mode, caps, emit, idle: timer });
       } else {

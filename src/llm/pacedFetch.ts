@@ -72,6 +72,8 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((v, k) => (headers[k] = v));
     const body = await requestBody(init.body);
+    // Aborted while the body was read: the abort listener added below would never fire.
+    if (signal?.aborted) throw abortError(signal);
     if (body !== undefined && headers['content-length'] === undefined)
       headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
     const method = init.method ?? 'GET';

@@ -188,11 +188,18 @@ describe('VllmClient failures against the simulator', () => {
     assert.equal(sim.stats.httpInFlight, 0, 'no connection is left carrying a request');
   });
 
-  it('a stream that goes silent → TimeoutError from the idle timer', async () => {
-    await start({ profile: 'unit', timeScale: 40 }); // 400 ms per step
-    const e = await rejectsWith(client({ idleTimeoutMs: 100 }).chat({ messages: convo }), TimeoutError);
-    assert.equal(e.timeoutMs, 100);
+  it('a stream that goes silent after its first tokens → TimeoutError from the idle timer', async () => {
+    await start({ profile: 'unit', timeScale: 1 }); // 10 ms per step
+    let tokens = 0;
+    const onDelta = (d: ChatDelta) => {
+      // The server stops stepping once tokens flow: the stream stays open and sends nothing more.
+      if (d.type === 'content' && tokens++ === 0) sim.pauseScheduler();
+    };
+    const e = await rejectsWith(client({ idleTimeoutMs: 300 }).chat({ messages: convo }, { onDelta }), TimeoutError);
+    assert.equal(e.timeoutMs, 300);
+    assert.ok(tokens >= 1, 'the timeout came after tokens had arrived, not during the prefill');
     await until(() => sim.stats.requests[0]?.clientClosed === true);
+    sim.resumeScheduler();
   });
 
   it('abort mid-stream cancels the HTTP request: the server sees the client close, frees the sequence, no socket left', async () => {

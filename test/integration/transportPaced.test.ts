@@ -182,6 +182,33 @@ describe('paced transport on the wire', function () {
     assert.ok(reads[1]! >= Math.floor(wall / 100) - 3, `the default stream was read only ${reads[1]} times in ${wall} ms`);
   });
 
+  it('HEAD and 204 answers have no body; an abort before or while the body is read sends nothing', async () => {
+    let requests = 0;
+    server = createServer((req, res) => {
+      requests++;
+      res.writeHead(req.method === 'HEAD' ? 200 : 204, { 'content-type': 'text/event-stream' });
+      res.end();
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const head = await paced(url, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.body, null);
+    const empty = await paced(url, { method: 'POST', body: '{}' });
+    assert.equal(empty.status, 204);
+    assert.equal(empty.body, null);
+    assert.equal(requests, 2);
+    const before = new AbortController();
+    before.abort();
+    assert.equal(((await failure(paced(url, { method: 'POST', body: '{}', signal: before.signal }))) as Error).name, 'AbortError');
+    // A Blob body is read asynchronously: the abort lands while it is.
+    const during = new AbortController();
+    const p = paced(url, { method: 'POST', body: new Blob(['{}']), signal: during.signal });
+    during.abort();
+    assert.equal(((await failure(p)) as Error).name, 'AbortError');
+    assert.equal(requests, 2, 'neither aborted request reached the server');
+  });
+
   it('a JSON body with non-ASCII text goes out whole, its content-length in bytes', async () => {
     let got: { length: string | undefined; body: string } | undefined;
     server = createServer((req, res) => {
