@@ -19,19 +19,24 @@
  * runs, and reports each hidden run against the watched one before it, in the
  * same extension host instance.
  * `PROFILE=cpu` or `PROFILE=survivors` profiles every run after the first in
- * the extension host (test/vscode/suite/runProfiler.ts) and writes the
+ * the extension host (test/vscode/suite/v8Hooks.ts) and writes the
  * profiles to .test-output/vscode/; a profiled run's figures are not
  * measurements.
+ * `COLD=1` drops the host's compiled code before each run after the first
+ * (test/vscode/suite/clientCpu.bench.ts says how): an upper bound of a
+ * compaction after a stretch of editor use, whose code V8 has dropped by
+ * then; the default runs follow each other with the code warm.
  * `SIM_HOSTS=127.0.0.1` (comma-separated) runs only the hosts named; `RUNS=10`
  * runs each server ten times instead of seven (the medians steady as runs are
  * added: one run's figure varies by a point or more on this machine).
  *
  * Run: npm run bench -- hostCpu   (~6 min; needs the code-server install: node test/vscode/setup.mjs)
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HostCpuRun } from '../test/vscode/suite/clientCpu.bench';
-import { median } from './stats';
+import { mean, median } from './stats';
+import { profileKind } from '../test/vscode/suite/v8Hooks';
 
 /** A run's CPU ms over its idle baseline on the main thread, or on the other threads it lists. */
 function overIdle(x: HostCpuRun, main: boolean): number {
@@ -50,15 +55,21 @@ async function main(): Promise<void> {
   // The code-server process, and so the extension host, inherits the environment (test/vscode/harness.mjs).
   process.env.SPLITPOINT_BENCH_SIM_HOSTS = process.env.SIM_HOSTS || '127.0.0.2,127.0.0.1';
   process.env.SPLITPOINT_BENCH_RUNS = process.env.RUNS || '7';
-  process.env.SPLITPOINT_BENCH_PROFILE = process.env.PROFILE ?? '';
+  process.env.SPLITPOINT_BENCH_PROFILE = PROFILE ?? '';
+  if (PROFILE && existsSync(OUT)) for (const f of readdirSync(OUT)) if (f.startsWith('host-run-')) rmSync(join(OUT, f));
+  process.env.SPLITPOINT_BENCH_COLD = process.env.COLD ?? '';
   process.env.SPLITPOINT_BENCH_HIDDEN = process.env.HIDDEN === '1' || process.env.HIDDEN === 'alternate' ? process.env.HIDDEN : '';
   const r = await runHostSuite({ suffix: '.bench.ts', log: (l) => lines.push(l), settings });
   if (r.failed > 0 || r.passed === 0) {
     console.error(lines.join('\n'));
     throw new Error(`the host benchmark did not run (${r.passed} passed, ${r.failed} failed)`);
   }
-  report(settings, JSON.parse(readFileSync(join(__dirname, '..', '.test-output', 'vscode', 'host-cpu.json'), 'utf8')));
+  report(settings, JSON.parse(readFileSync(join(OUT, 'host-cpu.json'), 'utf8')));
 }
+
+const OUT = join(__dirname, '..', '.test-output', 'vscode');
+/** Checked here, before code-server starts, rather than in the extension host. */
+const PROFILE = profileKind(process.env.PROFILE);
 
 const AGENT: Record<string, string> = { '127.0.0.1': "VS Code keeps the transport's agent" };
 
@@ -68,7 +79,7 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
     (x, i) =>
       `${String(i + 1).padStart(3)}  ${x.simHost.padEnd(11)}${x.layout.padEnd(14)}${String(x.blocks).padStart(6)}${String(x.wallMs).padStart(9)}` +
       `${String(x.cpuMs).padStart(8)}${String(x.mainMs ?? '-').padStart(6)}${pct(x.share).padStart(10)}${pct(x.idleShare).padStart(10)}` +
-      `${pct(x.share - x.idleShare).padStart(12)}${String(x.messages).padStart(10)}`,
+      `${pct(overIdleShare(x)).padStart(12)}${String(x.messages).padStart(10)}`,
   );
   // The first run is the first compaction in the host (its code not yet compiled): left out of the summaries.
   const hosts = [...new Set(out.runs.map((x) => x.simHost))];
@@ -87,7 +98,7 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
     const how = g.hidden === undefined ? '' : g.hidden ? ', hidden' : ', watched';
     return [
       `${g.h} (${AGENT[g.h] ?? "VS Code's proxy support swaps in its own agent"})${how}, ${xs.length} runs after the first:`,
-      `  ${summary(xs, (x) => x.share)} of wall, ${summary(xs, (x) => x.share - x.idleShare)} over idle; target ≤ 2 %`,
+      `  ${summary(xs, (x) => x.share)} of wall, ${summary(xs, overIdleShare)} over idle; target ≤ 2 %`,
       `  CPU over the idle baseline (busiest 8 threads): main thread median ${median(xs.map((x) => overIdle(x, true)))} ms, ` +
         `the other threads median ${median(xs.map((x) => overIdle(x, false)))} ms`,
       byMajor(xs, pct),
@@ -103,11 +114,15 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
         : out.runs[0]?.hidden
           ? 'side bar closed, the bench listening without watching (HIDDEN=1): nobody watches, workers read on the unwatched budget'
           : 'side bar open: the compaction is watched',
+      ...(process.env.COLD === '1' ? ["COLD=1: each run after the first starts with the host's compiled code dropped"] : []),
+      ...(PROFILE
+        ? [`PROFILE=${PROFILE}: runs 2 on were profiled (.test-output/vscode/host-run-*); their figures are not measurements`]
+        : []),
       'run  server     layout        blocks  wall ms  CPU ms  main   of wall  idle host  compaction  messages',
       ...rows,
       `"main": the extension host's main thread's part of the CPU ms (the rest is V8's and libuv's helper threads);`,
       `"idle host": the same extension host's share over 8 s of idling just before the run; "compaction": the difference`,
-      `first compaction in this host: ${pct(out.runs[0]!.share)} of wall, ${pct(out.runs[0]!.share - out.runs[0]!.idleShare)} over idle`,
+      `first compaction in this host: ${pct(out.runs[0]!.share)} of wall, ${pct(overIdleShare(out.runs[0]!))} over idle`,
       ...perHost,
       ...(mixed ? pairs(out.runs, hosts) : []),
       '',
@@ -121,6 +136,7 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
           (Object.entries(x.gc)
             .map(([k, g]) => `${k} ${g.count}, ${g.ms.toFixed(1)} ms`)
             .join('; ') || 'none') +
+          (hadMajor(x.idleGc) ? `; idle baseline: major ${x.idleGc.major!.count}, ${x.idleGc.major!.ms.toFixed(1)} ms` : '') +
           `; heap ${x.heapMb.map((m) => m.toFixed(0)).join(' → ')} MB; posted ` +
           Object.entries(x.posted)
             .map(([k, p]) => `${k} ${p.count}× ${(p.bytes / 1024).toFixed(1)} KB`)
@@ -130,19 +146,31 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
   );
 }
 
+/** The run's CPU share over its idle baseline. */
+function overIdleShare(x: HostCpuRun): number {
+  return x.share - x.idleShare;
+}
+
+const hadMajor = (gc: HostCpuRun['gc'] | undefined) => (gc?.major?.count ?? 0) > 0;
+
 /**
- * The runs split by whether a major collection fell in them, and the mean over idle: each major collection of the
- * extension host's heap costs some 100 ms, mostly on V8's helper threads, and one falls in about every second
- * compaction, so a median over a handful of runs moves with how many of them drew one.
+ * The runs split by whether a major collection fell in them, and the mean over idle: a major collection of the
+ * extension host's whole heap costs far more than the compaction's scavenges, and one falls in some compactions and
+ * not in others, so a median over a handful of runs moves with how many of them drew one. A run whose idle baseline
+ * had a major collection is left out: its baseline is high, and its figure over idle low for that reason alone.
  */
 function byMajor(xs: HostCpuRun[], pct: (x: number) => string): string {
-  const over = (x: HostCpuRun) => x.share - x.idleShare;
+  const fair = xs.filter((x) => !hadMajor(x.idleGc));
   const part = (ys: HostCpuRun[], what: string) =>
-    ys.length === 0 ? `none ${what}` : `${ys.length} ${what}, median ${pct(median(ys.map(over)))}`;
-  const major = xs.filter((x) => (x.gc.major?.count ?? 0) > 0);
-  const minor = xs.filter((x) => (x.gc.major?.count ?? 0) === 0);
-  const mean = xs.reduce((a, x) => a + over(x), 0) / Math.max(1, xs.length);
-  return `  over idle: ${part(major, 'with a major collection')}; ${part(minor, 'without')}; mean of all ${pct(mean)}`;
+    ys.length === 0 ? `none ${what}` : `${ys.length} ${what}, median ${pct(median(ys.map(overIdleShare)))}`;
+  const withMajor = fair.filter((x) => hadMajor(x.gc));
+  const without = fair.filter((x) => !hadMajor(x.gc));
+  const left = xs.length - fair.length;
+  return (
+    `  over idle: ${part(withMajor, 'with a major collection')}; ${part(without, 'without')}; ` +
+    `mean ${pct(mean(fair.map(overIdleShare)))}` +
+    (left > 0 ? ` (${left} run${left > 1 ? 's' : ''} left out: a major collection in the idle baseline)` : '')
+  );
 }
 
 /**
@@ -158,7 +186,7 @@ function pairs(runs: HostCpuRun[], hosts: string[]): string[] {
       const [w, hd] = [xs[i - 1]!, xs[i]!];
       if (w.hidden || !hd.hidden) continue;
       diffs.push({
-        share: hd.share - hd.idleShare - (w.share - w.idleShare),
+        share: overIdleShare(hd) - overIdleShare(w),
         main: overIdle(hd, true) - overIdle(w, true),
         other: overIdle(hd, false) - overIdle(w, false),
       });

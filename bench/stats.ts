@@ -2,3 +2,8 @@
 export function median(xs: readonly number[]): number {
   return [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
 }
+
+/** The arithmetic mean; NaN for none. */
+export function mean(xs: readonly number[]): number {
+  return xs.length === 0 ? NaN : xs.reduce((a, x) => a + x, 0) / xs.length;
+}

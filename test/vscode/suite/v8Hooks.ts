@@ -1,6 +1,6 @@
 /**
- * Optional profiles of the host benchmark's runs (PROFILE= in bench/hostCpu.bench.ts), through the extension host's
- * own inspector session:
+ * V8 hooks for the host benchmark's runs: dropping the compiled code before a run (COLD=1), and optional profiles
+ * (PROFILE= in bench/hostCpu.bench.ts) through the extension host's own inspector session:
  * - 'cpu': a sampled CPU profile of the main thread, 0.5 ms apart;
  * - 'survivors': what the run allocated that outlived two young-generation collections, sampled every 8 KB. These
  *   are the bytes promoted to the old generation, which bring the next major collection of the whole extension host
@@ -22,7 +22,9 @@ export function profileKind(value: string | undefined): ProfileKind | undefined 
 }
 
 /** Starts profiling one run; the function returned stops it and writes the profile into `dir`, named after the run. */
-export async function startRunProfile(kind: ProfileKind, dir: string, run: number): Promise<() => Promise<string>> {
+export async function startRunProfile(kind: ProfileKind, dir: string, run: number): Promise<() => Promise<void>> {
+  // Made before sampling starts, so that making it is not sampled as a survivor.
+  const gc = kind === 'survivors' ? collector() : undefined;
   const s = new Session();
   s.connect();
   if (kind === 'cpu') {
@@ -38,25 +40,39 @@ export async function startRunProfile(kind: ProfileKind, dir: string, run: numbe
     });
   }
   return async () => {
-    let file: string;
     if (kind === 'cpu') {
       const { profile } = await s.post('Profiler.stop');
-      writeFileSync((file = join(dir, `host-run-${run}.cpuprofile`)), JSON.stringify(profile));
+      writeFileSync(join(dir, `host-run-${run}.cpuprofile`), JSON.stringify(profile));
     } else {
       // Two scavenges first: what the run's last moments allocated and would drop young is not a survivor.
-      const gc = collector();
-      gc({ type: 'minor' });
-      gc({ type: 'minor' });
+      gc?.({ type: 'minor' });
+      gc?.({ type: 'minor' });
       const { profile } = await s.post('HeapProfiler.stopSampling');
-      writeFileSync((file = join(dir, `host-run-${run}.survivors.heapprofile`)), JSON.stringify(profile));
+      writeFileSync(join(dir, `host-run-${run}.survivors.heapprofile`), JSON.stringify(profile));
     }
     s.disconnect();
-    return file;
   };
 }
 
+/** Drops the bytecode and optimised code of every function not running now (see COLD in clientCpu.bench.ts). */
+export function dropCompiledCode(): void {
+  const gc = collector();
+  setFlagsFromString('--stress-flush-code');
+  try {
+    gc({ type: 'major' });
+    gc({ type: 'major' });
+  } finally {
+    setFlagsFromString('--no-stress-flush-code');
+  }
+}
+
+let exposed: ((o: { type: 'minor' | 'major' }) => void) | undefined;
+
 /** V8's gc(), which the extension host does not expose by default. */
 function collector(): (o: { type: 'minor' | 'major' }) => void {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as (o: { type: 'minor' | 'major' }) => void;
+  if (!exposed) {
+    setFlagsFromString('--expose-gc');
+    exposed = runInNewContext('gc') as (o: { type: 'minor' | 'major' }) => void;
+  }
+  return exposed;
 }
