@@ -18,7 +18,7 @@
  * `HIDDEN=alternate` takes turns on each server between watched and hidden
  * runs, and reports each hidden run against the watched one before it, in the
  * same extension host instance.
- * `PROFILE=cpu` or `PROFILE=survivors` profiles every run after the first in
+ * `PROFILE=cpu`, `survivors` or `snapshot` profiles every run after the first in
  * the extension host (test/vscode/suite/v8Hooks.ts) and writes the
  * profiles to .test-output/vscode/; a profiled run's figures are not
  * measurements.

@@ -2,6 +2,8 @@
  * V8 hooks for the host benchmark's runs: dropping the compiled code before a run (COLD=1), and optional profiles
  * (PROFILE= in bench/hostCpu.bench.ts) through the extension host's own inspector session:
  * - 'cpu': a sampled CPU profile of the main thread, 0.5 ms apart;
+ * - 'snapshot': a heap snapshot 4 s into the run (what the compaction holds while its workers stream; the snapshot
+ *   stops the host for a second or two);
  * - 'survivors': what the run allocated that outlived two young-generation collections, sampled every 8 KB. These
  *   are the bytes promoted to the old generation, which bring the next major collection of the whole extension host
  *   nearer; collected at once, they would cost only a scavenge.
@@ -13,12 +15,12 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-export type ProfileKind = 'cpu' | 'survivors';
+export type ProfileKind = 'cpu' | 'survivors' | 'snapshot';
 
 export function profileKind(value: string | undefined): ProfileKind | undefined {
   if (!value) return undefined;
-  if (value === 'cpu' || value === 'survivors') return value;
-  throw new Error(`PROFILE must be cpu or survivors, not ${value}`);
+  if (value === 'cpu' || value === 'survivors' || value === 'snapshot') return value;
+  throw new Error(`PROFILE must be cpu, survivors or snapshot, not ${value}`);
 }
 
 /** Starts profiling one run; the function returned stops it and writes the profile into `dir`, named after the run. */
@@ -27,6 +29,14 @@ export async function startRunProfile(kind: ProfileKind, dir: string, run: numbe
   const gc = kind === 'survivors' ? collector() : undefined;
   const s = new Session();
   s.connect();
+  if (kind === 'snapshot') {
+    const file = join(dir, `host-run-${run}.heapsnapshot`);
+    const taken = new Promise<void>((resolve, reject) => setTimeout(() => void snapshotTo(s, file).then(resolve, reject), 4000));
+    return async () => {
+      await taken;
+      s.disconnect();
+    };
+  }
   if (kind === 'cpu') {
     await s.post('Profiler.enable');
     await s.post('Profiler.setSamplingInterval', { interval: 500 });
@@ -52,6 +62,18 @@ export async function startRunProfile(kind: ProfileKind, dir: string, run: numbe
     }
     s.disconnect();
   };
+}
+
+async function snapshotTo(s: Session, file: string): Promise<void> {
+  const chunks: string[] = [];
+  const onChunk = (m: { params: { chunk: string } }) => chunks.push(m.params.chunk);
+  s.on('HeapProfiler.addHeapSnapshotChunk', onChunk);
+  try {
+    await s.post('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+  } finally {
+    s.off('HeapProfiler.addHeapSnapshotChunk', onChunk);
+  }
+  writeFileSync(file, chunks.join(''));
 }
 
 /** Drops the bytecode and optimised code of every function not running now (see COLD in clientCpu.bench.ts). */
