@@ -22,10 +22,10 @@
  * the extension host (test/vscode/suite/v8Hooks.ts) and writes the
  * profiles to .test-output/vscode/; a profiled run's figures are not
  * measurements.
- * `COLD=1` drops the host's compiled code before each run after the first
- * (test/vscode/suite/clientCpu.bench.ts says how): an upper bound of a
- * compaction after a stretch of editor use, whose code V8 has dropped by
- * then; the default runs follow each other with the code warm.
+ * `COLD=1` flushes the host's compiled code before each run after the
+ * first (test/vscode/suite/clientCpu.bench.ts says how and what V8 keeps):
+ * the worst a compaction long after the last one could find; the default
+ * runs follow each other with the code warm.
  * `SIM_HOSTS=127.0.0.1` (comma-separated) runs only the hosts named; `RUNS=10`
  * runs each server ten times instead of seven (the medians steady as runs are
  * added: one run's figure varies by a point or more on this machine).

@@ -45,11 +45,11 @@ const IDLE_MS = 8_000;
  */
 const HIDDEN_MODE = process.env.SPLITPOINT_BENCH_HIDDEN ?? '';
 /**
- * Each run after the first starts with the host's compiled code dropped (COLD=1 in bench/hostCpu.bench.ts): V8 drops
+ * Each run after the first starts with the host's compiled code flushed (COLD=1 in bench/hostCpu.bench.ts): V8 drops
  * the bytecode, and with it the optimised code, of a function that has not run for five major collections
- * (--bytecode-old-age), so a compaction after a stretch of editor use finds its code cold. Forced collections never
- * flush, so two run with --stress-flush-code, which flushes whatever is not running: VS Code's code too, which in
- * real use stays warm. An upper bound of that case, not a measurement of it.
+ * (--bytecode-old-age), unless the function has baseline (Sparkplug) code. Forced collections never flush, so two run
+ * with --stress-flush-code, which flushes whatever V8 may flush and is not running, VS Code's code too: what a
+ * compaction long after the last one could find at worst.
  */
 const COLD = process.env.SPLITPOINT_BENCH_COLD === '1';
 /** Profiles each run after the first (v8Hooks.ts); the bench's figures are then not measurements. */
