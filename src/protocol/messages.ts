@@ -342,7 +342,8 @@ export function parseSlashCommand(
   const name = m[1]!.toLowerCase();
   if (name !== 'compact') return { command: 'unknown', name };
   let focus = m[2]!.trim();
-  const q = /^(["'“”‘’])([\s\S]*)(["'“”‘’])$/.exec(focus);
+  // Typographic quotes (“ ” ‘ ’) written as escapes: test/unit/bundleCharset.test.ts says why.
+  const q = /^(["'\u201C\u201D\u2018\u2019])([\s\S]*)(["'\u201C\u201D\u2018\u2019])$/.exec(focus);
   if (q) focus = q[2]!.trim();
   return { command: 'compact', focus: focus.length > 0 ? focus : null };
 }

@@ -96,7 +96,7 @@ function errorKey(line: string): string | undefined {
 function sentences(line: string): string[] {
   return line
     .split(/(?<=[.!?])\s+(?=[A-Z`"'(])/)
-    .map((s) => s.trim().replace(/^[-*•>]\s+/, ''))
+    .map((s) => s.trim().replace(/^[-*\u2022>]\s+/, '')) // \u2022 is the bullet •
     .filter((s) => s.length >= 6);
 }
 

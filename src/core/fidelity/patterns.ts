@@ -67,13 +67,22 @@ export interface TestLine {
   status: 'passed' | 'failed';
 }
 
+/** Verdict marks: ✓ ✔ √ passed, ✗ ✖ × failed, written as escapes (test/unit/bundleCharset.test.ts says why). */
 const TEST_RES: ReadonlyArray<{
   re: RegExp;
   status: (m: RegExpMatchArray) => 'passed' | 'failed';
   name: (m: RegExpMatchArray) => string;
 }> = [
-  { re: /^\s*(?:[✓✔√]|PASS(?:ED)?|ok\s+\d+\s*-)\s+(.+?)\s*(?:\(\d+\s?m?s\))?\s*$/, status: () => 'passed', name: (m) => m[1]! },
-  { re: /^\s*(?:[✗✖×]|FAIL(?:ED)?|not ok\s+\d+\s*-)\s+(.+?)\s*(?:\(\d+\s?m?s\))?\s*$/, status: () => 'failed', name: (m) => m[1]! },
+  {
+    re: /^\s*(?:[\u2713\u2714\u221A]|PASS(?:ED)?|ok\s+\d+\s*-)\s+(.+?)\s*(?:\(\d+\s?m?s\))?\s*$/,
+    status: () => 'passed',
+    name: (m) => m[1]!,
+  },
+  {
+    re: /^\s*(?:[\u2717\u2716\u00D7]|FAIL(?:ED)?|not ok\s+\d+\s*-)\s+(.+?)\s*(?:\(\d+\s?m?s\))?\s*$/,
+    status: () => 'failed',
+    name: (m) => m[1]!,
+  },
   { re: /^\s*(\S+::\S+)\s+(PASSED|FAILED)\b/, status: (m) => (m[2] === 'PASSED' ? 'passed' : 'failed'), name: (m) => m[1]! },
 ];
 
@@ -87,7 +96,7 @@ const MAX_TEST_LINE = 1000;
  * What any of TEST_RES needs: a first character that can begin a verdict, or a pytest verdict word. One cheap
  * pattern turns away the lines that are not test results (nearly all), instead of three.
  */
-const TEST_HINT_RE = /^\s*[✓✔√✗✖×PFon]|PASSED|FAILED/;
+const TEST_HINT_RE = /^\s*[\u2713\u2714\u221A\u2717\u2716\u00D7PFon]|PASSED|FAILED/;
 
 /** A test-runner line ("✓ parses headers", "FAIL test/x.test.ts", "t.py::test_a FAILED"). */
 export function testLine(line: string): TestLine | undefined {
