@@ -121,8 +121,7 @@ class ChatStreamState implements SseSink {
     }
     const finishBefore = this.asm.finishReason;
     const deltas = this.asm.push(chunk);
-    if (this.asm.finishReason !== finishBefore) ctx.idle.progress();
-    if (deltas.length > 0) ctx.idle.progress();
+    if (deltas.length > 0 || this.asm.finishReason !== finishBefore) ctx.idle.progress();
     for (const d of deltas) this.emitOne(d);
   }
 

@@ -14,7 +14,7 @@ import type { PerfProfile } from './profile';
 import { isLoaded, otherSequences, type ServerLoad } from './serverLoad';
 import type { SimRequest, SimResult } from './stepSim';
 import { simulateSteps } from './stepSim';
-import { maxTokensFor, splitVolume } from './volume';
+import { descendingBy, maxTokensFor, splitVolume } from './volume';
 
 export type PlanMode = 'parallel' | 'sequential';
 export type PlanLayout = 'cache-aligned' | 'target-block';
@@ -157,13 +157,7 @@ export function candidateRequests(x: PlannerInput, c: Pick<Candidate, 'layout' |
 function dispatchOrder(c: Candidate, targets: readonly number[]): number[] {
   const ids = Array.from(targets.keys());
   if (c.layout === 'cache-aligned' || c.concurrency >= c.blocks.length) return ids;
-  return ids.sort(largerTargetFirst.bind(targets));
-}
-
-// Module-level, not a callback made per call: V8 drops a per-call callback's optimised code at each major collection,
-// and the planner sorts once per candidate plan of every compaction.
-function largerTargetFirst(this: readonly number[], a: number, b: number): number {
-  return this[b]! - this[a]! || a - b;
+  return ids.sort(descendingBy.bind(targets));
 }
 
 function evaluate(x: PlannerInput, c: Candidate): WorkPlan {
