@@ -150,10 +150,7 @@ export class VllmClient implements ModelClient {
         signal: opts.signal,
         onRetry: (info) => {
           this.opts.onRetry?.(info);
-          if (relay.delivered) {
-            relay.delivered = false;
-            opts.onDelta?.({ type: 'reset', attempt: info.retry + 1, reason: info.error.message });
-          }
+          relay.restart(info.retry + 1, info.error.message);
         },
       },
     );
@@ -364,5 +361,12 @@ class DeltaRelay {
   emit(d: ChatDelta): void {
     this.delivered = true;
     this.onDelta?.(d);
+  }
+
+  /** A retry begins: if the caller saw deltas of the failed attempt, it is told to drop them. */
+  restart(attempt: number, reason: string): void {
+    if (!this.delivered) return;
+    this.delivered = false;
+    this.onDelta?.({ type: 'reset', attempt, reason });
   }
 }
