@@ -3,28 +3,24 @@
  * when every character is at most U+00FF: one character above that and the whole source takes two bytes per
  * character. For the shipped extension bundle that is about 0.9 MB more of the extension host's heap, for good.
  * esbuild escapes such characters in string literals but writes regular expression literals as they are, so the
- * sources write them as \u escapes; this builds the Node bundles as `npm run package` does and checks.
+ * sources write them as \u escapes; this builds the Node bundles from the targets esbuild.mjs builds
+ * (scripts/bundles.mjs), with the production settings `npm run package` uses, and checks.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import * as esbuild from 'esbuild';
+import { bundleTargets } from '../../scripts/bundles.mjs';
 
 const root = join(__dirname, '..', '..');
 
-async function productionBundle(entry: string): Promise<string> {
-  const r = await esbuild.build({
-    entryPoints: [join(root, entry)],
-    bundle: true,
-    minify: true,
-    legalComments: 'none',
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['vscode', 'js-tiktoken/ranks/cl100k_base'],
-    write: false,
-    logLevel: 'silent',
-  });
-  return r.outputFiles[0]!.text;
+/** The production bundle `npm run package` ships for this output file, built in memory. */
+async function productionBundle(outfile: string): Promise<string> {
+  const target = bundleTargets({ production: true }).find((t) => t.outfile === outfile);
+  assert.ok(target, `no bundle target writes ${outfile}`);
+  const r = await esbuild.build({ ...target, absWorkingDir: root, write: false, logLevel: 'silent' });
+  const js = r.outputFiles.find((f) => f.path.endsWith('.js'));
+  assert.ok(js, `esbuild wrote no .js for ${outfile}`);
+  return js.text;
 }
 
 /** Each character above U+00FF with a little context, so that a failure names the source to fix. */
@@ -38,10 +34,10 @@ function wideCharacters(text: string): string[] {
 describe('the shipped Node bundles are one byte per character in V8', function () {
   this.timeout(60_000);
 
-  for (const entry of ['src/host/extension.ts', 'src/node/countWorker.ts', 'src/cli/main.ts']) {
-    it(`${entry}: no character above U+00FF`, async () => {
-      const text = await productionBundle(entry);
-      assert.ok(text.length > 5_000, `the bundle of ${entry} is ${text.length} characters`);
+  for (const outfile of ['dist/extension.js', 'dist/countWorker.js', 'dist/cli.js']) {
+    it(`${outfile}: no character above U+00FF`, async () => {
+      const text = await productionBundle(outfile);
+      assert.ok(text.length > 5_000, `${outfile} is ${text.length} characters`);
       assert.deepEqual(wideCharacters(text), []);
     });
   }
