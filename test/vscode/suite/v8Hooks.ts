@@ -15,12 +15,14 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-export type ProfileKind = 'cpu' | 'survivors' | 'snapshot';
+const PROFILE_KINDS = ['cpu', 'survivors', 'snapshot'] as const;
+export type ProfileKind = (typeof PROFILE_KINDS)[number];
 
 export function profileKind(value: string | undefined): ProfileKind | undefined {
   if (!value) return undefined;
-  if (value === 'cpu' || value === 'survivors' || value === 'snapshot') return value;
-  throw new Error(`PROFILE must be cpu, survivors or snapshot, not ${value}`);
+  const kind = PROFILE_KINDS.find((k) => k === value);
+  if (!kind) throw new Error(`PROFILE must be one of ${PROFILE_KINDS.join(', ')}, not ${value}`);
+  return kind;
 }
 
 /** Starts profiling one run; the function returned stops it and writes the profile into `dir`, named after the run. */
