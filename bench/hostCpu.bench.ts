@@ -18,10 +18,13 @@
  * `HIDDEN=alternate` takes turns on each server between watched and hidden
  * runs, and reports each hidden run against the watched one before it, in the
  * same extension host instance.
- * `PROFILE=cpu`, `survivors` or `snapshot` profiles every run after the first in
+ * `PROFILE=cpu`, `survivors`, `allocations` or `snapshot` profiles every run after the first in
  * the extension host (test/vscode/suite/v8Hooks.ts) and writes the
  * profiles to .test-output/vscode/; a profiled run's figures are not
  * measurements.
+ * `V8_FLAGS='--trace-gc'` sets V8 flags in the extension host before its
+ * first run; V8's trace lines, with the runs' boundaries marked among them,
+ * go to .test-output/vscode/code-server.log.
  * `COLD=1` flushes the host's compiled code before each run after the
  * first (test/vscode/suite/clientCpu.bench.ts says how and what V8 keeps):
  * the worst a compaction long after the last one could find; the default
@@ -58,6 +61,7 @@ async function main(): Promise<void> {
   process.env.SPLITPOINT_BENCH_PROFILE = PROFILE ?? '';
   if (PROFILE && existsSync(OUT)) for (const f of readdirSync(OUT)) if (f.startsWith('host-run-')) rmSync(join(OUT, f));
   process.env.SPLITPOINT_BENCH_COLD = process.env.COLD ?? '';
+  process.env.SPLITPOINT_BENCH_V8_FLAGS = process.env.V8_FLAGS ?? '';
   process.env.SPLITPOINT_BENCH_HIDDEN = process.env.HIDDEN === '1' || process.env.HIDDEN === 'alternate' ? process.env.HIDDEN : '';
   const r = await runHostSuite({ suffix: '.bench.ts', log: (l) => lines.push(l), settings });
   if (r.failed > 0 || r.passed === 0) {
@@ -115,6 +119,9 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
           ? 'side bar closed, the bench listening without watching (HIDDEN=1): nobody watches, workers read on the unwatched budget'
           : 'side bar open: the compaction is watched',
       ...(process.env.COLD === '1' ? ["COLD=1: each run after the first starts with the host's compiled code dropped"] : []),
+      ...(process.env.V8_FLAGS
+        ? [`V8_FLAGS=${process.env.V8_FLAGS}: set in the extension host; its trace is in .test-output/vscode/code-server.log`]
+        : []),
       ...(PROFILE
         ? [`PROFILE=${PROFILE}: runs 2 on were profiled (.test-output/vscode/host-run-*); their figures are not measurements`]
         : []),

@@ -25,7 +25,7 @@ import { dirname, join } from 'node:path';
 import type { CompactionView, HostToWebview } from '../../../src/protocol/messages';
 import { getHeapStatistics } from 'node:v8';
 import { api, commandWithArg, newSession, PostLog, setSetting, suiteConfig, waitFor } from './api';
-import { dropCompiledCode, profileKind, startRunProfile } from './v8Hooks';
+import { dropCompiledCode, mark, profileKind, setV8Flags, startRunProfile } from './v8Hooks';
 
 /** Runs per server (bench/hostCpu.bench.ts passes RUNS on). */
 const RUNS = Number(process.env.SPLITPOINT_BENCH_RUNS) || 7;
@@ -155,6 +155,7 @@ describe('client CPU in the extension host (bench)', function () {
       await commandWithArg('splitpoint.importSession', vscode.Uri.file(join(cfg.repoRoot, 'test', 'fixtures', 'long-session.json')));
       await waitFor('the imported session', () => a.snapshot().messages.length > 250, 60_000);
       const runs: HostCpuRun[] = [];
+      setV8Flags(process.env.SPLITPOINT_BENCH_V8_FLAGS ?? '');
       for (let r = 0; r < RUNS * sims.length; r++) {
         // The servers take turns, so that the machine's drift over the minutes falls on each alike.
         const sim = sims[r % sims.length]!;
@@ -184,6 +185,7 @@ describe('client CPU in the extension host (bench)', function () {
         if (COLD && r > 0) dropCompiledCode();
         // The host's own baseline: VS Code keeps working in an extension host (with code-server's defaults its port
         // detection polls /proc and runs `ps` every few seconds), so the same host is measured idle for about as long.
+        mark(`run ${r + 1}: idle baseline`);
         const idleThreads0 = threadCpuMs();
         const gcSinceIdle = recordGc();
         const idle0 = process.cpuUsage();
@@ -214,9 +216,11 @@ describe('client CPU in the extension host (bench)', function () {
         const gc = recordGc();
         const cpu0 = process.cpuUsage();
         const t0 = performance.now();
+        mark(`run ${r + 1}: compaction`);
         await a.receive({ type: 'compact', focus: null, tailStartIndex: null });
         const c = await ready;
         const wallMs = performance.now() - t0;
+        mark(`run ${r + 1}: end`);
         const cpu = process.cpuUsage(cpu0);
         const mainMs = main();
         const gcPauses = gc();

@@ -7,6 +7,8 @@
  * - 'survivors': what the run allocated that outlived two young-generation collections, sampled every 8 KB. These
  *   are the bytes promoted to the old generation, which bring the next major collection of the whole extension host
  *   nearer; collected at once, they would cost only a scavenge.
+ * - 'allocations': everything the run allocated, sampled every 8 KB, collected or not. The young generation of an
+ *   idle extension host is about 1 MB, so every MB allocated costs a scavenge, and what is alive across two is promoted.
  * Profiling costs CPU and allocates: a profiled run's figures are not measurements.
  */
 import { Session } from 'node:inspector/promises';
@@ -15,7 +17,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-const PROFILE_KINDS = ['cpu', 'survivors', 'snapshot'] as const;
+const PROFILE_KINDS = ['cpu', 'survivors', 'allocations', 'snapshot'] as const;
 export type ProfileKind = (typeof PROFILE_KINDS)[number];
 
 export function profileKind(value: string | undefined): ProfileKind | undefined {
@@ -48,7 +50,7 @@ export async function startRunProfile(kind: ProfileKind, dir: string, run: numbe
     await s.post('HeapProfiler.startSampling', {
       samplingInterval: 8192,
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: false,
+      includeObjectsCollectedByMinorGC: kind === 'allocations',
     });
   }
   return async () => {
@@ -60,7 +62,7 @@ export async function startRunProfile(kind: ProfileKind, dir: string, run: numbe
       gc?.({ type: 'minor' });
       gc?.({ type: 'minor' });
       const { profile } = await s.post('HeapProfiler.stopSampling');
-      writeFileSync(join(dir, `host-run-${run}.survivors.heapprofile`), JSON.stringify(profile));
+      writeFileSync(join(dir, `host-run-${run}.${kind}.heapprofile`), JSON.stringify(profile));
     }
     s.disconnect();
   };
@@ -76,6 +78,20 @@ async function snapshotTo(s: Session, file: string): Promise<void> {
     s.off('HeapProfiler.addHeapSnapshotChunk', onChunk);
   }
   writeFileSync(file, chunks.join(''));
+}
+
+/**
+ * V8 flags set in the extension host before its first run (V8_FLAGS= in bench/hostCpu.bench.ts), such as --trace-gc.
+ * V8 prints its trace lines on the host's stdout, which code-server writes to its log
+ * (.test-output/vscode/code-server.log); `mark` puts the runs' boundaries among them.
+ */
+export function setV8Flags(flags: string): void {
+  if (flags) setFlagsFromString(flags);
+}
+
+/** A line on the host's stderr, past VS Code's console redirection, so that it lands in code-server's log. */
+export function mark(line: string): void {
+  (process as unknown as { _rawDebug(s: string): void })._rawDebug(`@@ ${line}`);
 }
 
 /** Drops the bytecode and optimised code of every function not running now (see COLD in clientCpu.bench.ts). */
