@@ -38,7 +38,8 @@ import type {
  * string until the response's headers come, which a server sends only after tokenizing the prompt; the prompt's
  * JSON, and the flat copy the transport's content-length makes of it, outlived the young generation's collections
  * in the burst of a compaction's first requests. Promoted, they brought the next full collection of the extension
- * host's heap nearer (bench/results/hostCpu.txt). Bytes live outside the JS heap, and the string dies here.
+ * host's heap nearer (bench/results/hostCpu.txt). The string dies here; the bytes, held until the reply ends (by
+ * this request's frame and the SDK's), live outside the JS heap.
  */
 function jsonBytes(body: Record<string, unknown>): Uint8Array {
   return Buffer.from(JSON.stringify(body));

@@ -88,8 +88,8 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     if (signal) abortOn(signal, req);
     const clock = intervalMs > 0 ? pacingOf((init as PacedRequestInit).paceMs, intervalMs, clockFor) : undefined;
     const response = responseOf(req, method, clock, onHeld);
-    // Written here, not in a closure: no callback that lives as long as the stream holds the prompt's JSON (its
-    // rope and the flat copy Buffer.byteLength made), which would otherwise be promoted and kept for the whole reply.
+    // Written here, not in a closure: no callback that lives as long as the stream holds the request's body, which
+    // would otherwise be kept for the whole reply.
     req.end(body);
     return response;
   }) as PacedFetch;
@@ -155,7 +155,7 @@ function abortError(signal: AbortSignal): Error {
   return new DOMException('This operation was aborted', 'AbortError');
 }
 
-/** A string body (the SDK's JSON) is written as it is: the socket encodes it, without a Buffer copy of every prompt. */
+/** A string body is written as it is (the socket encodes it); bytes (the client's chat bodies) go without a copy. */
 async function requestBody(b: RequestInit['body']): Promise<Buffer | string | undefined> {
   if (b === undefined || b === null) return undefined;
   if (typeof b === 'string') return b;

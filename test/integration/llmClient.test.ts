@@ -89,14 +89,29 @@ describe('VllmClient against the simulator', () => {
 
   it('sends stream_options.include_usage and a placeholder key when none is configured', async () => {
     await start();
-    const seen: Array<{ url: string; auth: string | null }> = [];
+    const seen: Array<{ url: string; auth: string | null; type: string | null; bytes: boolean }> = [];
     const c = client({
+      // Node's own fetch: it adds no content-type to a byte body, so the client must.
       fetch: async (input, init) => {
-        seen.push({ url: String(input), auth: new Headers(init?.headers).get('authorization') });
+        const h = new Headers(init?.headers);
+        seen.push({
+          url: String(input),
+          auth: h.get('authorization'),
+          type: h.get('content-type'),
+          bytes: init?.body instanceof Uint8Array,
+        });
         return fetch(input, init);
       },
     });
     await c.chat({ messages: convo });
+    assert.deepEqual(
+      seen.filter((s) => s.url.endsWith('/chat/completions')).map((s) => [s.type, s.bytes]),
+      [['application/json', true]],
+      'the chat body goes as JSON bytes with its type',
+    );
+    // A caller's own content-type, in any case, replaces the client's: one value goes out.
+    await c.chat({ messages: convo, headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+    assert.equal(seen.at(-1)?.type, 'application/json; charset=utf-8');
     assert.deepEqual(sim.lastChatBody()?.stream_options, { include_usage: true });
     assert.equal(seen.at(-1)?.auth, 'Bearer splitpoint-no-key');
     assert.equal(sim.lastChatBody()?.model, sim.model, 'the model came from /v1/models');

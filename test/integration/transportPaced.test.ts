@@ -210,12 +210,12 @@ describe('paced transport on the wire', function () {
   });
 
   it('a JSON body with non-ASCII text goes out whole, its content-length in bytes', async () => {
-    let got: { length: string | undefined; body: string } | undefined;
+    let got: { length: string | undefined; type: string | undefined; body: string } | undefined;
     server = createServer((req, res) => {
       const parts: Buffer[] = [];
       req.on('data', (b: Buffer) => parts.push(b));
       req.on('end', () => {
-        got = { length: req.headers['content-length'], body: Buffer.concat(parts).toString('utf8') };
+        got = { length: req.headers['content-length'], type: req.headers['content-type'], body: Buffer.concat(parts).toString('utf8') };
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(
           JSON.stringify({ model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }),
@@ -231,6 +231,8 @@ describe('paced transport on the wire', function () {
     });
     assert.equal(r.message.content, 'ok');
     assert.equal(Number(got!.length), Buffer.byteLength(got!.body), 'content-length counts bytes, not characters');
+    // The body goes as bytes, to which no fetch adds a type of its own.
+    assert.equal(got!.type, 'application/json');
     assert.ok(Buffer.byteLength(got!.body) > got!.body.length);
     assert.equal((JSON.parse(got!.body) as { messages: { content: string }[] }).messages.at(-1)!.content, text);
   });

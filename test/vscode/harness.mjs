@@ -157,7 +157,8 @@ export async function startCodeServer({ folder, userDataDir, extensionsDir, port
   const onData = (d) => {
     const s = d.toString();
     output += s;
-    if (output.length > 200_000) output = output.slice(-100_000);
+    // Kept for the error messages below and code-server.log; large enough for a benchmark's V8 trace (V8_FLAGS).
+    if (output.length > 8_000_000) output = output.slice(-4_000_000);
     for (const line of s.split('\n')) if (line.trim()) log(line);
   };
   proc.stdout.on('data', onData);

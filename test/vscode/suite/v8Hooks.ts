@@ -86,12 +86,20 @@ async function snapshotTo(s: Session, file: string): Promise<void> {
  * (.test-output/vscode/code-server.log); `mark` puts the runs' boundaries among them.
  */
 export function setV8Flags(flags: string): void {
-  if (flags) setFlagsFromString(flags);
+  if (!flags) return;
+  setFlagsFromString(flags);
+  marking = true;
 }
 
-/** A line on the host's stderr, past VS Code's console redirection, so that it lands in code-server's log. */
+let marking = false;
+
+/**
+ * With V8 flags set, a line on the host's stderr, past VS Code's console redirection, so that it lands in
+ * code-server's log. Stamped with performance.now(), which counts from about when V8's "NNN ms:" does (the process's
+ * and the isolate's start): stdout and stderr reach the log through separate pipes, so their order there can slip.
+ */
 export function mark(line: string): void {
-  (process as unknown as { _rawDebug(s: string): void })._rawDebug(`@@ ${line}`);
+  if (marking) (process as unknown as { _rawDebug(s: string): void })._rawDebug(`@@ ${Math.round(performance.now())} ms: ${line}`);
 }
 
 /** Drops the bytecode and optimised code of every function not running now (see COLD in clientCpu.bench.ts). */
