@@ -57,7 +57,10 @@ export interface VllmClientOptions {
   model?: string;
   /** Deadline for a whole chat call, retries included (--request-timeout, splitpoint.requestTimeoutSeconds). Default 600 000 ms. */
   timeoutMs?: number;
-  /** Streaming: longest wait for the next token; keep-alive comments do not reset it. Default 120 000 ms, at most timeoutMs. */
+  /**
+   * Streaming: longest wait for the next token once the reply has begun (requestTimer.ts); keep-alive comments do not
+   * reset it. Default 120 000 ms, at most timeoutMs.
+   */
   idleTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   /** Injectable for tests. */
@@ -209,9 +212,7 @@ export class VllmClient implements ModelClient {
       const resp = await call.asResponse();
       let reply: Reply;
       if (stream) {
-        // vLLM sends a stream's headers at once, so this clock also covers the queue and the prefill: its default
-        // (120 s) is far above a cold prefill of a whole window; after that, silence means a stall.
-        timer.startIdle(idleMs);
+        timer.idleAfterStart(idleMs);
         reply = await readChatStream(resp, { url, model, mode, caps, emit, idle: timer });
       } else {
         reply = replyFromBody(await readJsonBody(resp, { url, caps }), { url, model, mode, caps, emit });

@@ -3,12 +3,19 @@ import { TimeoutError } from './errors';
 /**
  * The two clocks of a chat request. The deadline bounds the whole call,
  * retries included, so a server that streams forever still ends. The idle
- * clock runs once the response has started and is pushed back only by
- * progress (a token, a tool-call piece, the finish): bytes alone, such as SSE
- * keep-alive comments or empty chunks, do not count, so a server that only
- * keeps the connection warm cannot hold the agent. Progress moves a
+ * clock runs once the reply has started, at its first event, and is pushed
+ * back only by progress (a token, a tool-call piece, the finish): bytes alone,
+ * such as SSE keep-alive comments or empty chunks, do not count, so a server
+ * that only keeps the connection warm cannot hold the agent. Progress moves a
  * timestamp; the timer is re-armed only when it fires early, so a streamed
  * token costs no timer churn.
+ *
+ * Not from the response's headers: vLLM sends those before the request is
+ * scheduled, and its first event (the role chunk) only with the first token.
+ * The silence between is the server's queue and the prompt's prefill, which
+ * are not a stall however long they take: a busy shared server's queue, or a
+ * long prompt on a small GPU, could pass the idle limit, and a retry would
+ * only join the back of the queue again.
  */
 export type TimeoutKind = 'deadline' | 'idle';
 
@@ -16,6 +23,7 @@ export class RequestTimer {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private idleMs: number | undefined;
   private idleAt = Number.POSITIVE_INFINITY;
+  private replyStarted = false;
   private firedKind: TimeoutKind | undefined;
 
   constructor(
@@ -32,16 +40,22 @@ export class RequestTimer {
     return this.firedKind;
   }
 
-  /** Starts the idle clock (when the response headers arrive). */
-  startIdle(ms: number): void {
+  /** A streamed reply: the idle clock, of `ms`, starts at its first event. */
+  idleAfterStart(ms: number): void {
     this.idleMs = ms;
-    this.idleAt = this.now() + ms;
+  }
+
+  /** The reply's first event arrived. */
+  started(): void {
+    if (this.replyStarted || this.idleMs === undefined) return;
+    this.replyStarted = true;
+    this.idleAt = this.now() + this.idleMs;
     this.schedule();
   }
 
   /** Real progress: a token or tool-call piece arrived. */
   progress(): void {
-    if (this.idleMs !== undefined) this.idleAt = this.now() + this.idleMs;
+    if (this.replyStarted) this.idleAt = this.now() + this.idleMs!;
   }
 
   stop(): void {
@@ -58,8 +72,13 @@ export class RequestTimer {
         { url },
       );
     }
+    // A streamed reply that never began: say what the server was doing, since no stall was seen.
+    const notStarted =
+      this.idleMs !== undefined && !this.replyStarted
+        ? 'The server had not started its reply: it may be queueing the request behind others, or prefilling a long prompt. '
+        : '';
     return new TimeoutError(
-      `The request to ${url} did not finish within ${duration(this.deadlineMs)}; it was stopped. ` +
+      `The request to ${url} did not finish within ${duration(this.deadlineMs)}; it was stopped. ${notStarted}` +
         'Raise the limit with --request-timeout SECONDS or the splitpoint.requestTimeoutSeconds setting if replies are legitimately that slow.',
       this.deadlineMs,
       { url },

@@ -16,8 +16,11 @@ export interface StreamContext {
   mode: ToolProtocolMode;
   caps: ReplyCaps;
   emit: (d: ChatDelta) => void;
-  /** Told when a token, tool-call piece or finish arrived (not for comments or empty chunks): the request's idle clock. */
-  idle: { progress(): void };
+  /**
+   * The request's idle clock: told when the reply's first event arrived (comments are not events), and when a token,
+   * tool-call piece or finish arrived (not for comments or empty chunks).
+   */
+  idle: { started(): void; progress(): void };
 }
 
 /**
@@ -58,6 +61,7 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
  */
 class ChatStreamState implements SseSink {
   sawDone = false;
+  private begun = false;
   private readonly asm = new StreamAssembler(freshId);
   private readonly filter: TextToolStreamFilter | undefined;
   private chars = 0;
@@ -69,13 +73,21 @@ class ChatStreamState implements SseSink {
   // Events after [DONE] are not read. A one-line event is tried in bytes first: most are one token of text.
   bytes(buf: Buffer, from: number, to: number): void {
     if (this.sawDone) return;
+    if (!this.begun) this.begin();
     const plain = this.asm.chunks > 0 ? plainContentBytes(buf, from, to) : undefined;
     if (plain !== undefined) this.pushPlain(plain);
     else this.handle(buf.toString('utf8', from, to));
   }
 
   text(data: string): void {
-    if (!this.sawDone) this.handle(data);
+    if (this.sawDone) return;
+    if (!this.begun) this.begin();
+    this.handle(data);
+  }
+
+  private begin(): void {
+    this.begun = true;
+    this.ctx.idle.started();
   }
 
   private pushPlain(plain: string): void {

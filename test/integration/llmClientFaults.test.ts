@@ -202,6 +202,36 @@ describe('VllmClient failures against the simulator', () => {
     sim.resumeScheduler();
   });
 
+  it('a request queued longer than the idle limit is not a stall: the idle clock starts at the first event of the reply', async () => {
+    await start({ profile: 'unit', timeScale: 1 });
+    // The server takes the request (its headers go out at once, as vLLM's do) but schedules nothing: a busy queue.
+    sim.pauseScheduler();
+    const queuedMs = 900;
+    const resume = setTimeout(() => sim.resumeScheduler(), queuedMs);
+    const t0 = Date.now();
+    try {
+      const r = await client({ idleTimeoutMs: 300 }).chat({ messages: convo });
+      assert.ok(Date.now() - t0 >= queuedMs - 50, `answered after ${Date.now() - t0} ms`);
+      assert.ok((r.message.content ?? '').length > 0);
+      assert.equal(r.attempts, 1, 'not stopped and retried');
+    } finally {
+      clearTimeout(resume);
+      sim.resumeScheduler();
+    }
+  });
+
+  it('a reply that never begins ends at the deadline, which says the server had not started it', async () => {
+    await start({ profile: 'unit', timeScale: 1 });
+    sim.pauseScheduler();
+    try {
+      const e = await rejectsWith(client({ idleTimeoutMs: 200, timeoutMs: 700 }).chat({ messages: convo }), TimeoutError);
+      assert.match(e.message, /did not finish within 700 ms; it was stopped\. The server had not started its reply: it may be queueing/);
+      await until(() => sim.stats.requests[0]?.clientClosed === true);
+    } finally {
+      sim.resumeScheduler();
+    }
+  });
+
   it('abort mid-stream cancels the HTTP request: the server sees the client close, frees the sequence, no socket left', async () => {
     await start({ profile: 'unit', timeScale: 3 }); // 30 ms per step
     const ctl = new AbortController();

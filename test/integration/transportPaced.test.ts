@@ -285,15 +285,21 @@ describe('paced transport on the wire', function () {
     assert.equal(r.message.content?.split(' ').filter(Boolean).length, 20);
   });
 
-  it('a stream of keep-alive comments alone still hits the idle limit', async () => {
-    const pieces: Array<string | number> = [];
-    for (let i = 0; i < 40; i++) pieces.push(': ping\n\n', 50);
-    const s = await sseServer(pieces);
-    server = s.server;
+  it('keep-alive comments after the reply began do not hold off the idle limit; before it, they are the queue', async () => {
+    const pings = (n: number) => Array.from({ length: n }, () => [': ping\n\n', 50]).flat();
+    // A gateway keeping a queued request's connection warm for 1 s, then the reply: not a stall.
+    const queued = await sseServer([...pings(20), event('Hello'), event(' world'), event('', 'stop'), 'data: [DONE]\n\n']);
+    server = queued.server;
+    const c = (url: string) => new VllmClient({ baseURL: url, model: 'm', fetch: paced, idleTimeoutMs: 300, retry: { maxRetries: 0 } });
+    assert.equal((await c(queued.url).chat({ messages: convo })).message.content, 'Hello world');
+    server.close();
+    // A token, then nothing but comments: a stall.
+    const silent = await sseServer([event('Hi'), ...pings(40)]);
+    server = silent.server;
     const t0 = Date.now();
-    const c = new VllmClient({ baseURL: s.url, model: 'm', fetch: paced, idleTimeoutMs: 300, retry: { maxRetries: 0 } });
-    const e = await failure(c.chat({ messages: convo }));
+    const e = await failure(c(silent.url).chat({ messages: convo }));
     assert.ok(e instanceof TimeoutError, String(e));
+    assert.match((e as Error).message, /sent no tokens for 300 ms/);
     assert.ok(Date.now() - t0 < 1000, `took ${Date.now() - t0} ms`);
   });
 });
