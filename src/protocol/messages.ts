@@ -148,6 +148,16 @@ export function summaryTokens(b: Pick<BlockView, 'status' | 'summary' | 'stats'>
   return { n: Math.ceil(b.summary.length / 4), estimate: true };
 }
 
+/**
+ * What a running worker's block says in place of its summary. Before the first tokens are read the request is
+ * sent, not being written: the server may still be queueing it or reading its prompt (src/llm/requestTimer.ts).
+ */
+export function runningSummaryText(streamedTokens: number): string {
+  return streamedTokens > 0
+    ? `Writing… ${streamedTokens} tokens so far`
+    : 'Sent; no tokens read yet (the server may still be queueing the request or reading its prompt).';
+}
+
 export interface BlockStatsView {
   inputTokens: number;
   outputTokens: number;

@@ -196,6 +196,16 @@ describe('review editor (webview)', function () {
     await view.send(review(running));
     assert.equal(await view.page.locator('.rv-adopt').getAttribute('disabled'), '');
     const rc = running.compaction!;
+    // Sent, nothing read yet: the row does not claim the worker is writing.
+    await view.send({
+      type: 'review-block',
+      compactionId: rc.id,
+      block: { ...rc.blocks[0]!, status: 'streaming', streamedTokens: 0 },
+      loss: null,
+    } as never);
+    const sent = (await view.page.locator('.rv-row[data-block="0"] .rv-sum').textContent())!;
+    assert.match(sent, /Sent; no tokens read yet \(the server may still be queueing the request or reading its prompt\)/);
+    assert.doesNotMatch(sent, /Writing/);
     await view.send({
       type: 'review-block',
       compactionId: rc.id,

@@ -1,7 +1,7 @@
 import type { BlockView, ViewMessage } from '../../src/protocol/messages';
 import type { LossFactView } from '../../src/protocol/review';
 import { button, clear, h, setAttr, setText } from '../dom';
-import { formatTokens, summaryTokens } from '../../src/protocol/messages';
+import { formatTokens, runningSummaryText, summaryTokens } from '../../src/protocol/messages';
 import { formatMs, isDropped, keysRegex, messageText, STATUS_TEXT } from './format';
 
 export interface RowActions {
@@ -217,7 +217,7 @@ export class BlockRow {
     if (b.summary !== null) this.sum.append(h('div', { class: 'rv-sum-text', text: b.summary }));
     else if (b.status !== 'failed')
       this.sum.append(
-        h('p', { class: 'muted', text: b.status === 'streaming' ? `Writing… ${b.streamedTokens} tokens so far` : 'Waiting for a worker.' }),
+        h('p', { class: 'muted', text: b.status === 'streaming' ? runningSummaryText(b.streamedTokens) : 'Waiting for a worker.' }),
       );
   }
 

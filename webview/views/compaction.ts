@@ -3,7 +3,15 @@
  * block's status, a preview of the selected block's summary with edit and
  * regenerate, Adopt / Cancel, checks, the judge's verdict, and Undo.
  */
-import { formatTokens, indicesHold, isSettled, type BlockView, type CompactionView, type VerdictView } from '../../src/protocol/messages';
+import {
+  formatTokens,
+  indicesHold,
+  isSettled,
+  runningSummaryText,
+  type BlockView,
+  type CompactionView,
+  type VerdictView,
+} from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { button, clear, h, setDisabled, setText } from '../dom';
 import { fillMarkdown } from '../markdown';
@@ -319,7 +327,7 @@ export class CompactionPanel {
     }
     const body = h('div', { class: 'pv-body md' });
     if (b.summary) fillMarkdown(body, b.summary);
-    else if (b.status === 'streaming') body.append(h('p', { class: 'muted', text: `Streaming… ${b.streamedTokens} tokens so far` }));
+    else if (b.status === 'streaming') body.append(h('p', { class: 'muted', text: runningSummaryText(b.streamedTokens) }));
     else if (b.status === 'queued') body.append(h('p', { class: 'muted', text: 'Queued.' }));
     else body.append(h('p', { class: 'muted', text: 'No summary.' }));
     const edit = button('Edit', { secondary: true, cls: 'pv-edit-btn', disabled: !editable });
