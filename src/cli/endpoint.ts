@@ -16,7 +16,7 @@ export const ENDPOINT_HELP = `  --endpoint URL      OpenAI-compatible base URL, 
   --model M           model id (default: the first one the server lists)
   --window N          context window in tokens (default: the server's max_model_len)
   --concurrency N     compaction requests in flight at once (default 8)
-  --request-timeout S longest one model request may take, and longest wait for the next token (default 600)
+  --request-timeout S longest one model request may take (default 600); a begun reply's wait for its next token is 120 s, or this if shorter
   The API key, if the server needs one, is read from SPLITPOINT_API_KEY.`;
 
 export interface Endpoint {

@@ -47,7 +47,8 @@ export class RequestTimer {
 
   /** The reply's first event arrived. */
   started(): void {
-    if (this.replyStarted || this.idleMs === undefined) return;
+    // Not after stop() or a fired clock: a timer set then would outlive the request.
+    if (this.replyStarted || this.idleMs === undefined || this.timer === undefined) return;
     this.replyStarted = true;
     this.idleAt = this.now() + this.idleMs;
     this.schedule();

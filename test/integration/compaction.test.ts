@@ -164,6 +164,34 @@ describe('block compaction against the simulator', function () {
     assert.equal(sim.stats.requests.length, requestsBefore + 1);
   });
 
+  it('a sent worker shows as streaming with 0 tokens while the server has not started it (its queue, the prefill)', async () => {
+    const { pc } = await pending({ blockTokens: 16384 });
+    const seen: Array<[number, number]> = [];
+    const off = pc.on((e) => {
+      if (e.type === 'block-streaming') seen.push([e.block, e.outputTokens]);
+    });
+    sim.pauseScheduler();
+    const run = pc.start();
+    try {
+      const n = pc.blocks.length;
+      for (let i = 0; i < 100 && seen.length < n; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(
+        seen.map(([, t]) => t),
+        Array<number>(n).fill(0),
+        'every worker, sent and not yet answered, is shown as sent',
+      );
+      assert.ok(
+        pc.blocks.every((b) => b.status === 'streaming' && b.streamedTokens === 0),
+        pc.blocks.map((b) => b.status).join(' '),
+      );
+    } finally {
+      sim.resumeScheduler();
+      await run;
+      off();
+    }
+    assert.ok(pc.isComplete());
+  });
+
   it('cancelling mid-flight closes the connections and adopts nothing', async () => {
     await sim.close();
     sim = await startSimulator({ maxModelLen: 200_000, profile: 'unit', timeScale: 5 }); // 50 ms per step

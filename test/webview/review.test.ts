@@ -206,6 +206,7 @@ describe('review editor (webview)', function () {
     const sent = (await view.page.locator('.rv-row[data-block="0"] .rv-sum').textContent())!;
     assert.match(sent, /Sent; no tokens read yet \(the server may still be queueing the request or reading its prompt\)/);
     assert.doesNotMatch(sent, /Writing/);
+    assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-status').textContent(), 'sent');
     await view.send({
       type: 'review-block',
       compactionId: rc.id,
@@ -213,6 +214,7 @@ describe('review editor (webview)', function () {
       loss: null,
     } as never);
     assert.match((await view.page.locator('.rv-row[data-block="0"] .rv-sum').textContent())!, /42 tokens so far/);
+    assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-status').textContent(), 'writing…');
     assert.match((await view.page.locator('.rv-actions .rv-state').textContent())!, /0\/3 ready/);
     // Progress of several blocks in one message (the host joins one turn's worth): each row shows its own count.
     await view.send({

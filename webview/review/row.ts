@@ -175,7 +175,7 @@ export class BlockRow {
     this.block = b;
     const dropped = isDropped(b);
     setText(this.title, `Block ${b.index + 1} · messages ${b.firstMessage}–${b.lastMessage}`);
-    setText(this.status, dropped ? 'dropped' : STATUS_TEXT[b.status]);
+    setText(this.status, dropped ? 'dropped' : b.status === 'streaming' && b.streamedTokens === 0 ? 'sent' : STATUS_TEXT[b.status]);
     setAttr(this.status, 'class', `rv-status st-${dropped ? 'dropped' : b.status}`);
     const st = summaryTokens(b);
     setText(

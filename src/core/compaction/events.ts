@@ -119,6 +119,7 @@ export type CompactionEvent =
       plan?: PlanChoice;
     }
   | { type: 'block-queued'; compactionId: string; block: number }
+  /** The worker's request went out (outputTokens 0), then every ~16 output tokens read. */
   | { type: 'block-streaming'; compactionId: string; block: number; outputTokens: number }
   | { type: 'block-done'; compactionId: string; block: number; summary: string; stats: BlockStats }
   | { type: 'block-failed'; compactionId: string; block: number; error: string }

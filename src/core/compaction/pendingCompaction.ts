@@ -216,6 +216,8 @@ export class PendingCompaction {
           this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
           this.requests++;
           s.view = { ...s.view, status: 'streaming' };
+          // Shown at once: until its first tokens are read the request may wait in the server's queue or prefill.
+          this.emit({ type: 'block-streaming', compactionId: this.id, block: s.block.index, outputTokens: 0 });
         },
         onEnded: (i, sent) => {
           this.load[i]!--;

@@ -61,7 +61,7 @@ export interface SplitpointSettings {
   commandSandbox: 'auto' | 'off';
   /** Whether sandboxed commands may use the network. */
   commandNetwork: boolean;
-  /** Overall deadline of one model request, and the longest wait for the next token. */
+  /** Overall deadline of one model request (a begun reply waits at most 120 s, or this if shorter, for its next token). */
   requestTimeoutSeconds: number;
   /** A PEM file of certificate authorities to trust for https endpoints, with the well-known ones Node ships; undefined = none. */
   caFile: string | undefined;
