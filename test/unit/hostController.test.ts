@@ -212,6 +212,8 @@ describe('host: session controller (fake model, memory storage)', () => {
       throw new Error(`workers started: ${started}`);
     };
     const n = await blocks();
+    // The workers' requests going out are posted first, as one message of 0 tokens each (sent, nothing read yet).
+    for (let i = 0; i < 200 && !posted.some((m) => m.type === 'block-progress'); i++) await new Promise((r) => setTimeout(r, 5));
     assert.ok(n >= 2, `${n} blocks`);
     for (const g of gates) {
       g.resolve();
@@ -219,12 +221,13 @@ describe('host: session controller (fake model, memory storage)', () => {
     }
     await run;
     const progress = posted.filter((m) => m.type === 'block-progress');
-    assert.equal(progress.length, 3, 'one message per turn, not one per worker');
+    // The requests going out, then the three batches.
+    assert.equal(progress.length, 4, 'one message per turn, not one per worker');
     for (const [k, m] of progress.entries()) {
       assert.ok(m.type === 'block-progress');
       assert.deepEqual(
         m.progress.map((p) => p.streamedTokens),
-        Array.from({ length: n }, () => 25 * (k + 1)),
+        Array.from({ length: n }, () => 25 * k),
       );
       assert.deepEqual(new Set(m.progress.map((p) => p.index)).size, n);
     }
