@@ -196,23 +196,20 @@ describe('review editor (webview)', function () {
     await view.send(review(running));
     assert.equal(await view.page.locator('.rv-adopt').getAttribute('disabled'), '');
     const rc = running.compaction!;
+    const streaming = (streamedTokens: number) =>
+      view.send({
+        type: 'review-block',
+        compactionId: rc.id,
+        block: { ...rc.blocks[0]!, status: 'streaming', streamedTokens },
+        loss: null,
+      } as never);
     // Sent, nothing read yet: the row does not claim the worker is writing.
-    await view.send({
-      type: 'review-block',
-      compactionId: rc.id,
-      block: { ...rc.blocks[0]!, status: 'streaming', streamedTokens: 0 },
-      loss: null,
-    } as never);
+    await streaming(0);
     const sent = (await view.page.locator('.rv-row[data-block="0"] .rv-sum').textContent())!;
     assert.match(sent, /Sent; no tokens read yet \(the server may still be queueing the request or reading its prompt\)/);
     assert.doesNotMatch(sent, /Writing/);
     assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-status').textContent(), 'sent');
-    await view.send({
-      type: 'review-block',
-      compactionId: rc.id,
-      block: { ...rc.blocks[0]!, status: 'streaming', streamedTokens: 42 },
-      loss: null,
-    } as never);
+    await streaming(42);
     assert.match((await view.page.locator('.rv-row[data-block="0"] .rv-sum').textContent())!, /42 tokens so far/);
     assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-status').textContent(), 'writing…');
     assert.match((await view.page.locator('.rv-actions .rv-state').textContent())!, /0\/3 ready/);
