@@ -30,11 +30,14 @@ export class Model {
   prefix: Prefix = buildPrefix([], null);
   /** summary id -> archived originals, as answered by the host. */
   readonly archived = new Map<string, ViewMessage[]>();
+  /** When, by this webview's clock, the agent began what it waits on (the host sends durations, not times). */
+  waitingSince = 0;
 
   apply(msg: HostToWebview): Dirty {
     if (msg.type === 'snapshot') {
       this.snap = msg.snapshot;
       this.prefix = buildPrefix(this.snap.messages, this.snap.split);
+      this.waitingSince = Date.now() - (msg.snapshot.agent.waiting?.elapsedMs ?? 0);
       return { all: true, splitReset: true };
     }
     const s = this.snap;
@@ -76,8 +79,15 @@ export class Model {
         return { streaming: true };
       case 'agent-state':
         s.agent.running = msg.running;
-        if (!msg.running) s.agent.streaming = '';
+        if (!msg.running) {
+          s.agent.streaming = '';
+          s.agent.waiting = null;
+        }
         return { agent: true, streaming: true };
+      case 'agent-waiting':
+        s.agent.waiting = msg.waiting;
+        this.waitingSince = Date.now() - (msg.waiting?.elapsedMs ?? 0);
+        return { streaming: true };
       case 'compaction':
         s.compaction = msg.compaction;
         if (msg.compaction && msg.compaction.focus !== null) s.focus = msg.compaction.focus;

@@ -1,5 +1,5 @@
 import type { AgentEventTable } from '../core/agent/events';
-import type { VerdictView } from '../protocol/messages';
+import type { AgentWaitView, VerdictView } from '../protocol/messages';
 import type { HostLog } from './log';
 import { verdictView } from './viewModel';
 
@@ -11,6 +11,8 @@ export interface AgentEventSink {
   notice(level: 'info' | 'warning' | 'error', text: string): void;
   /** Streamed reply text so far (kept for a snapshot mid-reply), or '' to reset it. */
   streamed(text: string | null): void;
+  /** What the agent now waits on while no reply text streams (null: text streams, or nothing to wait on). */
+  waiting(on: AgentWaitView['on'] | null, detail?: string): void;
   recordVerdict(compactionId: string, verdict: VerdictView): void;
   /** A background result the loop let go of: the user may still adopt, edit or cancel it. */
   held(compactionId: string): void;
@@ -25,14 +27,30 @@ const pct = (f: number) => (100 * f).toFixed(0);
  * has an entry, so a new one is a compile error here rather than a silent drop.
  */
 export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
-  'assistant-delta': (e, s) => s.streamed(e.text),
-  'assistant-message': (_e, s) => s.streamed(null),
+  'assistant-delta': (e, s) => {
+    s.waiting(null);
+    s.streamed(e.text);
+  },
+  'assistant-message': (_e, s) => {
+    s.waiting(null);
+    s.streamed(null);
+  },
   // Reasoning and tool results reach the view as stored messages (message-added), not as events.
-  'reasoning-delta': () => undefined,
-  'tool-result': () => undefined,
-  'step-started': (e, s) => s.log.debug(`[${s.sid}] step ${e.step}: ${e.contextTokens}/${e.window} tokens`),
-  'tool-call': (e, s) => s.log.info(`[${s.sid}] tool ${e.call.function.name}${e.needsApproval ? ' (needs approval)' : ''}`),
-  'tool-approval': (e, s) => s.log.info(`[${s.sid}] tool call ${e.callId} ${e.approved ? 'approved' : 'rejected'}`),
+  'reasoning-delta': (_e, s) => s.waiting('reasoning'),
+  'tool-result': (_e, s) => s.waiting(null),
+  'step-started': (e, s) => {
+    s.log.debug(`[${s.sid}] step ${e.step}: ${e.contextTokens}/${e.window} tokens`);
+    s.waiting('model');
+  },
+  'tool-call': (e, s) => {
+    s.log.info(`[${s.sid}] tool ${e.call.function.name}${e.needsApproval ? ' (needs approval)' : ''}`);
+    // A call that needs approval waits on the user, whom its card asks.
+    s.waiting(e.needsApproval ? null : 'tool', e.call.function.name);
+  },
+  'tool-approval': (e, s) => {
+    s.log.info(`[${s.sid}] tool call ${e.callId} ${e.approved ? 'approved' : 'rejected'}`);
+    if (e.approved) s.waiting('tool');
+  },
   'trigger-fired': (e, s) => {
     s.log.info(`[${s.sid}] compaction trigger ${e.trigger} at ${pct(e.usedFraction)}% of the window`);
     if (e.trigger === 'reactive') {
@@ -43,8 +61,10 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
       );
     }
   },
-  'waiting-for-compaction': (e, s) =>
-    s.notice('info', `The context is ${pct(e.usedFraction)}% full: the agent waits for the background compaction to finish.`),
+  'waiting-for-compaction': (e, s) => {
+    s.notice('info', `The context is ${pct(e.usedFraction)}% full: the agent waits for the background compaction to finish.`);
+    s.waiting('compaction');
+  },
   'judge-verdict': (e, s) => {
     const v = verdictView(e.verdict, e.attempt);
     if (v) s.recordVerdict(e.compactionId, v);

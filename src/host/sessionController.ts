@@ -21,6 +21,7 @@ import type { AgentEventSink } from './agentEventLog';
 import { controllerAgentEvents } from './agentEventLog';
 import { CompactionTracker } from './compactionTracker';
 import { PostCoalescer } from './postCoalescer';
+import { AgentWait } from './agentWait';
 import type { HostLog } from './log';
 import { PinActions } from './pinActions';
 import { lossHeadline } from './review/lossHeadline';
@@ -89,6 +90,7 @@ export class SessionController {
   /** Judge verdicts by compaction id, shown on the adopted summary. */
   private readonly verdicts = new Map<string, VerdictView>();
   private readonly eventSink: AgentEventSink;
+  private readonly wait: AgentWait;
   private readonly disposers: (() => void)[] = [];
   private idleTimer: ReturnType<typeof setInterval> | undefined;
   private disposed = false;
@@ -137,6 +139,7 @@ export class SessionController {
       ...(deps.wantsDeltas ? { watched: deps.wantsDeltas } : {}),
     });
     this.pins = new PinActions(this.store, deps.ids, deps.clock, (level, text) => this.notice(level, text));
+    this.wait = new AgentWait(() => deps.clock.now());
     this.eventSink = {
       log: deps.log,
       sid: this.store.id,
@@ -148,6 +151,10 @@ export class SessionController {
         }
         this.streaming += text;
         this.deltas.delta(text);
+      },
+      waiting: (on, detail) => {
+        const changed = this.wait.set(on, detail ?? null);
+        if (changed !== undefined) this.post({ type: 'agent-waiting', waiting: changed });
       },
       recordVerdict: (id, v) => this.verdicts.set(id, v),
       held: (id) => this.compactions.held(id),
@@ -238,7 +245,7 @@ export class SessionController {
       verdicts: this.verdicts,
       sessions: this.deps.sessions(),
       compaction: this.tracker.current,
-      agent: { running: this.run !== undefined, streaming: this.streaming, approvals: this.broker.views },
+      agent: { running: this.run !== undefined, streaming: this.streaming, approvals: this.broker.views, waiting: this.wait.view() },
       connection: this.deps.connection(),
       trusted: this.deps.trusted(),
     });
@@ -311,6 +318,7 @@ export class SessionController {
     } finally {
       this.run = undefined;
       this.streaming = '';
+      this.wait.set(null);
       resolveDone();
       this.deps.log.info(`[${this.store.id}] turn took ${this.deps.clock.now() - started} ms`);
       this.post({ type: 'agent-state', running: false });

@@ -2,16 +2,7 @@ import { viewVersion } from '../core/agent/planBase';
 import type { SessionStore } from '../core/session/sessionStore';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import { frameEnd } from '../core/splitPoint';
-import type {
-  ApprovalView,
-  CompactionView,
-  GaugeView,
-  SessionListItem,
-  SplitView,
-  VerdictView,
-  ViewMessage,
-  ViewSnapshot,
-} from '../protocol/messages';
+import type { CompactionView, GaugeView, SessionListItem, SplitView, VerdictView, ViewMessage, ViewSnapshot } from '../protocol/messages';
 import { agentSettingsFrom } from './agentSettings';
 import type { ControllerEnvironment } from './controllerEnvironment';
 import type { ContextRef } from './contextShift';
@@ -27,7 +18,7 @@ export interface SnapshotSource {
   verdicts: ReadonlyMap<string, VerdictView>;
   sessions: { session: SessionListItem; sessions: SessionListItem[] };
   compaction: CompactionView | null;
-  agent: { running: boolean; streaming: string; approvals: ApprovalView[] };
+  agent: ViewSnapshot['agent'];
   connection: ViewSnapshot['connection'];
   trusted: boolean;
 }

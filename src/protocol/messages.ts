@@ -158,6 +158,34 @@ export function runningSummaryText(streamedTokens: number): string {
     : 'Sent; no tokens read yet (the server may still be queueing the request or reading its prompt).';
 }
 
+/**
+ * What a running agent waits on while no reply text streams. 'model': the request is sent and no token has come (the
+ * server's queue and the prompt's prefill, which can take minutes on a busy server); 'reasoning': the model is
+ * thinking; 'tool': a tool runs (`detail`, its name, when known); 'compaction': the context is full and the turn waits
+ * for the background compaction.
+ */
+export interface AgentWaitView {
+  on: 'model' | 'reasoning' | 'tool' | 'compaction';
+  detail: string | null;
+  /** How long it had waited when the message was sent: a duration, since the webview's clock may not be the host's. */
+  elapsedMs: number;
+}
+
+/** The running agent's line while no reply text streams (the view adds how long it has waited). */
+export function agentWaitText(w: Pick<AgentWaitView, 'on' | 'detail'> | null): string {
+  if (!w) return 'Working…';
+  switch (w.on) {
+    case 'model':
+      return "Waiting for the model's first tokens (the server may be queueing the request or reading the prompt)";
+    case 'reasoning':
+      return 'The model is reasoning';
+    case 'tool':
+      return `Running ${w.detail ?? 'a tool'}`;
+    case 'compaction':
+      return 'Waiting for the background compaction: the context is full';
+  }
+}
+
 export interface BlockStatsView {
   inputTokens: number;
   outputTokens: number;
@@ -281,7 +309,7 @@ export interface ViewSnapshot {
   compaction: CompactionView | null;
   /** Compactions in force; undo peels the last. */
   compactionDepth: number;
-  agent: { running: boolean; streaming: string; approvals: ApprovalView[] };
+  agent: { running: boolean; streaming: string; approvals: ApprovalView[]; waiting: AgentWaitView | null };
   settings: { endpoint: string; model: string | null; mode: ModeSetting; layout: LayoutSetting; verbosity: Verbosity };
   /** `model`: the id the server names (its first model when none is configured), once probed. */
   connection: { state: 'unknown' | 'ok' | 'error'; message: string | null; model?: string | null };
@@ -294,6 +322,8 @@ export type HostToWebview =
   | { type: 'message-added'; message: ViewMessage; gauge: GaugeView; split: SplitView | SplitChange }
   | { type: 'assistant-delta'; text: string }
   | { type: 'agent-state'; running: boolean }
+  /** What the running agent now waits on while no reply text streams; null once text streams or the turn ends. */
+  | { type: 'agent-waiting'; waiting: AgentWaitView | null }
   | { type: 'compaction'; compaction: CompactionView | null }
   | { type: 'block'; compactionId: string; block: BlockView }
   /**

@@ -154,7 +154,10 @@ describe('host: session controller (fake model, memory storage)', () => {
     ctl = c;
     await c.handle({ type: 'send', text: 'hello there' });
     const types = posted.map((m) => m.type);
-    assert.deepEqual(types, ['agent-state', 'message-added', 'message-added', 'agent-state']);
+    assert.deepEqual(types, ['agent-state', 'message-added', 'agent-waiting', 'message-added', 'agent-waiting', 'agent-state']);
+    // While the request is out and no token has come, the view can say so (the server's queue, the prefill).
+    const waits = posted.flatMap((m) => (m.type === 'agent-waiting' ? [m.waiting?.on ?? null] : []));
+    assert.deepEqual(waits, ['model', null]);
     const added = posted.filter((m): m is Extract<HostToWebview, { type: 'message-added' }> => m.type === 'message-added');
     assert.deepEqual(
       added.map((m) => [m.message.role, m.message.index]),
@@ -180,6 +183,9 @@ describe('host: session controller (fake model, memory storage)', () => {
     await turn;
     assert.deepEqual(wrote, ['x.txt']);
     assert.ok(posted.some((m) => m.type === 'approval-resolved' && m.approved));
+    // What the agent waited on: the model, then the user (the card asks; no wait line), the approved tool, the model.
+    const waits = posted.flatMap((m) => (m.type === 'agent-waiting' ? [m.waiting ? `${m.waiting.on}` : null] : []));
+    assert.deepEqual(waits, ['model', null, 'tool', null, 'model', null]);
   });
 
   it("joins the workers' streaming progress of one turn into one message, before the blocks' results", async () => {

@@ -108,6 +108,35 @@ describe('webview: chat, /compact, approvals, pins', function () {
     assert.equal(await view.page.locator('article[data-id="r1"] strong').textContent(), 'bold');
   });
 
+  it('while no reply text streams, says what the agent waits on and for how long', async () => {
+    await view.send({ type: 'agent-state', running: true });
+    const stream = view.page.locator('article.streaming');
+    const line = () => view.page.locator('article.streaming .md').textContent();
+    assert.equal(await line(), 'Working…');
+    // The host sends how long it has waited, not a time: the webview's clock need not be the host's.
+    await view.send({ type: 'agent-waiting', waiting: { on: 'model', detail: null, elapsedMs: 12_400 } });
+    assert.equal(
+      await line(),
+      "Waiting for the model's first tokens (the server may be queueing the request or reading the prompt) · 12 s",
+    );
+    // The region is live: the seconds, which change every second, are hidden from screen readers.
+    assert.equal(await view.page.locator('article.streaming .md [aria-hidden="true"]').textContent(), ' · 12 s');
+    // The seconds count on while it waits.
+    let later = '';
+    for (let t = 0; t < 50 && !/· 1[3-9] s$/.test(later); t++) {
+      await new Promise((r) => setTimeout(r, 100));
+      later = (await line()) ?? '';
+    }
+    assert.match(later, /· 1[3-9] s$/);
+    await view.send({ type: 'agent-waiting', waiting: { on: 'tool', detail: 'run_command', elapsedMs: 0 } });
+    assert.equal(await line(), 'Running run_command · 0 s');
+    await view.send({ type: 'agent-waiting', waiting: null });
+    await view.send({ type: 'assistant-delta', text: 'Done.' });
+    assert.equal((await line())!.trim(), 'Done.');
+    await view.send({ type: 'agent-state', running: false });
+    assert.equal(await stream.isVisible(), false);
+  });
+
   it('approval cards show the diff or command; Approve and Reject post', async () => {
     await view.send({
       type: 'approval-requested',

@@ -108,7 +108,7 @@ export function makeSnapshot(n = 60, opts: { seed?: number; compaction?: Compact
     focus: 'keep the DB migration plan',
     compaction: opts.compaction ?? null,
     compactionDepth: opts.depth ?? 1,
-    agent: { running: false, streaming: '', approvals: [] },
+    agent: { running: false, streaming: '', approvals: [], waiting: null },
     settings: {
       endpoint: 'http://localhost:8000/v1',
       model: 'qwen3-coder',

@@ -4,7 +4,7 @@
  * 5,000 markdown messages up front would blow the first-render budget, so
  * only the window is in the DOM.
  */
-import type { ViewMessage } from '../../src/protocol/messages';
+import { agentWaitText, type ViewMessage } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { clear, h, setText } from '../dom';
 import { fillMarkdown } from '../markdown';
@@ -26,6 +26,7 @@ export class Chat {
   private end = 0;
   private els = new Map<string, HTMLElement>();
   private streamQueued = 0;
+  private waitTicker: ReturnType<typeof setInterval> | undefined;
   private restoring = false;
 
   constructor(private ctx: Ctx) {
@@ -223,11 +224,27 @@ export class Chat {
         if (text) fillMarkdown(this.streamBody, text, false);
         else {
           clear(this.streamBody);
-          this.streamBody.append(h('span', { class: 'thinking', text: 'Working…' }));
+          const line = h('span', { class: 'thinking', text: agentWaitText(s.agent.waiting) });
+          // The seconds are hidden from screen readers: the region is live, and would be read out every second.
+          if (s.agent.waiting) {
+            const seconds = Math.floor((Date.now() - this.ctx.model.waitingSince) / 1000);
+            line.append(h('span', { 'aria-hidden': 'true', text: ` · ${seconds} s` }));
+          }
+          this.streamBody.append(line);
         }
         if (this.ctx.ui.follow) this.el.scrollTop = this.el.scrollHeight;
       }
+      this.tickWhile(show && !text && !!s?.agent.waiting);
     });
+  }
+
+  /** Repaints the waiting line once a second while it shows a wait, so its seconds count. */
+  private tickWhile(waiting: boolean): void {
+    if (waiting && !this.waitTicker) this.waitTicker = setInterval(() => this.renderStreaming(), 1000);
+    else if (!waiting && this.waitTicker) {
+      clearInterval(this.waitTicker);
+      this.waitTicker = undefined;
+    }
   }
 
   renderApprovals(): void {

@@ -83,6 +83,7 @@ export class ReviewBridge {
         return { type: 'review-notice', level: msg.level, text: msg.text };
       case 'assistant-delta':
       case 'agent-state':
+      case 'agent-waiting':
       case 'approval-requested':
       case 'approval-resolved':
       case 'pins':
