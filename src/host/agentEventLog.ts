@@ -13,6 +13,8 @@ export interface AgentEventSink {
   streamed(text: string | null): void;
   /** What the agent now waits on while no reply text streams (null: text streams, or nothing to wait on). */
   waiting(on: AgentWaitView['on'] | null, detail?: string): void;
+  /** A compaction ended: a turn that waited on it waits on the model again (a retried request has no step-started). */
+  compactionEnded(): void;
   recordVerdict(compactionId: string, verdict: VerdictView): void;
   /** A background result the loop let go of: the user may still adopt, edit or cancel it. */
   held(compactionId: string): void;
@@ -27,9 +29,10 @@ const pct = (f: number) => (100 * f).toFixed(0);
  * has an entry, so a new one is a compile error here rather than a silent drop.
  */
 export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
+  // The text first: the wait's end then goes out right after it, not a frame before it ('Working…' in between).
   'assistant-delta': (e, s) => {
-    s.waiting(null);
     s.streamed(e.text);
+    s.waiting(null);
   },
   'assistant-message': (_e, s) => {
     s.waiting(null);
@@ -49,10 +52,12 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   },
   'tool-approval': (e, s) => {
     s.log.info(`[${s.sid}] tool call ${e.callId} ${e.approved ? 'approved' : 'rejected'}`);
-    if (e.approved) s.waiting('tool');
+    if (e.approved) s.waiting('tool', e.tool);
   },
   'trigger-fired': (e, s) => {
     s.log.info(`[${s.sid}] compaction trigger ${e.trigger} at ${pct(e.usedFraction)}% of the window`);
+    // The turn stops for these two; a budget trigger starts a background compaction and goes on.
+    if (e.trigger === 'reactive' || e.trigger === 'block') s.waiting('compaction', 'now');
     if (e.trigger === 'reactive') {
       s.notice(
         'warning',
@@ -63,7 +68,7 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   },
   'waiting-for-compaction': (e, s) => {
     s.notice('info', `The context is ${pct(e.usedFraction)}% full: the agent waits for the background compaction to finish.`);
-    s.waiting('compaction');
+    s.waiting('compaction', 'background');
   },
   'judge-verdict': (e, s) => {
     const v = verdictView(e.verdict, e.attempt);
@@ -80,11 +85,14 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   'compaction-held': (e, s) => {
     s.log.info(`[${s.sid}] compaction ${e.compactionId} held: ${e.reason}`);
     s.held(e.compactionId);
+    s.compactionEnded();
   },
-  'compaction-adopted': (e, s) =>
+  'compaction-adopted': (e, s) => {
     s.log.info(
       `[${s.sid}] compaction ${e.compactionId} adopted: ${e.tokensBefore} → ${e.tokensAfter} tokens${e.judged ? ' (judged)' : ''}`,
-    ),
+    );
+    s.compactionEnded();
+  },
   compaction: (e, s) => {
     const ev = e.event;
     if (ev.type === 'ready' || ev.type === 'adopted') {
@@ -98,8 +106,15 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
       s.log.warn(`[${s.sid}] compaction ${ev.compactionId} block ${ev.block} failed: ${ev.error}`);
     }
   },
-  'compaction-fallback': (e, s) => s.log.warn(`[${s.sid}] ${e.type} ${e.compactionId}: ${e.reason}`),
-  'compaction-failed': (e, s) => s.log.warn(`[${s.sid}] ${e.type} ${e.compactionId}: ${e.error}`),
+  'compaction-fallback': (e, s) => {
+    s.log.warn(`[${s.sid}] ${e.type} ${e.compactionId}: ${e.reason}`);
+    // Synchronous: a running turn waits for it.
+    s.waiting('compaction', 'now');
+  },
+  'compaction-failed': (e, s) => {
+    s.log.warn(`[${s.sid}] ${e.type} ${e.compactionId}: ${e.error}`);
+    s.compactionEnded();
+  },
   'compaction-started': (e, s) =>
     s.log.info(
       `[${s.sid}] compaction ${e.compactionId} started${e.background ? ' in the background' : ''}${e.focus ? ' with a focus' : ''}`,

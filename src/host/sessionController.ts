@@ -139,7 +139,12 @@ export class SessionController {
       ...(deps.wantsDeltas ? { watched: deps.wantsDeltas } : {}),
     });
     this.pins = new PinActions(this.store, deps.ids, deps.clock, (level, text) => this.notice(level, text));
-    this.wait = new AgentWait(() => deps.clock.now());
+    this.wait = new AgentWait({
+      now: () => deps.clock.now(),
+      post: (waiting) => this.post({ type: 'agent-waiting', waiting }),
+      inTurn: () => this.run !== undefined,
+      replyStreaming: () => this.streaming.length > 0,
+    });
     this.eventSink = {
       log: deps.log,
       sid: this.store.id,
@@ -152,10 +157,8 @@ export class SessionController {
         this.streaming += text;
         this.deltas.delta(text);
       },
-      waiting: (on, detail) => {
-        const changed = this.wait.set(on, detail ?? null);
-        if (changed !== undefined) this.post({ type: 'agent-waiting', waiting: changed });
-      },
+      waiting: (on, detail) => this.wait.update(on, detail ?? null),
+      compactionEnded: () => this.wait.compactionEnded(),
       recordVerdict: (id, v) => this.verdicts.set(id, v),
       held: (id) => this.compactions.held(id),
       error: (message) => deps.onError?.(message),
@@ -318,7 +321,7 @@ export class SessionController {
     } finally {
       this.run = undefined;
       this.streaming = '';
-      this.wait.set(null);
+      this.wait.reset();
       resolveDone();
       this.deps.log.info(`[${this.store.id}] turn took ${this.deps.clock.now() - started} ms`);
       this.post({ type: 'agent-state', running: false });

@@ -161,8 +161,8 @@ export function runningSummaryText(streamedTokens: number): string {
 /**
  * What a running agent waits on while no reply text streams. 'model': the request is sent and no token has come (the
  * server's queue and the prompt's prefill, which can take minutes on a busy server); 'reasoning': the model is
- * thinking; 'tool': a tool runs (`detail`, its name, when known); 'compaction': the context is full and the turn waits
- * for the background compaction.
+ * thinking; 'tool': a tool runs (`detail`, its name); 'compaction': the turn waits for a compaction (`detail`
+ * 'background': the context is full and the background one is not ready; 'now': one that runs before the agent goes on).
  */
 export interface AgentWaitView {
   on: 'model' | 'reasoning' | 'tool' | 'compaction';
@@ -182,7 +182,9 @@ export function agentWaitText(w: Pick<AgentWaitView, 'on' | 'detail'> | null): s
     case 'tool':
       return `Running ${w.detail ?? 'a tool'}`;
     case 'compaction':
-      return 'Waiting for the background compaction: the context is full';
+      return w.detail === 'background'
+        ? 'Waiting for the background compaction: the context is full'
+        : 'Compacting the context before the agent goes on';
   }
 }
 

@@ -184,8 +184,8 @@ describe('host: session controller (fake model, memory storage)', () => {
     assert.deepEqual(wrote, ['x.txt']);
     assert.ok(posted.some((m) => m.type === 'approval-resolved' && m.approved));
     // What the agent waited on: the model, then the user (the card asks; no wait line), the approved tool, the model.
-    const waits = posted.flatMap((m) => (m.type === 'agent-waiting' ? [m.waiting ? `${m.waiting.on}` : null] : []));
-    assert.deepEqual(waits, ['model', null, 'tool', null, 'model', null]);
+    const waits = posted.flatMap((m) => (m.type === 'agent-waiting' ? [m.waiting ? `${m.waiting.on} ${m.waiting.detail}` : null] : []));
+    assert.deepEqual(waits, ['model null', null, 'tool write_file', null, 'model null', null]);
   });
 
   it("joins the workers' streaming progress of one turn into one message, before the blocks' results", async () => {

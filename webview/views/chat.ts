@@ -26,7 +26,10 @@ export class Chat {
   private end = 0;
   private els = new Map<string, HTMLElement>();
   private streamQueued = 0;
-  private waitTicker: ReturnType<typeof setInterval> | undefined;
+  private waitTicker: ReturnType<typeof setTimeout> | undefined;
+  private readonly waitLabel = h('span');
+  private readonly waitSeconds = h('span', { 'aria-hidden': 'true' });
+  private readonly waitLine = h('span', { class: 'thinking' }, this.waitLabel, this.waitSeconds);
   private restoring = false;
 
   constructor(private ctx: Ctx) {
@@ -223,14 +226,15 @@ export class Chat {
       if (show) {
         if (text) fillMarkdown(this.streamBody, text, false);
         else {
-          clear(this.streamBody);
-          const line = h('span', { class: 'thinking', text: agentWaitText(s.agent.waiting) });
-          // The seconds are hidden from screen readers: the region is live, and would be read out every second.
-          if (s.agent.waiting) {
-            const seconds = Math.floor((Date.now() - this.ctx.model.waitingSince) / 1000);
-            line.append(h('span', { 'aria-hidden': 'true', text: ` · ${seconds} s` }));
+          // Rebuilt only when what it waits on changes: the region is live, and the seconds, which change every
+          // second, are hidden from screen readers.
+          const label = agentWaitText(s.agent.waiting);
+          if (this.waitLabel.textContent !== label || this.waitLine.parentNode !== this.streamBody) {
+            clear(this.streamBody);
+            setText(this.waitLabel, label);
+            this.streamBody.append(this.waitLine);
           }
-          this.streamBody.append(line);
+          setText(this.waitSeconds, s.agent.waiting ? ` · ${Math.floor((Date.now() - this.ctx.model.waitingSince) / 1000)} s` : '');
         }
         if (this.ctx.ui.follow) this.el.scrollTop = this.el.scrollHeight;
       }
@@ -238,13 +242,16 @@ export class Chat {
     });
   }
 
-  /** Repaints the waiting line once a second while it shows a wait, so its seconds count. */
+  /** While the line shows a wait, repaints it as each whole second passes, so its seconds count. */
   private tickWhile(waiting: boolean): void {
-    if (waiting && !this.waitTicker) this.waitTicker = setInterval(() => this.renderStreaming(), 1000);
-    else if (!waiting && this.waitTicker) {
-      clearInterval(this.waitTicker);
+    if (this.waitTicker) clearTimeout(this.waitTicker);
+    this.waitTicker = undefined;
+    if (!waiting) return;
+    const toNext = 1000 - ((Date.now() - this.ctx.model.waitingSince) % 1000);
+    this.waitTicker = setTimeout(() => {
       this.waitTicker = undefined;
-    }
+      this.renderStreaming();
+    }, toNext + 5);
   }
 
   renderApprovals(): void {

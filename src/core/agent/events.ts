@@ -11,7 +11,7 @@ export type AgentEvent =
   | { type: 'reasoning-delta'; text: string }
   | { type: 'assistant-message'; message: StoredMessage }
   | { type: 'tool-call'; call: ToolCall; needsApproval: boolean }
-  | { type: 'tool-approval'; callId: string; approved: boolean; reason?: string }
+  | { type: 'tool-approval'; callId: string; tool: string; approved: boolean; reason?: string }
   | { type: 'tool-result'; callId: string; message: StoredMessage; isError: boolean }
   | { type: 'trigger-fired'; trigger: TriggerKind; usedFraction: number; detail?: string }
   | { type: 'compaction-started'; compactionId: string; background: boolean; focus: string | undefined }

@@ -75,6 +75,7 @@ export async function runToolCalls(d: ToolRunnerDeps, calls: readonly ToolCall[]
       d.emit({
         type: 'tool-approval',
         callId: call.id,
+        tool: name,
         approved: decision.approved,
         ...(decision.approved ? {} : { reason: decision.reason }),
       });

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { AgentWait } from '../../src/host/agentWait';
+import type { AgentWaitView } from '../../src/protocol/messages';
+import { fixedClock } from './helpers/memoryStorage';
+
+function setup() {
+  const clock = fixedClock();
+  const posted: (AgentWaitView | null)[] = [];
+  const state = { inTurn: true, streaming: false };
+  const w = new AgentWait({
+    now: () => clock.now(),
+    post: (x) => posted.push(x),
+    inTurn: () => state.inTurn,
+    replyStreaming: () => state.streaming,
+  });
+  return { w, clock, posted, state };
+}
+
+describe('AgentWait: what the running agent waits on', () => {
+  it('posts each change once, with how long it had waited; a snapshot mid-wait gives the time so far', () => {
+    const { w, clock, posted } = setup();
+    w.update('model');
+    w.update('model');
+    clock.advance(4_000);
+    assert.deepEqual(w.view(), { on: 'model', detail: null, elapsedMs: 4_000 });
+    w.update('tool', 'read_file');
+    w.update(null, 'read_file');
+    w.update(null);
+    assert.deepEqual(posted, [{ on: 'model', detail: null, elapsedMs: 0 }, { on: 'tool', detail: 'read_file', elapsedMs: 0 }, null]);
+  });
+
+  it('ignores events outside a turn and waits over streaming reply text; ends of a compaction go back to the model', () => {
+    const { w, posted, state } = setup();
+    state.inTurn = false;
+    w.update('compaction', 'now');
+    assert.equal(posted.length, 0, "a background compaction's events while the agent is idle");
+    state.inTurn = true;
+    w.update('compaction', 'now');
+    w.compactionEnded();
+    assert.deepEqual(
+      posted.map((x) => x?.on ?? null),
+      ['compaction', 'model'],
+    );
+    w.update('tool', 'run_command');
+    w.compactionEnded();
+    assert.equal(w.view()?.on, 'tool', 'a compaction ending while a tool runs changes nothing');
+    w.update(null);
+    state.streaming = true;
+    w.update('reasoning');
+    assert.equal(w.view(), null, 'reasoning after reply text: the text shows');
+    w.reset();
+    assert.equal(w.view(), null);
+  });
+});
