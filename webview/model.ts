@@ -76,6 +76,8 @@ export class Model {
       }
       case 'assistant-delta':
         s.agent.streaming += msg.text;
+        // The host ends the wait with the text without posting it (agentWait.ts).
+        s.agent.waiting = null;
         return { streaming: true };
       case 'agent-state':
         s.agent.running = msg.running;

@@ -29,11 +29,8 @@ const pct = (f: number) => (100 * f).toFixed(0);
  * has an entry, so a new one is a compile error here rather than a silent drop.
  */
 export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
-  // The text first: the wait's end then goes out right after it, not a frame before it ('Working…' in between).
-  'assistant-delta': (e, s) => {
-    s.streamed(e.text);
-    s.waiting(null);
-  },
+  // Reply text ends any wait (streamed() says so; the view ends it on its own when the text comes).
+  'assistant-delta': (e, s) => s.streamed(e.text),
   'assistant-message': (_e, s) => {
     s.waiting(null);
     s.streamed(null);

@@ -36,8 +36,11 @@ export class AgentWait {
     if (this.on === 'compaction') this.update('model');
   }
 
-  /** The turn ended; the view hears it from agent-state, so nothing is posted. */
-  reset(): void {
+  /**
+   * Ended where the view ends it itself: at the turn's end (agent-state) and at the reply's first text (a post here
+   * would split the transport's first batch of deltas in two).
+   */
+  endSilently(): void {
     this.on = null;
     this.detail = null;
   }

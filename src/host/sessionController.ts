@@ -155,6 +155,7 @@ export class SessionController {
           return;
         }
         this.streaming += text;
+        this.wait.endSilently();
         this.deltas.delta(text);
       },
       waiting: (on, detail) => this.wait.update(on, detail ?? null),
@@ -321,7 +322,7 @@ export class SessionController {
     } finally {
       this.run = undefined;
       this.streaming = '';
-      this.wait.reset();
+      this.wait.endSilently();
       resolveDone();
       this.deps.log.info(`[${this.store.id}] turn took ${this.deps.clock.now() - started} ms`);
       this.post({ type: 'agent-state', running: false });

@@ -48,7 +48,11 @@ describe('AgentWait: what the running agent waits on', () => {
     state.streaming = true;
     w.update('reasoning');
     assert.equal(w.view(), null, 'reasoning after reply text: the text shows');
-    w.reset();
+    state.streaming = false;
+    w.update('model');
+    const before = posted.length;
+    w.endSilently();
     assert.equal(w.view(), null);
+    assert.equal(posted.length, before, 'ended by the reply text or the turn: the view ends it itself');
   });
 });

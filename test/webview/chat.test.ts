@@ -135,7 +135,7 @@ describe('webview: chat, /compact, approvals, pins', function () {
     assert.match((await line())!, /^Running run_command · [0-2] s$/);
     await view.send({ type: 'agent-waiting', waiting: { on: 'compaction', detail: 'now', elapsedMs: 0 } });
     assert.match((await line())!, /^Compacting the context before the agent goes on · [0-2] s$/);
-    await view.send({ type: 'agent-waiting', waiting: null });
+    // The reply's text ends the wait: the host posts no end of its own then.
     await view.send({ type: 'assistant-delta', text: 'Done.' });
     assert.equal((await line())!.trim(), 'Done.');
     await view.send({ type: 'agent-state', running: false });
