@@ -11,10 +11,12 @@ export interface AgentEventSink {
   notice(level: 'info' | 'warning' | 'error', text: string): void;
   /** Streamed reply text so far (kept for a snapshot mid-reply), or '' to reset it. */
   streamed(text: string | null): void;
-  /** What the agent now waits on while no reply text streams (null: text streams, or nothing to wait on). */
+  /** What the running agent now waits on (null: nothing; reply text ends a wait on its own, see streamed). */
   waiting(on: AgentWaitView['on'] | null, detail?: string): void;
-  /** A compaction ended: a turn that waited on it waits on the model again (a retried request has no step-started). */
-  compactionEnded(): void;
+  /** The turn stops for this compaction. */
+  compacting(compactionId: string): void;
+  /** A compaction ended; a turn that stopped for it waits on the model again. */
+  compactionEnded(compactionId: string): void;
   recordVerdict(compactionId: string, verdict: VerdictView): void;
   /** A background result the loop let go of: the user may still adopt, edit or cancel it. */
   held(compactionId: string): void;
@@ -53,8 +55,6 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   },
   'trigger-fired': (e, s) => {
     s.log.info(`[${s.sid}] compaction trigger ${e.trigger} at ${pct(e.usedFraction)}% of the window`);
-    // The turn stops for these two; a budget trigger starts a background compaction and goes on.
-    if (e.trigger === 'reactive' || e.trigger === 'block') s.waiting('compaction', 'now');
     if (e.trigger === 'reactive') {
       s.notice(
         'warning',
@@ -82,13 +82,12 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   'compaction-held': (e, s) => {
     s.log.info(`[${s.sid}] compaction ${e.compactionId} held: ${e.reason}`);
     s.held(e.compactionId);
-    s.compactionEnded();
   },
   'compaction-adopted': (e, s) => {
     s.log.info(
       `[${s.sid}] compaction ${e.compactionId} adopted: ${e.tokensBefore} → ${e.tokensAfter} tokens${e.judged ? ' (judged)' : ''}`,
     );
-    s.compactionEnded();
+    s.compactionEnded(e.compactionId);
   },
   compaction: (e, s) => {
     const ev = e.event;
@@ -103,19 +102,18 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
       s.log.warn(`[${s.sid}] compaction ${ev.compactionId} block ${ev.block} failed: ${ev.error}`);
     }
   },
-  'compaction-fallback': (e, s) => {
-    s.log.warn(`[${s.sid}] ${e.type} ${e.compactionId}: ${e.reason}`);
-    // Synchronous: a running turn waits for it.
-    s.waiting('compaction', 'now');
-  },
+  'compaction-fallback': (e, s) => s.log.warn(`[${s.sid}] ${e.type} ${e.compactionId}: ${e.reason}`),
   'compaction-failed': (e, s) => {
     s.log.warn(`[${s.sid}] ${e.type} ${e.compactionId}: ${e.error}`);
-    s.compactionEnded();
+    s.compactionEnded(e.compactionId);
   },
-  'compaction-started': (e, s) =>
+  'compaction-started': (e, s) => {
     s.log.info(
       `[${s.sid}] compaction ${e.compactionId} started${e.background ? ' in the background' : ''}${e.focus ? ' with a focus' : ''}`,
-    ),
+    );
+    // Not in the background: the loop runs it before the agent goes on (reactive, block, fallback).
+    if (!e.background) s.compacting(e.compactionId);
+  },
   notice: (e, s) => s.notice('info', e.text),
   error: (e, s) => {
     s.log.error(`[${s.sid}] agent error: ${e.error}`);

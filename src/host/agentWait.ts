@@ -1,4 +1,5 @@
 import type { AgentWaitView } from '../protocol/messages';
+import type { AgentEventSink } from './agentEventLog';
 
 export interface AgentWaitOptions {
   now: () => number;
@@ -18,6 +19,8 @@ export class AgentWait {
   private on: AgentWaitView['on'] | null = null;
   private detail: string | null = null;
   private since = 0;
+  /** The compaction a 'now' wait is on: only its end sends the turn back to the model. */
+  private compactionId: string | undefined;
 
   constructor(private readonly o: AgentWaitOptions) {}
 
@@ -28,12 +31,19 @@ export class AgentWait {
     this.on = on;
     this.detail = detail;
     this.since = this.o.now();
+    this.compactionId = undefined;
     this.o.post(this.view());
   }
 
-  /** A turn that waited on a compaction waits on the model again: a request retried after one has no step-started. */
-  compactionEnded(): void {
-    if (this.on === 'compaction') this.update('model');
+  /** The turn stops for a compaction the loop runs before it goes on (reactive, block, fallback). */
+  compacting(compactionId: string): void {
+    this.update('compaction', 'now');
+    if (this.on === 'compaction') this.compactionId = compactionId;
+  }
+
+  /** That compaction ended: the turn waits on the model again (a request retried after one has no step-started). */
+  compactionEnded(compactionId: string): void {
+    if (this.on === 'compaction' && this.compactionId === compactionId) this.update('model');
   }
 
   /**
@@ -48,4 +58,13 @@ export class AgentWait {
   view(): AgentWaitView | null {
     return this.on === null ? null : { on: this.on, detail: this.detail, elapsedMs: this.o.now() - this.since };
   }
+}
+
+/** The agent-event sink's part that drives a wait (agentEventLog.ts). */
+export function waitSink(w: AgentWait): Pick<AgentEventSink, 'waiting' | 'compacting' | 'compactionEnded'> {
+  return {
+    waiting: (on, detail) => w.update(on, detail ?? null),
+    compacting: (id) => w.compacting(id),
+    compactionEnded: (id) => w.compactionEnded(id),
+  };
 }

@@ -21,7 +21,7 @@ import type { AgentEventSink } from './agentEventLog';
 import { controllerAgentEvents } from './agentEventLog';
 import { CompactionTracker } from './compactionTracker';
 import { PostCoalescer } from './postCoalescer';
-import { AgentWait } from './agentWait';
+import { AgentWait, waitSink } from './agentWait';
 import type { HostLog } from './log';
 import { PinActions } from './pinActions';
 import { lossHeadline } from './review/lossHeadline';
@@ -158,8 +158,7 @@ export class SessionController {
         this.wait.endSilently();
         this.deltas.delta(text);
       },
-      waiting: (on, detail) => this.wait.update(on, detail ?? null),
-      compactionEnded: () => this.wait.compactionEnded(),
+      ...waitSink(this.wait),
       recordVerdict: (id, v) => this.verdicts.set(id, v),
       held: (id) => this.compactions.held(id),
       error: (message) => deps.onError?.(message),

@@ -29,20 +29,25 @@ describe('AgentWait: what the running agent waits on', () => {
     assert.deepEqual(posted, [{ on: 'model', detail: null, elapsedMs: 0 }, { on: 'tool', detail: 'read_file', elapsedMs: 0 }, null]);
   });
 
-  it('ignores events outside a turn and waits over streaming reply text; ends of a compaction go back to the model', () => {
+  it('ignores events outside a turn; the end of the compaction the turn stopped for, and only that, goes back to the model', () => {
     const { w, posted, state } = setup();
     state.inTurn = false;
-    w.update('compaction', 'now');
-    assert.equal(posted.length, 0, "a background compaction's events while the agent is idle");
+    w.compacting('c1');
+    assert.equal(posted.length, 0, "a compaction's events while the agent is idle");
     state.inTurn = true;
-    w.update('compaction', 'now');
-    w.compactionEnded();
+    w.compacting('c1');
+    w.compactionEnded('c0');
+    assert.equal(w.view()?.on, 'compaction', 'another compaction (an earlier fallback) ended');
+    w.compactionEnded('c1');
     assert.deepEqual(
-      posted.map((x) => x?.on ?? null),
-      ['compaction', 'model'],
+      posted.map((x) => (x ? `${x.on} ${x.detail}` : null)),
+      ['compaction now', 'model null'],
     );
+    w.update('compaction', 'background');
+    w.compactionEnded('c1');
+    assert.equal(w.view()?.detail, 'background', 'a background wait ends at the next step, not at an id it does not know');
     w.update('tool', 'run_command');
-    w.compactionEnded();
+    w.compactionEnded('c1');
     assert.equal(w.view()?.on, 'tool', 'a compaction ending while a tool runs changes nothing');
     w.update(null);
     state.streaming = true;

@@ -116,6 +116,13 @@ describe('host: deltas only when someone listens, and only what changed', () => 
       const deltas = posted.flatMap((m, i) => (m.type === 'assistant-delta' ? [{ i, text: m.text }] : []));
       assert.equal(deltas.length, 3, 'one message per batch, not one per delta');
       assert.equal(deltas.map((d) => d.text).join(''), words.join(''));
+      // The wait line: the model's first tokens before the text; the text ends it in the view, with no post between.
+      const waits = posted.flatMap((m, i) => (m.type === 'agent-waiting' ? [{ i, on: m.waiting?.on ?? null }] : []));
+      assert.deepEqual(
+        waits.filter((w) => w.i < deltas[0]!.i).map((w) => w.on),
+        ['model'],
+      );
+      assert.equal(waits.filter((w) => w.i > deltas[0]!.i && w.i < deltas.at(-1)!.i).length, 0);
       const reply = posted.findIndex((m) => m.type === 'message-added' && m.message.role === 'assistant');
       assert.ok(reply > deltas.at(-1)!.i, 'the finished message comes after the last delta');
     } finally {

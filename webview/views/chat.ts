@@ -234,7 +234,9 @@ export class Chat {
             setText(this.waitLabel, label);
             this.streamBody.append(this.waitLine);
           }
-          setText(this.waitSeconds, s.agent.waiting ? ` · ${Math.floor((Date.now() - this.ctx.model.waitingSince) / 1000)} s` : '');
+          // Never negative, should the host's clock step back.
+          const seconds = Math.max(0, Math.floor((Date.now() - this.ctx.model.waitingSince) / 1000));
+          setText(this.waitSeconds, s.agent.waiting ? ` · ${seconds} s` : '');
         }
         if (this.ctx.ui.follow) this.el.scrollTop = this.el.scrollHeight;
       }
