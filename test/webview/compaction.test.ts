@@ -26,6 +26,9 @@ describe('webview: block overlay during a compaction', function () {
   });
 
   it('block deltas update statuses: streaming with tokens so far, done, failed, edited', async () => {
+    // Sent, nothing read yet: not called streaming.
+    await view.send({ type: 'block', compactionId: c.id, block: block(0, { status: 'streaming', streamedTokens: 0 }) });
+    assert.match((await chip(0).getAttribute('aria-label')) ?? '', /^#1 sent /);
     await view.send({ type: 'block', compactionId: c.id, block: block(0, { status: 'streaming', streamedTokens: 57 }) });
     assert.match((await chip(0).getAttribute('class')) ?? '', /st-streaming/);
     assert.match((await chip(0).getAttribute('aria-label')) ?? '', /^#1 streaming .*: block 1, .*57 tokens so far/);

@@ -29,6 +29,11 @@ const STATUS_LABEL: Record<BlockView['status'], string> = {
   edited: 'edited',
 };
 
+/** A running worker with no tokens read yet is sent, not streaming: the server may still be queueing it. */
+function statusLabel(b: Pick<BlockView, 'status' | 'streamedTokens'>): string {
+  return b.status === 'streaming' && b.streamedTokens === 0 ? 'sent' : STATUS_LABEL[b.status];
+}
+
 export class CompactionPanel {
   readonly el: HTMLElement;
   private title = h('h2', { class: 'cp-title' });
@@ -200,7 +205,7 @@ export class CompactionPanel {
     // The accessible name starts with the visible text, then says what the numbers count.
     chip.setAttribute(
       'aria-label',
-      `#${b.index + 1} ${STATUS_LABEL[b.status]} ${io}: block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}` +
+      `#${b.index + 1} ${statusLabel(b)} ${io}: block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}` +
         `${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}` +
         `${b.summary !== null || b.status === 'streaming' ? ' in the summary' : ''}`,
     );
@@ -209,7 +214,7 @@ export class CompactionPanel {
     chip.append(
       h('span', { class: 'chip-n', text: `#${b.index + 1}` }),
       ' ',
-      h('span', { class: 'chip-st', text: STATUS_LABEL[b.status] }),
+      h('span', { class: 'chip-st', text: statusLabel(b) }),
       ' ',
       h('span', { class: 'chip-io', text: io }),
     );
@@ -265,7 +270,7 @@ export class CompactionPanel {
         'div',
         { class: 'pv-head' },
         h('strong', { text: `Block ${b.index + 1}` }),
-        h('span', { class: `pv-status st-${b.status}`, text: STATUS_LABEL[b.status] }),
+        h('span', { class: `pv-status st-${b.status}`, text: statusLabel(b) }),
         h('span', { class: 'muted', text: `messages ${b.firstMessage}–${b.lastMessage}` }),
       ),
       m.el,
