@@ -1,4 +1,4 @@
-// Bundles the three shipped targets (extension, webview, cli) and the
+// Bundles the targets scripts/bundles.mjs lists: the shipped ones and the
 // simulator, which is a separate file that .vscodeignore keeps out of the VSIX.
 import * as esbuild from 'esbuild';
 import { bundleTargets } from './scripts/bundles.mjs';

@@ -25,9 +25,10 @@ export class AgentWait {
   constructor(private readonly o: AgentWaitOptions) {}
 
   update(on: AgentWaitView['on'] | null, detail: string | null = null): void {
-    if (!this.o.inTurn() || (on !== null && this.o.replyStreaming())) return;
     if (on === null) detail = null;
+    // No change first: this runs for every reasoning token.
     if (on === this.on && detail === this.detail) return;
+    if (!this.o.inTurn() || (on !== null && this.o.replyStreaming())) return;
     this.on = on;
     this.detail = detail;
     this.since = this.o.now();

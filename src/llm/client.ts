@@ -368,7 +368,7 @@ function batchInterval(asked: ChatRequest['deltaBatchMs'], idleMs: number): Pace
  * major collection, so each compaction compiled it again.
  */
 class DeltaRelay {
-  delivered = false;
+  private delivered = false;
 
   constructor(private readonly onDelta: ((d: ChatDelta) => void) | undefined) {}
 

@@ -149,16 +149,6 @@ export function summaryTokens(b: Pick<BlockView, 'status' | 'summary' | 'stats'>
 }
 
 /**
- * What a running worker's block says in place of its summary. Before the first tokens are read the request is
- * sent, not being written: the server may still be queueing it or reading its prompt (src/llm/requestTimer.ts).
- */
-export function runningSummaryText(streamedTokens: number): string {
-  return streamedTokens > 0
-    ? `Writing… ${streamedTokens} tokens so far`
-    : 'Sent; no tokens read yet (the server may still be queueing the request or reading its prompt).';
-}
-
-/**
  * What a running agent waits on while no reply text streams. 'model': the request is sent and no token has come (the
  * server's queue and the prompt's prefill, which can take minutes on a busy server); 'reasoning': the model is
  * thinking; 'tool': a tool runs (`detail`, its name); 'compaction': the turn waits for a compaction (`detail`
@@ -169,23 +159,6 @@ export interface AgentWaitView {
   detail: string | null;
   /** How long it had waited when the message was sent: a duration, since the webview's clock may not be the host's. */
   elapsedMs: number;
-}
-
-/** The running agent's line while no reply text streams (the view adds how long it has waited). */
-export function agentWaitText(w: Pick<AgentWaitView, 'on' | 'detail'> | null): string {
-  if (!w) return 'Working…';
-  switch (w.on) {
-    case 'model':
-      return "Waiting for the model's first tokens (the server may be queueing the request or reading the prompt)";
-    case 'reasoning':
-      return 'The model is reasoning';
-    case 'tool':
-      return `Running ${w.detail ?? 'a tool'}`;
-    case 'compaction':
-      return w.detail === 'background'
-        ? 'Waiting for the background compaction: the context is full'
-        : 'Compacting the context before the agent goes on';
-  }
 }
 
 export interface BlockStatsView {

@@ -1,7 +1,8 @@
 import type { BlockView, ViewMessage } from '../../src/protocol/messages';
 import type { LossFactView } from '../../src/protocol/review';
 import { button, clear, h, setAttr, setText } from '../dom';
-import { formatTokens, runningSummaryText, summaryTokens } from '../../src/protocol/messages';
+import { formatTokens, summaryTokens } from '../../src/protocol/messages';
+import { awaitingFirstTokens, runningSummaryText } from '../../src/protocol/runningText';
 import { formatMs, isDropped, keysRegex, messageText, STATUS_TEXT } from './format';
 
 export interface RowActions {
@@ -175,7 +176,7 @@ export class BlockRow {
     this.block = b;
     const dropped = isDropped(b);
     setText(this.title, `Block ${b.index + 1} · messages ${b.firstMessage}–${b.lastMessage}`);
-    setText(this.status, dropped ? 'dropped' : b.status === 'streaming' && b.streamedTokens === 0 ? 'sent' : STATUS_TEXT[b.status]);
+    setText(this.status, dropped ? 'dropped' : awaitingFirstTokens(b) ? 'sent' : STATUS_TEXT[b.status]);
     setAttr(this.status, 'class', `rv-status st-${dropped ? 'dropped' : b.status}`);
     const st = summaryTokens(b);
     setText(

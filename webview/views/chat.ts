@@ -4,7 +4,8 @@
  * 5,000 markdown messages up front would blow the first-render budget, so
  * only the window is in the DOM.
  */
-import { agentWaitText, type ViewMessage } from '../../src/protocol/messages';
+import type { ViewMessage } from '../../src/protocol/messages';
+import { agentWaitText } from '../../src/protocol/runningText';
 import type { Ctx } from '../ctx';
 import { clear, h, setText } from '../dom';
 import { fillMarkdown } from '../markdown';

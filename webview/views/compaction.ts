@@ -3,15 +3,8 @@
  * block's status, a preview of the selected block's summary with edit and
  * regenerate, Adopt / Cancel, checks, the judge's verdict, and Undo.
  */
-import {
-  formatTokens,
-  indicesHold,
-  isSettled,
-  runningSummaryText,
-  type BlockView,
-  type CompactionView,
-  type VerdictView,
-} from '../../src/protocol/messages';
+import { formatTokens, indicesHold, isSettled, type BlockView, type CompactionView, type VerdictView } from '../../src/protocol/messages';
+import { awaitingFirstTokens, runningSummaryText } from '../../src/protocol/runningText';
 import type { Ctx } from '../ctx';
 import { button, clear, h, setDisabled, setText } from '../dom';
 import { fillMarkdown } from '../markdown';
@@ -29,9 +22,8 @@ const STATUS_LABEL: Record<BlockView['status'], string> = {
   edited: 'edited',
 };
 
-/** A running worker with no tokens read yet is sent, not streaming: the server may still be queueing it. */
 function statusLabel(b: Pick<BlockView, 'status' | 'streamedTokens'>): string {
-  return b.status === 'streaming' && b.streamedTokens === 0 ? 'sent' : STATUS_LABEL[b.status];
+  return awaitingFirstTokens(b) ? 'sent' : STATUS_LABEL[b.status];
 }
 
 export class CompactionPanel {
