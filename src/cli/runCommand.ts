@@ -195,6 +195,7 @@ const DESCRIBE: AgentEventTable<CliIO> = {
   'compaction-held': (e, io) => io.err(`[compaction held: ${e.reason}]`),
   'compaction-failed': (e, io) => io.err(`[compaction failed: ${e.error}]`),
   'waiting-for-compaction': (_e, io) => io.err('[waiting for compaction: the context is full]'),
+  'judging-held-compaction': (_e, io) => io.err('[judging the summary held while idle against the new message]'),
   error: (e, io) => io.err(`error: ${e.error}`),
   notice: (e, io) => io.err(e.text),
   // Streaming, progress and bookkeeping: the final messages above say it.

@@ -67,6 +67,10 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
     s.notice('info', `The context is ${pct(e.usedFraction)}% full: the agent waits for the background compaction to finish.`);
     s.waiting('compaction', 'background');
   },
+  'judging-held-compaction': (e, s) => {
+    s.log.info(`[${s.sid}] judging ${e.compactionId}, held while idle, against the new message`);
+    s.waiting('compaction', 'verdict');
+  },
   'judge-verdict': (e, s) => {
     const v = verdictView(e.verdict, e.attempt);
     if (v) s.recordVerdict(e.compactionId, v);

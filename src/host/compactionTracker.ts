@@ -300,6 +300,7 @@ export class CompactionTracker {
     'tool-result': () => [],
     'trigger-fired': () => [],
     'waiting-for-compaction': () => [],
+    'judging-held-compaction': () => [],
     notice: () => [],
     error: () => [],
     done: () => [],

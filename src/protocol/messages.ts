@@ -152,7 +152,8 @@ export function summaryTokens(b: Pick<BlockView, 'status' | 'summary' | 'stats'>
  * What a running agent waits on while no reply text streams. 'model': the request is sent and no token has come (the
  * server's queue and the prompt's prefill, which can take minutes on a busy server); 'reasoning': the model is
  * thinking; 'tool': a tool runs (`detail`, its name); 'compaction': the turn waits for a compaction (`detail`
- * 'background': the context is full and the background one is not ready; 'now': one that runs before the agent goes on).
+ * 'background': the context is full and the background one is not ready; 'now': one that runs before the agent goes on;
+ * 'verdict': the judge checks a summary made while the agent was idle against the new message).
  */
 export interface AgentWaitView {
   on: 'model' | 'reasoning' | 'tool' | 'compaction';

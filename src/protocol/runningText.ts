@@ -14,9 +14,23 @@ export function awaitingFirstTokens(b: Pick<BlockView, 'status' | 'streamedToken
  * sent, not being written: the server may still be queueing it or reading its prompt (src/llm/requestTimer.ts).
  */
 export function runningSummaryText(streamedTokens: number): string {
-  return streamedTokens > 0
-    ? `Writing… ${streamedTokens} tokens so far`
-    : 'Sent; no tokens read yet (the server may still be queueing the request or reading its prompt).';
+  return streamedTokens > 0 ? `Writing… ${streamedTokens} tokens so far` : `Sent; no tokens read yet (${MAY_BE_QUEUEING}).`;
+}
+
+/** Why nothing has come back yet from a request the server has accepted (src/llm/requestTimer.ts). */
+const MAY_BE_QUEUEING = 'the server may be queueing the request or reading its prompt';
+
+const BLOCK_STATUS_WORD: Record<BlockView['status'], string> = {
+  queued: 'queued',
+  streaming: 'writing…',
+  done: 'done',
+  failed: 'failed',
+  edited: 'edited',
+};
+
+/** A block's status in one word, the same in the compaction panel and the review. */
+export function blockStatusWord(b: Pick<BlockView, 'status' | 'streamedTokens'>): string {
+  return awaitingFirstTokens(b) ? 'sent' : BLOCK_STATUS_WORD[b.status];
 }
 
 /** The running agent's line while no reply text streams (the view adds how long it has waited). */
@@ -24,14 +38,19 @@ export function agentWaitText(w: Pick<AgentWaitView, 'on' | 'detail'> | null): s
   if (!w) return 'Working…';
   switch (w.on) {
     case 'model':
-      return "Waiting for the model's first tokens (the server may be queueing the request or reading the prompt)";
+      return `Waiting for the model's first tokens (${MAY_BE_QUEUEING})`;
     case 'reasoning':
       return 'The model is reasoning';
     case 'tool':
       return `Running ${w.detail ?? 'a tool'}`;
     case 'compaction':
-      return w.detail === 'background'
-        ? 'Waiting for the background compaction: the context is full'
-        : 'Compacting the context before the agent goes on';
+      switch (w.detail) {
+        case 'background':
+          return 'Waiting for the background compaction: the context is full';
+        case 'verdict':
+          return 'The judge is checking the summary made while the agent was idle against your message';
+        default:
+          return 'Compacting the context before the agent goes on';
+      }
   }
 }

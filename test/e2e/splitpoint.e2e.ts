@@ -162,7 +162,7 @@ describe('Splitpoint in VS Code (e2e)', function () {
     await blocks.waitFor({ timeout: 30_000 });
     const options = blocks.getByRole('option');
     await until('several blocks', async () => (await options.count()) >= 2);
-    // Catch at least one block while it is queued or streaming, then all done.
+    // Catch at least one block while it is queued, sent or writing, then all done.
     const labels = async () => Promise.all((await options.all()).map((o) => o.getAttribute('aria-label')));
     const seen = new Set<string>();
     let streamingShot = false;
@@ -170,8 +170,9 @@ describe('Splitpoint in VS Code (e2e)', function () {
       'every block done',
       async () => {
         const ls = (await labels()).map((l) => l ?? '');
-        for (const l of ls) for (const st of ['queued', 'streaming', 'done', 'failed']) if (l.toLowerCase().includes(st)) seen.add(st);
-        if (!streamingShot && ls.some((l) => /streaming/i.test(l))) {
+        for (const l of ls)
+          for (const st of ['queued', 'sent', 'writing', 'done', 'failed']) if (l.toLowerCase().includes(st)) seen.add(st);
+        if (!streamingShot && ls.some((l) => /writing/i.test(l))) {
           streamingShot = true;
           await snap('blocks-streaming');
           await frameShot(2, view);

@@ -340,7 +340,10 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.equal(h.of('compaction-held').length, 1, 'held for preview: no steps to judge against yet');
     assert.equal(bg.outcome, undefined);
     sim.queueJudgeVerdicts([{ alignment: 8, non_contradiction: 8, diagnosis: 'ok' }]);
+    const secondTurn = h.events.length;
     await h.loop.send('Which port does module 9 use?', new AbortController().signal);
+    // The side bar says the judge holds the turn, then the model's first tokens once it has the verdict.
+    assert.deepEqual(waitsOf(h.events.slice(secondTurn)).slice(0, 2), ['compaction verdict', 'model null']);
     const verdict = h.of('judge-verdict')[0]!;
     assert.equal(verdict.nextSteps, 1, "judged against the user's message");
     const adoptIdx = h.events.findIndex((e) => e.type === 'compaction-adopted');

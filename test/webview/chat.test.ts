@@ -118,7 +118,7 @@ describe('webview: chat, /compact, approvals, pins', function () {
     // Seconds read a round trip or two after the send: 12 or, on a busy machine, a little more.
     assert.match(
       (await line())!,
-      /^Waiting for the model's first tokens \(the server may be queueing the request or reading the prompt\) · 1[2-4] s$/,
+      /^Waiting for the model's first tokens \(the server may be queueing the request or reading its prompt\) · 1[2-4] s$/,
     );
     // The region is live: the seconds, which change every second, are hidden from screen readers.
     assert.match((await view.page.locator('article.streaming .md [aria-hidden="true"]').textContent())!, /^ · 1[2-4] s$/);
@@ -140,6 +140,8 @@ describe('webview: chat, /compact, approvals, pins', function () {
     assert.match((await line())!, /^Running run_command · [0-2] s$/);
     await view.send({ type: 'agent-waiting', waiting: { on: 'compaction', detail: 'now', elapsedMs: 0 } });
     assert.match((await line())!, /^Compacting the context before the agent goes on · [0-2] s$/);
+    await view.send({ type: 'agent-waiting', waiting: { on: 'compaction', detail: 'verdict', elapsedMs: 0 } });
+    assert.match((await line())!, /^The judge is checking the summary made while the agent was idle against your message · [0-2] s$/);
     // The reply's text ends the wait: the host posts no end of its own then.
     await view.send({ type: 'assistant-delta', text: 'Done.' });
     assert.equal((await line())!.trim(), 'Done.');

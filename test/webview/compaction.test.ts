@@ -25,13 +25,15 @@ describe('webview: block overlay during a compaction', function () {
     assert.equal(await view.page.locator('.cp-adopt').getAttribute('disabled'), '');
   });
 
-  it('block deltas update statuses: streaming with tokens so far, done, failed, edited', async () => {
-    // Sent, nothing read yet: not called streaming.
+  it('block deltas update statuses: sent, writing with tokens so far, done, failed, edited', async () => {
+    // Sent, nothing read yet: not called writing, and no count so far.
     await view.send({ type: 'block', compactionId: c.id, block: block(0, { status: 'streaming', streamedTokens: 0 }) });
-    assert.match((await chip(0).getAttribute('aria-label')) ?? '', /^#1 sent /);
+    const sent = (await chip(0).getAttribute('aria-label')) ?? '';
+    assert.match(sent, /^#1 sent /);
+    assert.doesNotMatch(sent, /tokens so far/, 'nothing read yet is not a count so far');
     await view.send({ type: 'block', compactionId: c.id, block: block(0, { status: 'streaming', streamedTokens: 57 }) });
     assert.match((await chip(0).getAttribute('class')) ?? '', /st-streaming/);
-    assert.match((await chip(0).getAttribute('aria-label')) ?? '', /^#1 streaming .*: block 1, .*57 tokens so far/);
+    assert.match((await chip(0).getAttribute('aria-label')) ?? '', /^#1 writing… .*: block 1, .*57 tokens so far/);
     const stats = { inputTokens: c.blocks[0]!.tokens, outputTokens: 280, cachedTokens: 1000, ms: 900 };
     await view.send({
       type: 'block',
@@ -120,8 +122,8 @@ describe('webview: block overlay during a compaction', function () {
       ],
     });
     const fchip = (i: number) => view.page.locator(`.cp-chip[data-block="${i}"]`);
-    assert.match((await fchip(1).getAttribute('aria-label')) ?? '', /streaming .*33 tokens so far/);
-    assert.match((await fchip(3).getAttribute('aria-label')) ?? '', /streaming .*70 tokens so far/);
+    assert.match((await fchip(1).getAttribute('aria-label')) ?? '', /writing… .*33 tokens so far/);
+    assert.match((await fchip(3).getAttribute('aria-label')) ?? '', /writing… .*70 tokens so far/);
     assert.match((await fchip(0).getAttribute('class')) ?? '', /st-queued/);
   });
 
@@ -142,7 +144,7 @@ describe('webview: block overlay during a compaction', function () {
     });
     const bchip = (i: number) => view.page.locator(`.cp-chip[data-block="${i}"]`);
     assert.match((await bchip(1).getAttribute('class')) ?? '', /st-done/);
-    assert.match((await bchip(2).getAttribute('aria-label')) ?? '', /streaming .*58 tokens so far/);
+    assert.match((await bchip(2).getAttribute('aria-label')) ?? '', /writing… .*58 tokens so far/);
     assert.match((await bchip(0).getAttribute('class')) ?? '', /st-queued/);
     assert.match((await view.page.locator('.cp-meta').textContent()) ?? '', /1\/4 blocks ready/);
     assert.deepEqual(view.errors, []);

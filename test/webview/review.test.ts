@@ -206,7 +206,7 @@ describe('review editor (webview)', function () {
     // Sent, nothing read yet: the row does not claim the worker is writing.
     await streaming(0);
     const sent = (await view.page.locator('.rv-row[data-block="0"] .rv-sum').textContent())!;
-    assert.match(sent, /Sent; no tokens read yet \(the server may still be queueing the request or reading its prompt\)/);
+    assert.match(sent, /Sent; no tokens read yet \(the server may be queueing the request or reading its prompt\)/);
     assert.doesNotMatch(sent, /Writing/);
     assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-status').textContent(), 'sent');
     await streaming(42);

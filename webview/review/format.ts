@@ -9,14 +9,6 @@ export function isDropped(b: BlockView): boolean {
   return isDroppedBlockText(b.summary);
 }
 
-export const STATUS_TEXT: Record<BlockView['status'], string> = {
-  queued: 'queued',
-  streaming: 'writing…',
-  done: 'done',
-  failed: 'failed',
-  edited: 'edited',
-};
-
 export function messageText(m: ViewMessage): string {
   const calls = m.toolCalls?.map((c) => `→ ${c.name}(${c.arguments})`).join('\n') ?? '';
   const body = m.content + (m.truncated ? '\n[… output cut for display]' : '');

@@ -2,8 +2,8 @@ import type { BlockView, ViewMessage } from '../../src/protocol/messages';
 import type { LossFactView } from '../../src/protocol/review';
 import { button, clear, h, setAttr, setText } from '../dom';
 import { formatTokens, summaryTokens } from '../../src/protocol/messages';
-import { awaitingFirstTokens, runningSummaryText } from '../../src/protocol/runningText';
-import { formatMs, isDropped, keysRegex, messageText, STATUS_TEXT } from './format';
+import { blockStatusWord, runningSummaryText } from '../../src/protocol/runningText';
+import { formatMs, isDropped, keysRegex, messageText } from './format';
 
 export interface RowActions {
   select(block: number, focusRow: boolean): void;
@@ -176,7 +176,7 @@ export class BlockRow {
     this.block = b;
     const dropped = isDropped(b);
     setText(this.title, `Block ${b.index + 1} · messages ${b.firstMessage}–${b.lastMessage}`);
-    setText(this.status, dropped ? 'dropped' : awaitingFirstTokens(b) ? 'sent' : STATUS_TEXT[b.status]);
+    setText(this.status, dropped ? 'dropped' : blockStatusWord(b));
     setAttr(this.status, 'class', `rv-status st-${dropped ? 'dropped' : b.status}`);
     const st = summaryTokens(b);
     setText(

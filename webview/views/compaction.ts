@@ -4,7 +4,7 @@
  * regenerate, Adopt / Cancel, checks, the judge's verdict, and Undo.
  */
 import { formatTokens, indicesHold, isSettled, type BlockView, type CompactionView, type VerdictView } from '../../src/protocol/messages';
-import { awaitingFirstTokens, runningSummaryText } from '../../src/protocol/runningText';
+import { awaitingFirstTokens, blockStatusWord, runningSummaryText } from '../../src/protocol/runningText';
 import type { Ctx } from '../ctx';
 import { button, clear, h, setDisabled, setText } from '../dom';
 import { fillMarkdown } from '../markdown';
@@ -13,18 +13,6 @@ import { renderPlan } from './compactionPlan';
 import { post } from '../vscodeApi';
 import { blockSummaryTokens, meter } from './gauges';
 import { renderLoss } from './lossLine';
-
-const STATUS_LABEL: Record<BlockView['status'], string> = {
-  queued: 'queued',
-  streaming: 'streaming',
-  done: 'done',
-  failed: 'failed',
-  edited: 'edited',
-};
-
-function statusLabel(b: Pick<BlockView, 'status' | 'streamedTokens'>): string {
-  return awaitingFirstTokens(b) ? 'sent' : STATUS_LABEL[b.status];
-}
 
 export class CompactionPanel {
   readonly el: HTMLElement;
@@ -197,8 +185,8 @@ export class CompactionPanel {
     // The accessible name starts with the visible text, then says what the numbers count.
     chip.setAttribute(
       'aria-label',
-      `#${b.index + 1} ${statusLabel(b)} ${io}: block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}` +
-        `${b.status === 'streaming' ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}` +
+      `#${b.index + 1} ${blockStatusWord(b)} ${io}: block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}` +
+        `${b.status === 'streaming' && !awaitingFirstTokens(b) ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}` +
         `${b.summary !== null || b.status === 'streaming' ? ' in the summary' : ''}`,
     );
     chip.title = `Block ${b.index + 1}: messages ${b.firstMessage}–${b.lastMessage} · ${b.status}`;
@@ -206,7 +194,7 @@ export class CompactionPanel {
     chip.append(
       h('span', { class: 'chip-n', text: `#${b.index + 1}` }),
       ' ',
-      h('span', { class: 'chip-st', text: statusLabel(b) }),
+      h('span', { class: 'chip-st', text: blockStatusWord(b) }),
       ' ',
       h('span', { class: 'chip-io', text: io }),
     );
@@ -262,7 +250,7 @@ export class CompactionPanel {
         'div',
         { class: 'pv-head' },
         h('strong', { text: `Block ${b.index + 1}` }),
-        h('span', { class: `pv-status st-${b.status}`, text: statusLabel(b) }),
+        h('span', { class: `pv-status st-${b.status}`, text: blockStatusWord(b) }),
         h('span', { class: 'muted', text: `messages ${b.firstMessage}–${b.lastMessage}` }),
       ),
       m.el,

@@ -17,6 +17,8 @@ export type AgentEvent =
   | { type: 'compaction-started'; compactionId: string; background: boolean; focus: string | undefined }
   | { type: 'compaction'; event: CompactionEvent }
   | { type: 'waiting-for-compaction'; usedFraction: number }
+  /** A summary made while the agent was idle is judged against the new message before the agent answers it. */
+  | { type: 'judging-held-compaction'; compactionId: string }
   | { type: 'judge-verdict'; compactionId: string; attempt: number; verdict: Verdict; nextSteps: number }
   | { type: 'compaction-amending'; compactionId: string; diagnosis: string }
   | { type: 'compaction-held'; compactionId: string; reason: string }

@@ -72,7 +72,10 @@ export class LoopCompactions {
     // message now; wait for that verdict so the agent answers from the
     // compacted context it was judged for.
     const held = this.background?.heldForNextMessage ? this.background : undefined;
-    if (held) await this.timed(() => abortable(held.done, signal));
+    if (held) {
+      this.emit({ type: 'judging-held-compaction', compactionId: held.id });
+      await this.timed(() => abortable(held.done, signal));
+    }
     await this.timed(() => this.adoptIfSettled());
     const s = this.settings;
     const r = evaluateBudget(this.contextTokens(), s.contextWindow, s.thresholds, this.budget, this.background !== undefined);
