@@ -166,10 +166,15 @@ export class SessionController {
     this.buildLoop();
     this.disposers.push(this.store.onEvent((e) => this.onStoreEvent(e)));
     // The idle trigger needs a clock tick; once a minute is plenty for minutes-long idle times.
-    this.idleTimer = setInterval(() => {
-      if (!this.run && this.loop.maybeIdleCompact()) deps.log.info(`[${this.store.id}] idle compaction started`);
-    }, 60_000);
+    this.idleTimer = setInterval(() => this.idleTick(), 60_000);
     this.idleTimer.unref?.();
+  }
+
+  /** The idle trigger's tick: never while a turn runs, nor while the user steers a compaction of their own. */
+  idleTick(): boolean {
+    if (this.run || this.compactions.ownsPreview || !this.loop.maybeIdleCompact()) return false;
+    this.deps.log.info(`[${this.store.id}] idle compaction started`);
+    return true;
   }
 
   private buildLoop(): void {

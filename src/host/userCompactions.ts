@@ -72,7 +72,17 @@ export class UserCompactions {
     const loop = this.d.loop();
     const f = focus?.trim() ? focus.trim() : undefined;
     const bg = loop.backgroundCompaction;
-    if (tailStartIndex === null && bg && !bg.outcome) {
+    // A summary made while the agent was idle and held for the next message is already what /compact would make:
+    // the user reviews it now. With another focus it is redone (below), since its blocks are all written.
+    if (tailStartIndex === null && bg?.heldForNextMessage && (f === undefined || f === bg.pending.currentFocus)) {
+      if (await this.takeHeld()) {
+        return this.d.notice(
+          'info',
+          'The summary made while the agent was idle is ready: adopt it, edit or regenerate blocks, or cancel it.',
+        );
+      }
+    }
+    if (tailStartIndex === null && bg && !bg.outcome && !bg.heldForNextMessage) {
       await loop.userCompact(f, new AbortController().signal);
       return this.d.notice(
         'info',
@@ -136,9 +146,28 @@ export class UserCompactions {
     }
   }
 
-  private ownedFor(compactionId: string): PendingCompaction | undefined {
+  /** The loop's held summary becomes the user's preview (held() takes it as the loop lets it go). */
+  private async takeHeld(): Promise<PendingCompaction | undefined> {
+    const bg = this.d.loop().backgroundCompaction;
+    if (!bg?.heldForNextMessage) return undefined;
+    await this.d.loop().releaseHeldCompaction();
+    return this.owned?.id === bg.pending.id ? this.owned : undefined;
+  }
+
+  /** The user steers a compaction now (the idle trigger leaves them to it). */
+  get ownsPreview(): boolean {
+    return this.owned !== undefined;
+  }
+
+  /** The user's compaction by id; a held background summary the user edits becomes theirs (not judged). */
+  private async ownedFor(compactionId: string): Promise<PendingCompaction | undefined> {
     if (this.owned && this.owned.id === compactionId) return this.owned;
-    const background = this.d.loop().backgroundCompaction?.pending.id === compactionId;
+    const bg = this.d.loop().backgroundCompaction;
+    if (bg?.pending.id === compactionId && bg.heldForNextMessage) {
+      const taken = await this.takeHeld();
+      if (taken) return taken;
+    }
+    const background = bg?.pending.id === compactionId;
     this.d.notice(
       'warning',
       background
@@ -149,7 +178,7 @@ export class UserCompactions {
   }
 
   async editBlock(id: string, block: number, text: string): Promise<void> {
-    const p = this.ownedFor(id);
+    const p = await this.ownedFor(id);
     if (!p) return;
     if (!text.trim()) return this.d.notice('warning', 'A block summary cannot be empty; regenerate it instead.');
     try {
@@ -160,7 +189,7 @@ export class UserCompactions {
   }
 
   async regenerateBlock(id: string, block: number, focus?: string): Promise<void> {
-    const p = this.ownedFor(id);
+    const p = await this.ownedFor(id);
     if (!p) return;
     try {
       await p.regenerate(block, focus);

@@ -151,6 +151,11 @@ export class AgentLoop {
     return this.compactions.userCompact(focus, signal);
   }
 
+  /** The user takes the background summary held for the next message to review now (see LoopCompactions). */
+  releaseHeldCompaction(): Promise<boolean> {
+    return this.compactions.releaseHeld();
+  }
+
   /** Clears the standing focus. */
   async clearFocus(): Promise<void> {
     if (this.deps.store.snapshot.focus !== null) await this.deps.store.setFocus(null);

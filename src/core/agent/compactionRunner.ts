@@ -99,6 +99,9 @@ export type BackgroundOutcome =
  * the judge's diagnosis, judged again; a second reject asks for the
  * synchronous fallback. The loop adopts an accepted result at a step boundary.
  */
+/** The reason a released summary gives for its hold (see BackgroundCompaction.release). */
+export const RELEASED = 'taken for review: adopt it, edit it or cancel it';
+
 export class BackgroundCompaction {
   readonly snapshot: CompactionSnapshot;
   /** The compactions in force when the snapshot was taken (see planBase). */
@@ -111,6 +114,8 @@ export class BackgroundCompaction {
   private force = false;
   private settledOutcome: BackgroundOutcome | undefined;
   private held = false;
+  /** The user took the held summary to review: it is not judged, and the loop lets it go (release()). */
+  private released = false;
   private begun = false;
   private settle!: (o: BackgroundOutcome) => void;
   private fail!: (err: unknown) => void;
@@ -215,6 +220,17 @@ export class BackgroundCompaction {
     this.notifyStep();
   }
 
+  /**
+   * The user takes the summary held for the next message to review now: it ends as a terminal hold, which the loop
+   * hands to the host (compaction-held) instead of judging it. False when nothing is held.
+   */
+  release(): boolean {
+    if (!this.heldForNextMessage) return false;
+    this.released = true;
+    this.notifyStep();
+    return true;
+  }
+
   /** A new standing focus supersedes this compaction: unfinished blocks are redone with it. */
   refocus(focus: string | undefined): void {
     if (this.settledOutcome) return;
@@ -259,10 +275,11 @@ export class BackgroundCompaction {
         const reason = 'no steps since the snapshot yet; it will be judged against the next message';
         this.deps.emit({ type: 'compaction-held', compactionId: this.current.id, reason });
       }
-      while (!this.force && !this.abort.signal.aborted && !this.hasNextSteps()) {
+      while (!this.force && !this.released && !this.abort.signal.aborted && !this.hasNextSteps()) {
         await this.waitForStep();
       }
       if (this.abort.signal.aborted) return { kind: 'cancelled' };
+      if (this.released) return { kind: 'held', pending: this.current, reason: RELEASED };
       const first = await this.judgeNow(1);
       if (first === undefined) return { kind: 'cancelled' };
       if (first.kind === 'error') return { kind: 'held', pending: this.current, reason: first.message };

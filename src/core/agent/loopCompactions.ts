@@ -244,6 +244,19 @@ export class LoopCompactions {
     return this.startBackground(this.standingFocus()) !== undefined;
   }
 
+  /**
+   * Hands a summary held for the next message to the user instead of judging it: resolves once the loop has let it
+   * go (compaction-held, with BackgroundCompaction's RELEASED reason). False when none is held.
+   */
+  async releaseHeld(): Promise<boolean> {
+    const bg = this.background;
+    if (!bg?.release()) return false;
+    await bg.done.catch(() => undefined);
+    await this.applying;
+    await this.adoptIfSettled();
+    return true;
+  }
+
   /** Cancels the background compaction, if any; nothing is adopted. */
   cancel(): void {
     this.background?.cancel();

@@ -117,7 +117,8 @@ function recordGc(): () => Record<string, { count: number; ms: number }> {
 }
 
 describe('client CPU in the extension host (bench)', function () {
-  this.timeout(15 * 60_000);
+  // About 20 s a run, with room for slow ones (bench/hostCpu.bench.ts gives the suite as long).
+  this.timeout((5 + RUNS * SIM_HOSTS.length) * 60_000);
 
   it('streamed compactions of the long session: CPU share of wall per run', async () => {
     const cfg = suiteConfig();
