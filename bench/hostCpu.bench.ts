@@ -32,6 +32,9 @@
  * `SIM_HOSTS=127.0.0.1` (comma-separated) runs only the hosts named; `RUNS=10`
  * runs each server ten times instead of seven (the medians steady as runs are
  * added: one run's figure varies by a point or more on this machine).
+ * `IDLE_S=60` idles a minute before each run instead of 8 s (the idle
+ * baseline is measured over the whole gap): compactions minutes apart, as a
+ * user's are, give V8 idle time to collect between them.
  *
  * Run: npm run bench -- hostCpu   (~6 min; needs the code-server install: node test/vscode/setup.mjs)
  */
@@ -58,6 +61,7 @@ async function main(): Promise<void> {
   // The code-server process, and so the extension host, inherits the environment (test/vscode/harness.mjs).
   process.env.SPLITPOINT_BENCH_SIM_HOSTS = process.env.SIM_HOSTS || '127.0.0.2,127.0.0.1';
   process.env.SPLITPOINT_BENCH_RUNS = process.env.RUNS || '7';
+  process.env.SPLITPOINT_BENCH_IDLE_MS = String(Number(process.env.IDLE_S || '8') * 1000);
   process.env.SPLITPOINT_BENCH_PROFILE = PROFILE ?? '';
   if (PROFILE && existsSync(OUT)) for (const f of readdirSync(OUT)) if (f.startsWith('host-run-')) rmSync(join(OUT, f));
   process.env.SPLITPOINT_BENCH_COLD = process.env.COLD ?? '';
@@ -66,7 +70,8 @@ async function main(): Promise<void> {
   // A run takes about 20 s (its idle baseline, the compaction, settling): the suite's default 10 minutes fit 7 runs on
   // two hosts, not RUNS=20. A minute a run, as the suite's own timeout (test/vscode/suite/clientCpu.bench.ts).
   const runs = Number(process.env.SPLITPOINT_BENCH_RUNS) * process.env.SPLITPOINT_BENCH_SIM_HOSTS.split(',').length;
-  const r = await runHostSuite({ suffix: '.bench.ts', log: (l) => lines.push(l), settings, timeoutMs: (5 + runs) * 60_000 });
+  const runMinutes = 1 + Number(process.env.SPLITPOINT_BENCH_IDLE_MS) / 60_000;
+  const r = await runHostSuite({ suffix: '.bench.ts', log: (l) => lines.push(l), settings, timeoutMs: (5 + runs * runMinutes) * 60_000 });
   if (r.failed > 0 || r.passed === 0) {
     console.error(lines.join('\n'));
     throw new Error(`the host benchmark did not run (${r.passed} passed, ${r.failed} failed)`);
@@ -131,7 +136,8 @@ function report(settings: Record<string, unknown>, out: { node: string; runs: Ho
       'run  server     layout        blocks  wall ms  CPU ms  main   of wall  idle host  compaction  messages',
       ...rows,
       `"main": the extension host's main thread's part of the CPU ms (the rest is V8's and libuv's helper threads);`,
-      `"idle host": the same extension host's share over 8 s of idling just before the run; "compaction": the difference`,
+      `"idle host": the same extension host's share over ${Number(process.env.SPLITPOINT_BENCH_IDLE_MS) / 1000} s of idling just before the run; ` +
+        `"compaction": the difference`,
       `first compaction in this host: ${pct(out.runs[0]!.share)} of wall, ${pct(overIdleShare(out.runs[0]!))} over idle`,
       ...perHost,
       ...(mixed ? pairs(out.runs, hosts) : []),

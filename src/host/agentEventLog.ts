@@ -1,5 +1,6 @@
 import type { AgentEventTable } from '../core/agent/events';
 import type { AgentWaitView, VerdictView } from '../protocol/messages';
+import type { CompactingDetail } from './agentWait';
 import type { HostLog } from './log';
 import { verdictView } from './viewModel';
 
@@ -13,8 +14,10 @@ export interface AgentEventSink {
   streamed(text: string | null): void;
   /** What the running agent now waits on (null: nothing; reply text ends a wait on its own, see streamed). */
   waiting(on: AgentWaitView['on'] | null, detail?: string): void;
-  /** The turn stops for this compaction. */
-  compacting(compactionId: string): void;
+  /** The turn stops for this compaction (or for the judge's check of it). */
+  compacting(compactionId: string, detail?: CompactingDetail): void;
+  /** The judge rejected this compaction's summary, which is rewritten. */
+  amending(compactionId: string): void;
   /** A compaction ended; a turn that stopped for it waits on the model again. */
   compactionEnded(compactionId: string): void;
   recordVerdict(compactionId: string, verdict: VerdictView): void;
@@ -69,7 +72,7 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   },
   'judging-held-compaction': (e, s) => {
     s.log.info(`[${s.sid}] judging ${e.compactionId}, held while idle, against the new message`);
-    s.waiting('compaction', 'verdict');
+    s.compacting(e.compactionId, 'verdict');
   },
   'judge-verdict': (e, s) => {
     const v = verdictView(e.verdict, e.attempt);
@@ -80,8 +83,8 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
         : `error: ${e.verdict.message}`;
     s.log.info(`[${s.sid}] judge on ${e.compactionId} (attempt ${e.attempt}, ${e.nextSteps} next steps): ${result}`);
   },
-  // The tracker shows amending and superseding in the compaction view; nothing else to do.
-  'compaction-amending': () => undefined,
+  // The tracker shows amending and superseding in the compaction view; a turn that waits on it says so.
+  'compaction-amending': (e, s) => s.amending(e.compactionId),
   'compaction-superseded': () => undefined,
   'compaction-held': (e, s) => {
     s.log.info(`[${s.sid}] compaction ${e.compactionId} held: ${e.reason}`);

@@ -1,6 +1,9 @@
 import type { AgentWaitView } from '../protocol/messages';
 import type { AgentEventSink } from './agentEventLog';
 
+/** What a turn that stops for a compaction waits on (agentWaitText says each). */
+export type CompactingDetail = 'now' | 'verdict' | 'amending';
+
 export interface AgentWaitOptions {
   now: () => number;
   /** Posts a change to the view. */
@@ -36,10 +39,18 @@ export class AgentWait {
     this.o.post(this.view());
   }
 
-  /** The turn stops for a compaction the loop runs before it goes on (reactive, block, fallback). */
-  compacting(compactionId: string): void {
-    this.update('compaction', 'now');
+  /**
+   * The turn stops for a compaction: one the loop runs before it goes on ('now': reactive, block, fallback), or the
+   * judge's check of a summary held while the agent was idle ('verdict').
+   */
+  compacting(compactionId: string, detail: CompactingDetail = 'now'): void {
+    this.update('compaction', detail);
     if (this.on === 'compaction') this.compactionId = compactionId;
+  }
+
+  /** The judge rejected the summary the turn waits on: it is rewritten before the agent goes on. */
+  amending(compactionId: string): void {
+    if (this.on === 'compaction' && this.compactionId === compactionId) this.compacting(compactionId, 'amending');
   }
 
   /** That compaction ended: the turn waits on the model again (a request retried after one has no step-started). */
@@ -62,10 +73,11 @@ export class AgentWait {
 }
 
 /** The agent-event sink's part that drives a wait (agentEventLog.ts). */
-export function waitSink(w: AgentWait): Pick<AgentEventSink, 'waiting' | 'compacting' | 'compactionEnded'> {
+export function waitSink(w: AgentWait): Pick<AgentEventSink, 'waiting' | 'compacting' | 'amending' | 'compactionEnded'> {
   return {
     waiting: (on, detail) => w.update(on, detail ?? null),
-    compacting: (id) => w.compacting(id),
+    compacting: (id, detail) => w.compacting(id, detail),
+    amending: (id) => w.amending(id),
     compactionEnded: (id) => w.compactionEnded(id),
   };
 }

@@ -300,7 +300,8 @@ export class CompactionTracker {
     'tool-result': () => [],
     'trigger-fired': () => [],
     'waiting-for-compaction': () => [],
-    'judging-held-compaction': () => [],
+    'judging-held-compaction': (e, t) =>
+      t.ifOwned(e.compactionId, () => t.set('judging', 'The judge is checking it against your message.')),
     notice: () => [],
     error: () => [],
     done: () => [],

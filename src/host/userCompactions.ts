@@ -32,6 +32,9 @@ export interface UserCompactionDeps {
   watched?: () => boolean;
 }
 
+const TAKEN = 'The summary made while the agent was idle is ready: adopt it, edit or regenerate blocks, or cancel it.';
+const JUDGING = 'The judge is checking the summary made while the agent was idle against your message; it is adopted if it passes.';
+
 /**
  * The compactions the user steers from the view: `/compact` previews, a
  * background result the loop held, and what the user does with them (edit,
@@ -56,6 +59,8 @@ export class UserCompactions {
   /** The loop let go of a held background result (terminal hold): the user may still adopt, edit or cancel it. */
   held(compactionId: string): void {
     if (!this.d.loop().backgroundCompaction && this.lastBackground?.id === compactionId) {
+      // It takes the view's place: a preview of the user's own still running would go on unseen.
+      if (this.owned && this.owned.id !== compactionId) this.dropOwned();
       this.owned = this.lastBackground;
       this.d.tracker.adoptAsPreview();
     }
@@ -70,16 +75,17 @@ export class UserCompactions {
   async compact(focus: string | null, tailStartIndex: number | null): Promise<void> {
     const { store, log } = this.d;
     const loop = this.d.loop();
+    loop.noteUserActivity();
     const f = focus?.trim() ? focus.trim() : undefined;
     const bg = loop.backgroundCompaction;
     // A summary made while the agent was idle and held for the next message is already what /compact would make:
-    // the user reviews it now. With another focus it is redone (below), since its blocks are all written.
-    if (tailStartIndex === null && bg?.heldForNextMessage && (f === undefined || f === bg.pending.currentFocus)) {
-      if (await this.takeHeld()) {
-        return this.d.notice(
-          'info',
-          'The summary made while the agent was idle is ready: adopt it, edit or regenerate blocks, or cancel it.',
-        );
+    // the user reviews it now. With another focus it is redone (below), since its blocks are all written. Once a
+    // message has come, the judge decides on it: no second compaction meanwhile.
+    if (tailStartIndex === null && bg?.heldForNextMessage) {
+      if (!bg.releasable) return this.d.notice('info', JUDGING);
+      if (f === undefined || f === bg.pending.currentFocus) {
+        if (await this.takeHeld()) return this.d.notice('info', TAKEN);
+        return this.d.notice('info', JUDGING);
       }
     }
     if (tailStartIndex === null && bg && !bg.outcome && !bg.heldForNextMessage) {
@@ -146,26 +152,33 @@ export class UserCompactions {
     }
   }
 
-  /** The loop's held summary becomes the user's preview (held() takes it as the loop lets it go). */
+  /**
+   * The loop's held summary becomes the user's preview (held() takes it as the loop lets it go); undefined when the
+   * judge began on a message first.
+   */
   private async takeHeld(): Promise<PendingCompaction | undefined> {
     const bg = this.d.loop().backgroundCompaction;
-    if (!bg?.heldForNextMessage) return undefined;
-    await this.d.loop().releaseHeldCompaction();
+    if (!bg?.releasable || !(await this.d.loop().releaseHeldCompaction())) return undefined;
     return this.owned?.id === bg.pending.id ? this.owned : undefined;
   }
 
-  /** The user steers a compaction now (the idle trigger leaves them to it). */
+  /** The user steers a compaction of their own, shown now (the idle trigger leaves them to it). */
   get ownsPreview(): boolean {
-    return this.owned !== undefined;
+    return this.owned !== undefined && this.d.tracker.owns(this.owned.id) && this.d.tracker.isPreview;
   }
 
   /** The user's compaction by id; a held background summary the user edits becomes theirs (not judged). */
   private async ownedFor(compactionId: string): Promise<PendingCompaction | undefined> {
     if (this.owned && this.owned.id === compactionId) return this.owned;
-    const bg = this.d.loop().backgroundCompaction;
-    if (bg?.pending.id === compactionId && bg.heldForNextMessage) {
+    if (this.d.loop().backgroundCompaction?.pending.id === compactionId) {
       const taken = await this.takeHeld();
       if (taken) return taken;
+    }
+    // Read again: taking it waited for the loop.
+    const bg = this.d.loop().backgroundCompaction;
+    if (bg?.pending.id === compactionId && bg.heldForNextMessage) {
+      this.d.notice('info', JUDGING);
+      return undefined;
     }
     const background = bg?.pending.id === compactionId;
     this.d.notice(
@@ -200,6 +213,7 @@ export class UserCompactions {
 
   async adopt(id: string): Promise<void> {
     const loop = this.d.loop();
+    loop.noteUserActivity();
     const bg = loop.backgroundCompaction;
     // A background summary held for the next message may be adopted by hand; the loop then lets it go.
     const p = this.owned?.id === id ? this.owned : bg && bg.pending.id === id && bg.heldForNextMessage ? bg.pending : undefined;
@@ -220,8 +234,10 @@ export class UserCompactions {
   }
 
   async cancel(id: string): Promise<void> {
-    if (this.owned?.id === id) return this.dropOwned();
+    // The user just turned a compaction down: the idle trigger does not offer another one a minute later.
     const loop = this.d.loop();
+    loop.noteUserActivity();
+    if (this.owned?.id === id) return this.dropOwned();
     const bg = loop.backgroundCompaction;
     if (bg && bg.pending.id === id) return loop.cancelCompaction();
     if (this.d.tracker.owns(id) && this.d.tracker.isActive && this.d.running()) {

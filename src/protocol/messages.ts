@@ -153,7 +153,8 @@ export function summaryTokens(b: Pick<BlockView, 'status' | 'summary' | 'stats'>
  * server's queue and the prompt's prefill, which can take minutes on a busy server); 'reasoning': the model is
  * thinking; 'tool': a tool runs (`detail`, its name); 'compaction': the turn waits for a compaction (`detail`
  * 'background': the context is full and the background one is not ready; 'now': one that runs before the agent goes on;
- * 'verdict': the judge checks a summary made while the agent was idle against the new message).
+ * 'verdict': the judge checks a summary made while the agent was idle against the new message; 'amending': the judge
+ * rejected it and it is rewritten).
  */
 export interface AgentWaitView {
   on: 'model' | 'reasoning' | 'tool' | 'compaction';

@@ -49,6 +49,8 @@ export function agentWaitText(w: Pick<AgentWaitView, 'on' | 'detail'> | null): s
           return 'Waiting for the background compaction: the context is full';
         case 'verdict':
           return 'The judge is checking the summary made while the agent was idle against your message';
+        case 'amending':
+          return 'The judge asked for changes to the summary; it is rewritten before the agent answers';
         default:
           return 'Compacting the context before the agent goes on';
       }

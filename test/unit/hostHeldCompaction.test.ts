@@ -79,10 +79,38 @@ describe("host: a summary held while idle, and the user's own compaction", () =>
     assert.equal(view()!.note, RELEASED);
     assert.match(notices().pop()!, /^The summary made while the agent was idle is ready: adopt it/);
     assert.doesNotMatch(notices().join('\n'), /already running/);
+    // The user's now: a message does not send it to the judge, nor adopt it.
+    await c.handle({ type: 'send', text: 'Which module did we start with?' });
+    assert.equal(compactor.requests.length, requests, 'no judge call');
+    assert.equal(store.snapshot.compactions.length, 0);
+    assert.equal(view()!.id, held.id);
     await c.handle({ type: 'compaction-adopt', compactionId: held.id });
     assert.equal(store.snapshot.compactions.length, 1);
-    assert.equal(compactor.requests.length, requests, 'no judge call');
     assert.equal(view()!.state, 'adopted');
+  });
+
+  it('once a message has come the judge decides: /compact and edits wait for it and start nothing', async () => {
+    const { c, compactor, view, notices, heldWhileIdle } = await setup();
+    ctl = c;
+    const held = await heldWhileIdle();
+    compactor.hold();
+    const turn = c.handle({ type: 'send', text: 'Which module did we start with?' });
+    for (let i = 0; i < 200 && view()?.state !== 'judging'; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(view()!.state, 'judging', 'the panel says the judge checks it');
+    const requests = compactor.requests.length;
+    await c.handle({ type: 'send', text: '/compact' });
+    assert.match(notices().pop()!, /^The judge is checking the summary made while the agent was idle/);
+    await c.handle({ type: 'block-edit', compactionId: held.id, block: 0, text: 'DECISIONS:\n- mine' });
+    assert.match(notices().pop()!, /^The judge is checking the summary made while the agent was idle/);
+    assert.equal(view()!.id, held.id, 'no second compaction');
+    assert.equal(compactor.requests.length, requests);
+    compactor.release();
+    await turn;
+    assert.equal(view()!.id, held.id);
+    assert.ok(
+      view()!.blocks.every((b) => b.status === 'done'),
+      'the edit was not applied behind the judge',
+    );
   });
 
   it('/compact with another focus than the held summary had redoes it as a preview with that focus', async () => {
@@ -117,7 +145,7 @@ describe("host: a summary held while idle, and the user's own compaction", () =>
     );
   });
 
-  it('the idle trigger leaves a preview of the user alone, and fires again once it is cancelled', async () => {
+  it('the idle trigger leaves a preview of the user alone, and fires again an idle time after it is cancelled', async () => {
     const { c, clock, view } = await setup();
     ctl = c;
     await c.handle({ type: 'send', text: '/compact' });
@@ -126,6 +154,8 @@ describe("host: a summary held while idle, and the user's own compaction", () =>
     clock.advance(IDLE_MS + 1000);
     assert.equal(c.idleTick(), false, 'not while the user reviews their preview');
     await c.handle({ type: 'compaction-cancel', compactionId: preview.id });
+    assert.equal(c.idleTick(), false, 'turning one down is activity: the idle time starts again');
+    clock.advance(IDLE_MS + 1000);
     assert.equal(c.idleTick(), true);
   });
 });

@@ -142,6 +142,8 @@ describe('webview: chat, /compact, approvals, pins', function () {
     assert.match((await line())!, /^Compacting the context before the agent goes on · [0-2] s$/);
     await view.send({ type: 'agent-waiting', waiting: { on: 'compaction', detail: 'verdict', elapsedMs: 0 } });
     assert.match((await line())!, /^The judge is checking the summary made while the agent was idle against your message · [0-2] s$/);
+    await view.send({ type: 'agent-waiting', waiting: { on: 'compaction', detail: 'amending', elapsedMs: 0 } });
+    assert.match((await line())!, /^The judge asked for changes to the summary; it is rewritten before the agent answers · [0-2] s$/);
     // The reply's text ends the wait: the host posts no end of its own then.
     await view.send({ type: 'assistant-delta', text: 'Done.' });
     assert.equal((await line())!.trim(), 'Done.');

@@ -1,4 +1,5 @@
 import { formatTokens, indicesHold, summaryTokens, type CompactionView } from '../../src/protocol/messages';
+import { blockStatusWord } from '../../src/protocol/runningText';
 import {
   droppedCount,
   kindLabel,
@@ -48,7 +49,7 @@ export function renderStrip(into: HTMLElement, s: ReviewState, selected: number,
     el.setAttribute('role', 'button');
     el.setAttribute('tabindex', '-1');
     el.setAttribute('data-block', String(b.index));
-    el.setAttribute('aria-label', `Block ${b.index + 1}, ${formatTokens(b.tokens)} tokens, ${dropped ? 'dropped' : b.status}`);
+    el.setAttribute('aria-label', `Block ${b.index + 1}, ${formatTokens(b.tokens)} tokens, ${dropped ? 'dropped' : blockStatusWord(b)}`);
     el.title = `Block ${b.index + 1}: messages ${b.firstMessage}–${b.lastMessage}, ${formatTokens(b.tokens)} tokens`;
     el.addEventListener('click', () => select(b.index));
     into.append(el);

@@ -173,11 +173,13 @@ export class CompactionPanel {
   private renderChip(b: BlockView): void {
     const chip = this.chips.get(b.index);
     if (!chip) return;
-    // The block's own tokens → its summary's (never the worker's prompt, which holds context besides the block).
+    // The block's own tokens → its summary's (never the worker's prompt, which holds context besides the block). A
+    // sent block has no summary tokens yet to show.
+    const writing = b.status === 'streaming' && !awaitingFirstTokens(b);
     const io =
       b.summary !== null
         ? `${formatTokens(b.tokens)}→${formatTokens(blockSummaryTokens(b))}`
-        : b.status === 'streaming'
+        : writing
           ? `${formatTokens(b.tokens)}→${b.streamedTokens}…`
           : `${formatTokens(b.tokens)}`;
     chip.className = `cp-chip st-${b.status}${this.ctx.ui.selectedBlock === b.index ? ' selected' : ''}`;
@@ -186,10 +188,10 @@ export class CompactionPanel {
     chip.setAttribute(
       'aria-label',
       `#${b.index + 1} ${blockStatusWord(b)} ${io}: block ${b.index + 1}, messages ${b.firstMessage} to ${b.lastMessage}` +
-        `${b.status === 'streaming' && !awaitingFirstTokens(b) ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}` +
-        `${b.summary !== null || b.status === 'streaming' ? ' in the summary' : ''}`,
+        `${writing ? `, ${b.streamedTokens} tokens so far` : ''}, ${io.replace('→', ' tokens in the block, ')}` +
+        `${b.summary !== null || writing ? ' in the summary' : ''}`,
     );
-    chip.title = `Block ${b.index + 1}: messages ${b.firstMessage}–${b.lastMessage} · ${b.status}`;
+    chip.title = `Block ${b.index + 1}: messages ${b.firstMessage}–${b.lastMessage} · ${blockStatusWord(b)}`;
     clear(chip);
     chip.append(
       h('span', { class: 'chip-n', text: `#${b.index + 1}` }),

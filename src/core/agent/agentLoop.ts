@@ -151,6 +151,11 @@ export class AgentLoop {
     return this.compactions.userCompact(focus, signal);
   }
 
+  /** The user did something besides sending a message (steered a compaction): the idle clock restarts. */
+  noteUserActivity(): void {
+    this.compactions.touch();
+  }
+
   /** The user takes the background summary held for the next message to review now (see LoopCompactions). */
   releaseHeldCompaction(): Promise<boolean> {
     return this.compactions.releaseHeld();

@@ -92,6 +92,9 @@ export type BackgroundOutcome =
   | { kind: 'failed'; reason: string }
   | { kind: 'cancelled' };
 
+/** The reason a released summary gives for its hold (see BackgroundCompaction.release). */
+export const RELEASED = 'taken for review: adopt it, edit it or cancel it';
+
 /**
  * One asynchronous compaction (the Slipstream design): compact a snapshot
  * while the agent goes on, then judge the summary against the steps the agent
@@ -99,9 +102,6 @@ export type BackgroundOutcome =
  * the judge's diagnosis, judged again; a second reject asks for the
  * synchronous fallback. The loop adopts an accepted result at a step boundary.
  */
-/** The reason a released summary gives for its hold (see BackgroundCompaction.release). */
-export const RELEASED = 'taken for review: adopt it, edit it or cancel it';
-
 export class BackgroundCompaction {
   readonly snapshot: CompactionSnapshot;
   /** The compactions in force when the snapshot was taken (see planBase). */
@@ -188,6 +188,11 @@ export class BackgroundCompaction {
     return this.held && this.settledOutcome === undefined;
   }
 
+  /** Held, and no message has come to judge it against yet: the user may still take it (release()). */
+  get releasable(): boolean {
+    return this.heldForNextMessage && !this.force && !this.released && !this.hasNextSteps();
+  }
+
   private create(settings: CompactionSettings): PendingCompaction {
     // A targeted update summarises the same snapshot: it has the same base.
     return this.watch(recordBase(createCompaction(this.snapshot, settings, compactionDeps(this.deps)), this.base));
@@ -222,10 +227,10 @@ export class BackgroundCompaction {
 
   /**
    * The user takes the summary held for the next message to review now: it ends as a terminal hold, which the loop
-   * hands to the host (compaction-held) instead of judging it. False when nothing is held.
+   * hands to the host (compaction-held) instead of judging it. False when nothing is held, or the judge has begun.
    */
   release(): boolean {
-    if (!this.heldForNextMessage) return false;
+    if (!this.releasable) return false;
     this.released = true;
     this.notifyStep();
     return true;

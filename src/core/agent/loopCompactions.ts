@@ -246,7 +246,8 @@ export class LoopCompactions {
 
   /**
    * Hands a summary held for the next message to the user instead of judging it: resolves once the loop has let it
-   * go (compaction-held, with BackgroundCompaction's RELEASED reason). False when none is held.
+   * go (compaction-held, with BackgroundCompaction's RELEASED reason). False when none is held, or the judge has begun
+   * on a message (then it is adopted or not as the judge decides).
    */
   async releaseHeld(): Promise<boolean> {
     const bg = this.background;

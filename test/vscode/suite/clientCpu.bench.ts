@@ -36,7 +36,7 @@ const RUNS = Number(process.env.SPLITPOINT_BENCH_RUNS) || 7;
  */
 const SIM_HOSTS = (process.env.SPLITPOINT_BENCH_SIM_HOSTS || '127.0.0.2,127.0.0.1').split(',');
 /** About one compaction's wall on this session. */
-const IDLE_MS = 8_000;
+const IDLE_MS = Number(process.env.SPLITPOINT_BENCH_IDLE_MS) || 8_000;
 /**
  * '1': the side bar closed and the bench's own listener not counted as a watcher: a compaction nobody watches (the
  * background case while the user works elsewhere), whose workers are read on the unwatched budget. 'alternate': each
@@ -118,7 +118,7 @@ function recordGc(): () => Record<string, { count: number; ms: number }> {
 
 describe('client CPU in the extension host (bench)', function () {
   // About 20 s a run, with room for slow ones (bench/hostCpu.bench.ts gives the suite as long).
-  this.timeout((5 + RUNS * SIM_HOSTS.length) * 60_000);
+  this.timeout((5 + RUNS * SIM_HOSTS.length * (1 + IDLE_MS / 60_000)) * 60_000);
 
   it('streamed compactions of the long session: CPU share of wall per run', async () => {
     const cfg = suiteConfig();
