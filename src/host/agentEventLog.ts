@@ -89,6 +89,8 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   'compaction-held': (e, s) => {
     s.log.info(`[${s.sid}] compaction ${e.compactionId} held: ${e.reason}`);
     s.held(e.compactionId);
+    // Held for good (the judge failed, or the user took it): a turn that waited on its verdict goes on.
+    s.compactionEnded(e.compactionId);
   },
   'compaction-adopted': (e, s) => {
     s.log.info(

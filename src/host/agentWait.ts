@@ -22,7 +22,7 @@ export class AgentWait {
   private on: AgentWaitView['on'] | null = null;
   private detail: string | null = null;
   private since = 0;
-  /** The compaction a 'now' wait is on: only its end sends the turn back to the model. */
+  /** The compaction a wait for one is on ('now', 'verdict', 'amending'): only its end sends the turn back to the model. */
   private compactionId: string | undefined;
 
   constructor(private readonly o: AgentWaitOptions) {}
@@ -55,7 +55,9 @@ export class AgentWait {
 
   /** That compaction ended: the turn waits on the model again (a request retried after one has no step-started). */
   compactionEnded(compactionId: string): void {
-    if (this.on === 'compaction' && this.compactionId === compactionId) this.update('model');
+    if (this.on !== 'compaction' || this.compactionId === undefined) return;
+    // The judge's rewrite runs under an id of its own: the held summary's wait ends with whichever ends.
+    if (this.compactionId === compactionId || this.detail === 'verdict' || this.detail === 'amending') this.update('model');
   }
 
   /**

@@ -45,6 +45,8 @@ export class UserCompactions {
   private owned: PendingCompaction | undefined;
   /** The loop's current background pending, recorded so a held result can be handed to the user. */
   private lastBackground: PendingCompaction | undefined;
+  /** A held summary being handed to the user (takeHeld). */
+  private taking: Promise<PendingCompaction | undefined> | undefined;
   /** Moves whenever the owned preview is dropped: a /compact that awaited the server load then gives way. */
   private generation = 0;
 
@@ -77,17 +79,14 @@ export class UserCompactions {
     const loop = this.d.loop();
     loop.noteUserActivity();
     const f = focus?.trim() ? focus.trim() : undefined;
-    const bg = loop.backgroundCompaction;
-    // A summary made while the agent was idle and held for the next message is already what /compact would make:
-    // the user reviews it now. With another focus it is redone (below), since its blocks are all written. Once a
-    // message has come, the judge decides on it: no second compaction meanwhile.
-    if (tailStartIndex === null && bg?.heldForNextMessage) {
-      if (!bg.releasable) return this.d.notice('info', JUDGING);
-      if (f === undefined || f === bg.pending.currentFocus) {
-        if (await this.takeHeld()) return this.d.notice('info', TAKEN);
-        return this.d.notice('info', JUDGING);
-      }
+    if (tailStartIndex === null && (this.taking || loop.backgroundCompaction?.heldForNextMessage)) {
+      const before = this.generation;
+      const held = await this.offerHeld(f);
+      if (held) return this.d.notice('info', held === 'taken' ? TAKEN : JUDGING);
+      // Closed or superseded while the loop was asked: this call no longer owns anything.
+      if (before !== this.generation) return;
     }
+    const bg = loop.backgroundCompaction;
     if (tailStartIndex === null && bg && !bg.outcome && !bg.heldForNextMessage) {
       await loop.userCompact(f, new AbortController().signal);
       return this.d.notice(
@@ -153,10 +152,29 @@ export class UserCompactions {
   }
 
   /**
-   * The loop's held summary becomes the user's preview (held() takes it as the loop lets it go); undefined when the
-   * judge began on a message first.
+   * A summary made while the agent was idle and held for the next message is already what /compact would make: with
+   * no focus or its own, the user reviews it now ('taken'). With another focus it is redone as a new preview
+   * (undefined: the caller goes on). Once a message has come the judge decides on it: no second compaction meanwhile.
    */
-  private async takeHeld(): Promise<PendingCompaction | undefined> {
+  private async offerHeld(f: string | undefined): Promise<'taken' | 'judging' | undefined> {
+    if (this.taking && (await this.taking)) return 'taken';
+    const bg = this.d.loop().backgroundCompaction;
+    if (!bg?.heldForNextMessage) return undefined;
+    if (bg.releasable && f !== undefined && f !== bg.pending.currentFocus) return undefined;
+    if (bg.releasable && (await this.takeHeld())) return 'taken';
+    return this.d.loop().backgroundCompaction?.heldForNextMessage ? 'judging' : undefined;
+  }
+
+  /**
+   * The loop's held summary becomes the user's preview (held() takes it as the loop lets it go); undefined when the
+   * judge began on a message first. One at a time: a second caller meanwhile gets the first one's result.
+   */
+  private takeHeld(): Promise<PendingCompaction | undefined> {
+    this.taking ??= this.releaseToUser().finally(() => (this.taking = undefined));
+    return this.taking;
+  }
+
+  private async releaseToUser(): Promise<PendingCompaction | undefined> {
     const bg = this.d.loop().backgroundCompaction;
     if (!bg?.releasable || !(await this.d.loop().releaseHeldCompaction())) return undefined;
     return this.owned?.id === bg.pending.id ? this.owned : undefined;
@@ -170,10 +188,8 @@ export class UserCompactions {
   /** The user's compaction by id; a held background summary the user edits becomes theirs (not judged). */
   private async ownedFor(compactionId: string): Promise<PendingCompaction | undefined> {
     if (this.owned && this.owned.id === compactionId) return this.owned;
-    if (this.d.loop().backgroundCompaction?.pending.id === compactionId) {
-      const taken = await this.takeHeld();
-      if (taken) return taken;
-    }
+    if (this.taking || this.d.loop().backgroundCompaction?.pending.id === compactionId) await this.takeHeld();
+    if (this.owned?.id === compactionId) return this.owned;
     // Read again: taking it waited for the loop.
     const bg = this.d.loop().backgroundCompaction;
     if (bg?.pending.id === compactionId && bg.heldForNextMessage) {

@@ -61,13 +61,14 @@ describe('AgentWait: what the running agent waits on', () => {
     assert.equal(posted.length, before, 'ended by the reply text or the turn: the view ends it itself');
   });
 
-  it("the judge's check of a held summary, then its rewrite, are said for that summary only", () => {
+  it("the judge's check of a held summary, then its rewrite, are said for that summary only, until either ends", () => {
     const { w, posted } = setup();
     w.compacting('c1', 'verdict');
     w.amending('c0');
     assert.equal(w.view()?.detail, 'verdict', "another compaction's rewrite (one running in the background)");
     w.amending('c1');
-    w.compactionEnded('c1');
+    // The rewrite is a compaction of its own: its adoption ends the wait.
+    w.compactionEnded('c2');
     assert.deepEqual(
       posted.map((x) => (x ? `${x.on} ${x.detail}` : null)),
       ['compaction verdict', 'compaction amending', 'model null'],

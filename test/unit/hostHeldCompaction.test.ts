@@ -89,7 +89,7 @@ describe("host: a summary held while idle, and the user's own compaction", () =>
     assert.equal(view()!.state, 'adopted');
   });
 
-  it('once a message has come the judge decides: /compact and edits wait for it and start nothing', async () => {
+  it('once a message has come the judge decides: /compact and edits are refused meanwhile and start nothing', async () => {
     const { c, compactor, view, notices, heldWhileIdle } = await setup();
     ctl = c;
     const held = await heldWhileIdle();
@@ -110,6 +110,22 @@ describe("host: a summary held while idle, and the user's own compaction", () =>
     assert.ok(
       view()!.blocks.every((b) => b.status === 'done'),
       'the edit was not applied behind the judge',
+    );
+  });
+
+  it('two /compact at once hand the held summary over once, and both say so', async () => {
+    const { c, compactor, view, notices, heldWhileIdle } = await setup();
+    ctl = c;
+    const held = await heldWhileIdle();
+    const requests = compactor.requests.length;
+    await Promise.all([c.handle({ type: 'send', text: '/compact' }), c.handle({ type: 'send', text: '/compact' })]);
+    assert.equal(compactor.requests.length, requests);
+    assert.equal(view()!.id, held.id);
+    assert.deepEqual(
+      notices()
+        .slice(-2)
+        .map((n) => n.startsWith('The summary made while the agent was idle is ready')),
+      [true, true],
     );
   });
 

@@ -24,7 +24,7 @@ export class Composer {
   private focusChip = h('div', { class: 'standing-focus', hidden: true });
   private hint = h('div', { class: 'composer-hint muted', 'aria-live': 'polite' });
   /** The compaction on screen when /compact was sent: the hint stays until another state of it (or a new one) arrives. */
-  private compactHint: { id: string | null; state: string | null } | null = null;
+  private compactHint: { id: string | null; state: string | null; note: string | null } | null = null;
   private histPos = -1;
   private histDraft = '';
   private active = 0;
@@ -83,7 +83,8 @@ export class Composer {
   private clearCompactHint(): void {
     const c = this.ctx.model.snap?.compaction;
     const was = this.compactHint;
-    if (!was || !c || c.state === 'running' || (c.id === was.id && c.state === was.state)) return;
+    // A held summary the /compact took to review keeps its id and state: its note says it was taken.
+    if (!was || !c || c.state === 'running' || (c.id === was.id && c.state === was.state && c.note === was.note)) return;
     this.compactHint = null;
     setText(this.hint, '');
   }
@@ -99,7 +100,7 @@ export class Composer {
           const moved = s && this.ctx.ui.dragTail !== null && this.ctx.ui.dragTail !== s.split.tailStartIndex;
           post({ type: 'compact', focus: cmd.focus, tailStartIndex: moved ? this.ctx.ui.dragTail : null });
           setText(this.hint, cmd.focus ? `Compacting with focus “${cmd.focus}”` : 'Compacting…');
-          this.compactHint = { id: s?.compaction?.id ?? null, state: s?.compaction?.state ?? null };
+          this.compactHint = { id: s?.compaction?.id ?? null, state: s?.compaction?.state ?? null, note: s?.compaction?.note ?? null };
           break;
         }
         case 'unknown':

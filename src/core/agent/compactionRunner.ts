@@ -190,7 +190,7 @@ export class BackgroundCompaction {
 
   /** Held, and no message has come to judge it against yet: the user may still take it (release()). */
   get releasable(): boolean {
-    return this.heldForNextMessage && !this.force && !this.released && !this.hasNextSteps();
+    return this.heldForNextMessage && !this.force && !this.released && !this.abort.signal.aborted && !this.hasNextSteps();
   }
 
   private create(settings: CompactionSettings): PendingCompaction {
