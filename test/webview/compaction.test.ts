@@ -90,6 +90,8 @@ describe('webview: block overlay during a compaction', function () {
       checks: { missingPins: [], openLoopsBefore: 3, openLoopsAfter: 3, openLoopsDropped: false },
       verdict: { alignment: 6, nonContradiction: 9, overall: 6, accepted: false, diagnosis: 'Misses the rollback step.', attempt: 1 },
     };
+    await view.send({ type: 'compaction', compaction: { ...ready, state: 'judging' } });
+    assert.equal(await view.page.locator('.cp-adopt').getAttribute('disabled'), '', 'not while the judge decides');
     await view.send({ type: 'compaction', compaction: ready });
     assert.equal(await view.page.locator('.cp-adopt').getAttribute('disabled'), null);
     assert.match((await view.page.locator('.compaction .verdict').textContent()) ?? '', /6\/10.*rejected.*rollback/);

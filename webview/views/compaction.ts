@@ -167,7 +167,8 @@ export class CompactionPanel {
     this.adopt.hidden = !live;
     this.cancel.hidden = !live;
     this.dismiss.hidden = live;
-    setDisabled(this.adopt, !(allReady && (c.state === 'ready' || c.state === 'held' || c.state === 'judging')));
+    // Not while the judge decides: the host adopts only a summary that is the user's or held (as the review editor).
+    setDisabled(this.adopt, !(allReady && (c.state === 'ready' || c.state === 'held')));
   }
 
   private renderChip(b: BlockView): void {
