@@ -29,6 +29,7 @@ import { buildEndpoints } from '../../src/host/modelPorts';
 import { SessionController } from '../../src/host/sessionController';
 import type { HostToWebview } from '../../src/protocol/messages';
 import { startSimulator } from '../sim';
+import { controllerDefaults } from './helpers/controllerDefaults';
 import { FakeModel } from './helpers/fakeModel';
 import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
 
@@ -75,16 +76,10 @@ async function controller(
     store,
     ledger: new TokenLedger(new CharEstimateCounter()),
     env: { settings, contextWindow: 32_768, agent: new FakeModel(), compactor, compactorLimiter: unlimited, judge: compactor, ...extra },
-    workspaceTools: () => [],
-    approvalPreview: async (call) => ({ kind: 'ask', detail: { summary: call.summary, path: 'x', diff: '' } }),
+    ...controllerDefaults(store, { id: 'w', title: 'W' }),
     clock: fixedClock(),
     ids: counterIds(),
     post: (m) => posted.push(m),
-    log: new MemoryLog(),
-    sessions: () => ({ session: { id: 'w', title: 'W', createdAt: 0, messageCount: store.snapshot.messages.length }, sessions: [] }),
-    connection: () => ({ state: 'ok', message: null }),
-    trusted: () => true,
-    setStrategy: () => undefined,
     ...(wantsDeltas ? { wantsDeltas } : {}),
   });
   if (sends === 'close-while-reading') {

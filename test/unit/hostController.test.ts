@@ -8,9 +8,9 @@ import type { StrategyName } from '../../src/core/splitPoint';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { TokenLedger } from '../../src/core/tokens/tokenLedger';
 import type { HostToWebview } from '../../src/protocol/messages';
-import { MemoryLog } from '../../src/host/log';
 import { SessionController } from '../../src/host/sessionController';
 import { lossWithFallback } from '../../src/host/review/reviewBridge';
+import { controllerDefaults } from './helpers/controllerDefaults';
 import { FakeModel } from './helpers/fakeModel';
 import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
 
@@ -73,16 +73,12 @@ async function setup(opts: { history?: number; prepare?: (store: SessionStore) =
     store,
     ledger,
     env: { settings, contextWindow: 32_768, agent, compactor, compactorLimiter: unlimited, judge: compactor },
+    ...controllerDefaults(store, { id: 'one', title: 'One' }),
     workspaceTools: () => [writeTool],
     approvalPreview: async (call) => ({ kind: 'ask', detail: { summary: call.summary, path: 'x.txt', diff: '+hi' } }),
     clock,
     ids,
     post: (m) => posted.push(m),
-    log: new MemoryLog(),
-    sessions: () => ({ session: { id: 'one', title: 'One', createdAt: 0, messageCount: store.snapshot.messages.length }, sessions: [] }),
-    connection: () => ({ state: 'ok', message: null }),
-    trusted: () => true,
-    setStrategy: () => undefined,
   });
   return { c, store, posted, agent, compactor, wrote, ledger };
 }

@@ -5,10 +5,10 @@ import { unlimited } from '../../src/core/ports';
 import { SessionStore } from '../../src/core/session/sessionStore';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { TokenLedger } from '../../src/core/tokens/tokenLedger';
-import { MemoryLog } from '../../src/host/log';
 import { SessionController } from '../../src/host/sessionController';
 import type { HostToWebview, SplitView } from '../../src/protocol/messages';
 import { applySplitChange } from '../../src/protocol/messages';
+import { controllerDefaults } from './helpers/controllerDefaults';
 import { FakeModel } from './helpers/fakeModel';
 import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
 
@@ -34,16 +34,11 @@ async function setup(wantsDeltas?: () => boolean, chat?: ModelPort['chat']) {
       compactorLimiter: unlimited,
       judge: agent,
     },
-    workspaceTools: () => [],
+    ...controllerDefaults(store, { id: 'one', title: 'One' }),
     approvalPreview: async (call) => ({ kind: 'ask', detail: { summary: call.summary } }),
     clock: fixedClock(),
     ids: counterIds(),
     post: (m) => posted.push(m),
-    log: new MemoryLog(),
-    sessions: () => ({ session: { id: 'one', title: 'One', createdAt: 0, messageCount: store.snapshot.messages.length }, sessions: [] }),
-    connection: () => ({ state: 'ok', message: null }),
-    trusted: () => true,
-    setStrategy: () => undefined,
     onStateChange: () => stateChanges++,
     ...(wantsDeltas ? { wantsDeltas } : {}),
   });

@@ -10,9 +10,9 @@ import { unlimited } from '../../src/core/ports';
 import { SessionStore } from '../../src/core/session/sessionStore';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { TokenLedger } from '../../src/core/tokens/tokenLedger';
-import { MemoryLog } from '../../src/host/log';
 import { SessionController } from '../../src/host/sessionController';
 import type { CompactionView, HostToWebview } from '../../src/protocol/messages';
+import { controllerDefaults } from './helpers/controllerDefaults';
 import { FakeModel } from './helpers/fakeModel';
 import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
 
@@ -34,16 +34,10 @@ async function setup() {
     store,
     ledger: new TokenLedger(new CharEstimateCounter()),
     env: { settings, contextWindow: 32_768, agent: new FakeModel(), compactor, compactorLimiter: unlimited, judge: compactor },
-    workspaceTools: () => [],
-    approvalPreview: async (call) => ({ kind: 'ask', detail: { summary: call.summary, path: 'x', diff: '' } }),
+    ...controllerDefaults(store, { id: 'idle', title: 'Idle' }),
     clock,
     ids: counterIds(),
     post: (m) => posted.push(m),
-    log: new MemoryLog(),
-    sessions: () => ({ session: { id: 'idle', title: 'Idle', createdAt: 0, messageCount: store.snapshot.messages.length }, sessions: [] }),
-    connection: () => ({ state: 'ok', message: null }),
-    trusted: () => true,
-    setStrategy: () => undefined,
   });
   const views = () =>
     posted.filter((m): m is Extract<HostToWebview, { type: 'compaction' }> => m.type === 'compaction').map((m) => m.compaction);
