@@ -157,11 +157,9 @@ export class UserCompactions {
    * (undefined: the caller goes on). Once a message has come the judge decides on it: no second compaction meanwhile.
    */
   private async offerHeld(f: string | undefined): Promise<'taken' | 'judging' | undefined> {
-    if (this.taking && (await this.taking)) return 'taken';
     const bg = this.d.loop().backgroundCompaction;
-    if (!bg?.heldForNextMessage) return undefined;
-    if (bg.releasable && f !== undefined && f !== bg.pending.currentFocus) return undefined;
-    if (bg.releasable && (await this.takeHeld())) return 'taken';
+    if (!this.taking && bg?.releasable && f !== undefined && f !== bg.pending.currentFocus) return undefined;
+    if (await this.takeHeld()) return 'taken';
     return this.d.loop().backgroundCompaction?.heldForNextMessage ? 'judging' : undefined;
   }
 

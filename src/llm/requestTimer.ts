@@ -22,8 +22,8 @@ export type TimeoutKind = 'deadline' | 'idle';
 export class RequestTimer {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private idleMs: number | undefined;
+  /** When the idle clock fires; infinite until the reply's first event. */
   private idleAt = Number.POSITIVE_INFINITY;
-  private replyStarted = false;
   private firedKind: TimeoutKind | undefined;
 
   constructor(
@@ -49,9 +49,12 @@ export class RequestTimer {
   started(): void {
     // Not after stop() or a fired clock: a timer set then would outlive the request.
     if (this.replyStarted || this.idleMs === undefined || this.timer === undefined) return;
-    this.replyStarted = true;
     this.idleAt = this.now() + this.idleMs;
     this.schedule();
+  }
+
+  private get replyStarted(): boolean {
+    return this.idleAt !== Number.POSITIVE_INFINITY;
   }
 
   /** Real progress: a token or tool-call piece arrived. */
