@@ -30,14 +30,17 @@ export class Model {
   prefix: Prefix = buildPrefix([], null);
   /** summary id -> archived originals, as answered by the host. */
   readonly archived = new Map<string, ViewMessage[]>();
-  /** When, by this webview's clock, the agent began what it waits on (the host sends durations, not times). */
+  /**
+   * When, by this webview's monotonic clock, the agent began what it waits on (the host sends durations, not times;
+   * the wall clock may step).
+   */
   waitingSince = 0;
 
   apply(msg: HostToWebview): Dirty {
     if (msg.type === 'snapshot') {
       this.snap = msg.snapshot;
       this.prefix = buildPrefix(this.snap.messages, this.snap.split);
-      this.waitingSince = Date.now() - (msg.snapshot.agent.waiting?.elapsedMs ?? 0);
+      this.waitingSince = performance.now() - (msg.snapshot.agent.waiting?.elapsedMs ?? 0);
       return { all: true, splitReset: true };
     }
     const s = this.snap;
@@ -88,7 +91,7 @@ export class Model {
         return { agent: true, streaming: true };
       case 'agent-waiting':
         s.agent.waiting = msg.waiting;
-        this.waitingSince = Date.now() - (msg.waiting?.elapsedMs ?? 0);
+        this.waitingSince = performance.now() - (msg.waiting?.elapsedMs ?? 0);
         return { streaming: true };
       case 'compaction':
         s.compaction = msg.compaction;

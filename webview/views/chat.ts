@@ -235,8 +235,8 @@ export class Chat {
             setText(this.waitLabel, label);
             this.streamBody.append(this.waitLine);
           }
-          // Never negative, should the host's clock step back.
-          const seconds = Math.max(0, Math.floor((Date.now() - this.ctx.model.waitingSince) / 1000));
+          // A guard only: the clock is monotonic, and the host sends no negative durations.
+          const seconds = Math.max(0, Math.floor((performance.now() - this.ctx.model.waitingSince) / 1000));
           setText(this.waitSeconds, s.agent.waiting ? ` · ${seconds} s` : '');
         }
         if (this.ctx.ui.follow) this.el.scrollTop = this.el.scrollHeight;
@@ -250,7 +250,7 @@ export class Chat {
     if (this.waitTicker) clearTimeout(this.waitTicker);
     this.waitTicker = undefined;
     if (!waiting) return;
-    const toNext = 1000 - ((Date.now() - this.ctx.model.waitingSince) % 1000);
+    const toNext = 1000 - ((performance.now() - this.ctx.model.waitingSince) % 1000);
     this.waitTicker = setTimeout(() => {
       this.waitTicker = undefined;
       this.renderStreaming();
