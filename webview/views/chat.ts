@@ -235,7 +235,7 @@ export class Chat {
             setText(this.waitLabel, label);
             this.streamBody.append(this.waitLine);
           }
-          // A guard only: the clock is monotonic, and the host sends no negative durations.
+          // The host measures on its wall clock, which may step back: a negative duration shows as 0 s.
           const seconds = Math.max(0, Math.floor((performance.now() - this.ctx.model.waitingSince) / 1000));
           setText(this.waitSeconds, s.agent.waiting ? ` · ${seconds} s` : '');
         }
