@@ -140,7 +140,7 @@ function embedderFor(baseURL: string, model: string | undefined): Embedder {
 }
 
 export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
-  const started = Date.now();
+  const started = performance.now();
   const { values } = parseCommandArgs(argv, OPTIONS);
   const blockTokens =
     values['block-tokens'] === undefined
@@ -225,7 +225,7 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
       source,
       endpoint: sim ? 'the bundled simulator (splitpoint sim)' : String(values.endpoint),
       model: endpoint.model,
-      wallMs: Date.now() - started,
+      wallMs: Math.round(performance.now() - started),
     };
     const markdown = renderEvalMarkdown(result, meta);
     const json = JSON.stringify({ meta, ...result }, null, 1);
@@ -233,7 +233,7 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
     await writeFile(join(outDir, 'eval.json'), json);
     await writeFile(join(outDir, 'eval.md'), markdown + '\n');
     io.out(values.json ? json : markdown);
-    if (!values.json) io.err(`wrote ${join(outDir, 'eval.md')} and eval.json (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    if (!values.json) io.err(`wrote ${join(outDir, 'eval.md')} and eval.json (${((performance.now() - started) / 1000).toFixed(1)} s)`);
     return 0;
   } finally {
     await sim?.close();

@@ -73,7 +73,7 @@ export class SplitpointHost implements vscode.Disposable {
   }
 
   private async start(): Promise<SessionController> {
-    const t0 = Date.now();
+    const t0 = performance.now();
     this.wireOnce();
     this.server.loadSettings();
     this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
@@ -91,7 +91,7 @@ export class SplitpointHost implements vscode.Disposable {
     let controller: SessionController | undefined;
     if (target) controller = await this.tryOpen(target.id);
     controller ??= await this.openNew();
-    this.log.info(`started in ${Date.now() - t0} ms: ${entries.length} session(s), storage ${this.library.dir}`);
+    this.log.info(`started in ${Math.round(performance.now() - t0)} ms: ${entries.length} session(s), storage ${this.library.dir}`);
     void this.server.probe();
     return controller;
   }

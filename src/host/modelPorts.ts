@@ -28,7 +28,7 @@ export class LoggedModel implements ModelPort {
 
   async chat(req: ModelRequest, opts?: Parameters<ModelPort['chat']>[1]): Promise<ModelResult> {
     const id = `${this.role}#${++this.seq.n}`;
-    const started = Date.now();
+    const started = performance.now();
     const sizes = `messages=${req.messages.length} tools=${req.tools?.length ?? 0} max_tokens=${req.maxTokens ?? '-'}`;
     this.log.debug(`→ ${id} model=${req.model ?? '(default)'} ${sizes}`);
     try {
@@ -37,7 +37,7 @@ export class LoggedModel implements ModelPort {
       // A compaction's workers would write dozens of these per compaction, on the host's thread; its own line
       // ("preview … ready", with requests and cached tokens) sums them up, so theirs are for debugging.
       this.log[this.role === 'compactor' ? 'debug' : 'info'](
-        `← ${id} ${Date.now() - started} ms` +
+        `← ${id} ${Math.round(performance.now() - started)} ms` +
           (u ? ` prompt=${u.promptTokens} cached=${u.cachedTokens ?? '?'} completion=${u.completionTokens}` : ' (no usage reported)') +
           ` finish=${r.finishReason ?? '-'}${r.message.tool_calls?.length ? ` tool_calls=${r.message.tool_calls.length}` : ''}`,
       );
@@ -45,9 +45,12 @@ export class LoggedModel implements ModelPort {
     } catch (err) {
       this.lastError = err;
       const kind = (err as { kind?: string }).kind ?? (err as Error).name;
-      if (kind === 'aborted' || opts?.signal?.aborted) this.log.debug(`✗ ${id} cancelled after ${Date.now() - started} ms`);
+      if (kind === 'aborted' || opts?.signal?.aborted)
+        this.log.debug(`✗ ${id} cancelled after ${Math.round(performance.now() - started)} ms`);
       else
-        this.log.warn(`✗ ${id} ${Date.now() - started} ms ${kind}: ${redactSecrets((err as Error).message ?? String(err), this.secrets)}`);
+        this.log.warn(
+          `✗ ${id} ${Math.round(performance.now() - started)} ms ${kind}: ${redactSecrets((err as Error).message ?? String(err), this.secrets)}`,
+        );
       throw err;
     }
   }

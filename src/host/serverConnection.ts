@@ -162,7 +162,7 @@ export class ServerConnection {
   private async probeNow(): Promise<void> {
     const e = this.endpoints;
     if (!e) return;
-    const t0 = Date.now();
+    const t0 = performance.now();
     const log = this.hooks.log;
     try {
       const models = await e.client.listModels();
@@ -179,11 +179,13 @@ export class ServerConnection {
         this.serverWindow = chosen?.maxModelLen;
       }
       log.info(
-        `probe ${e.client.baseURL}: ${models.length} model(s) in ${Date.now() - t0} ms; window ${this.serverWindow ?? 'not reported'}`,
+        `probe ${e.client.baseURL}: ${models.length} model(s) in ${Math.round(performance.now() - t0)} ms; window ${this.serverWindow ?? 'not reported'}`,
       );
     } catch (err) {
       this.connection = { state: 'error', message: (err as Error).message };
-      log.warn(`probe ${e.client.baseURL} failed after ${Date.now() - t0} ms: ${(err as { kind?: string }).kind ?? 'error'}`);
+      log.warn(
+        `probe ${e.client.baseURL} failed after ${Math.round(performance.now() - t0)} ms: ${(err as { kind?: string }).kind ?? 'error'}`,
+      );
     }
     this.hooks.probed();
   }

@@ -9,7 +9,7 @@ import { ToolRegistry } from '../core/agent/tools';
 import type { SplitpointSettings } from '../core/config/settings';
 import type { SessionEvent } from '../core/session/schema';
 import type { SessionStore } from '../core/session/sessionStore';
-import type { Clock, IdSource } from '../core/session/storage';
+import { elapsedNow, type Clock, type IdSource } from '../core/session/storage';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import type { ApprovalView, HostToWebview, SessionListItem, VerdictView, ViewSnapshot, WebviewToHost } from '../protocol/messages';
 import { parseSlashCommand } from '../protocol/messages';
@@ -140,7 +140,7 @@ export class SessionController {
     });
     this.pins = new PinActions(this.store, deps.ids, deps.clock, (level, text) => this.notice(level, text));
     this.wait = new AgentWait({
-      now: () => deps.clock.now(),
+      now: () => elapsedNow(deps.clock),
       post: (waiting) => this.post({ type: 'agent-waiting', waiting }),
       inTurn: () => this.run !== undefined,
       replyStreaming: () => this.streaming.length > 0,
@@ -314,7 +314,7 @@ export class SessionController {
     if (this.run) return this.notice('warning', 'The agent is still working on the last message. Wait for it, or press Stop.');
     this.postAll(this.tracker.clearIfDone());
     const abort = new AbortController();
-    const started = this.deps.clock.now();
+    const started = elapsedNow(this.deps.clock);
     let resolveDone!: () => void;
     this.run = { abort, done: new Promise((r) => (resolveDone = r)) };
     this.post({ type: 'agent-state', running: true });
@@ -328,7 +328,7 @@ export class SessionController {
       this.streaming = '';
       this.wait.endSilently();
       resolveDone();
-      this.deps.log.info(`[${this.store.id}] turn took ${this.deps.clock.now() - started} ms`);
+      this.deps.log.info(`[${this.store.id}] turn took ${elapsedNow(this.deps.clock) - started} ms`);
       this.post({ type: 'agent-state', running: false });
       if (this.nextEnv) {
         const next = this.nextEnv;

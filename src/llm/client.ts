@@ -151,7 +151,7 @@ export class VllmClient implements ModelClient {
     let attempts = 0;
     // One deadline for the whole call: retries do not restart it.
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs ?? 600_000;
-    const deadline = { at: Date.now() + timeoutMs, ms: timeoutMs };
+    const deadline = { at: performance.now() + timeoutMs, ms: timeoutMs };
     const result = await withRetry(
       async (n) => {
         attempts = n;

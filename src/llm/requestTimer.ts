@@ -30,7 +30,8 @@ export class RequestTimer {
     private readonly deadlineAt: number,
     private readonly deadlineMs: number,
     private readonly onFire: (kind: TimeoutKind) => void,
-    private readonly now: () => number = Date.now,
+    // Monotonic: a wall clock stepped forward by the system would fire the idle clock on a reply still streaming.
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.schedule();
   }

@@ -173,6 +173,33 @@ describe('parallel block compaction', () => {
     assert.ok(ready.totals.compressionRatio > 1);
   });
 
+  it('measures its time on the monotonic clock: a wall clock stepped by the system mid-run is not shown as measured', async () => {
+    const { store } = await sessionWith(8);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
+    });
+    const model = new FakeModel();
+    model.hold();
+    let wall = 1_700_000_000_000;
+    let mono = 5_000;
+    const clock = { now: () => wall, monotonic: () => mono };
+    const pc = createCompaction(snap, settings(), { ...deps(model), clock });
+    const done = pc.start();
+    await new Promise((r) => setImmediate(r));
+    // 700 ms pass while the workers run, and the system sets the wall clock ten minutes ahead.
+    mono += 700;
+    wall += 600_000;
+    model.release();
+    await done;
+    assert.ok(pc.isComplete());
+    assert.equal(pc.outcome()?.measuredMs, 700);
+    assert.deepEqual(
+      pc.blocks.map((b) => b.stats?.ms),
+      pc.blocks.map(() => 700),
+    );
+  });
+
   it('retries a failed block alone and keeps the others', async () => {
     const { store } = await sessionWith(6);
     const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {

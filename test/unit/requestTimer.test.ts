@@ -6,7 +6,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A timer whose clocks are real but short; `fired` collects what ran out. */
 function timer(deadlineMs: number) {
   const fired: TimeoutKind[] = [];
-  const t = new RequestTimer(Date.now() + deadlineMs, deadlineMs, (k) => fired.push(k));
+  const t = new RequestTimer(performance.now() + deadlineMs, deadlineMs, (k) => fired.push(k));
   return { t, fired };
 }
 

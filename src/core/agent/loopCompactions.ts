@@ -7,6 +7,7 @@ import type { AgentEvent } from './events';
 import { abortable, Cancelled } from './loopSupport';
 import { adoptPlanned, StaleCompactionError } from './planBase';
 import type { AgentDeps, AgentSettings } from './loopTypes';
+import { elapsedNow } from '../session/storage';
 
 export type CompactTrigger = 'structural' | 'block' | 'reactive' | 'fallback';
 
@@ -54,11 +55,11 @@ export class LoopCompactions {
   }
 
   async timed<T>(f: () => Promise<T>): Promise<T> {
-    const t0 = this.deps.clock.now();
+    const t0 = elapsedNow(this.deps.clock);
     try {
       return await f();
     } finally {
-      this.waitedMs += this.deps.clock.now() - t0;
+      this.waitedMs += elapsedNow(this.deps.clock) - t0;
     }
   }
 

@@ -1,7 +1,7 @@
 import type { ChatMessage } from '../messages';
 import type { LimiterPort, ModelPort } from '../ports';
 import type { CompactionRecord, PinItem } from '../session/schema';
-import type { Clock, IdSource } from '../session/storage';
+import { elapsedNow, type Clock, type IdSource } from '../session/storage';
 import type { SessionStore } from '../session/sessionStore';
 import { isSettled } from '../vocabulary';
 import type { SurvivalReport } from './checks';
@@ -167,7 +167,7 @@ export class PendingCompaction {
 
   /** Time during which a worker ran, to now. */
   private busyNow(): number {
-    return this.busyMs + (this.running > 0 ? this.deps.clock.now() - this.busySince : 0);
+    return this.busyMs + (this.running > 0 ? elapsedNow(this.deps.clock) - this.busySince : 0);
   }
 
   isComplete(): boolean {
@@ -183,10 +183,10 @@ export class PendingCompaction {
     if (s.attempts > 1)
       this.emit({ type: 'block-retried', compactionId: this.id, block: s.block.index, attempt: s.attempts, reason: 'regenerate' });
     this.emit({ type: 'block-queued', compactionId: this.id, block: s.block.index });
-    if (this.running++ === 0) this.busySince = this.deps.clock.now();
+    if (this.running++ === 0) this.busySince = elapsedNow(this.deps.clock);
     const run = this.work(s, controller.signal).finally(() => {
       if (s.run === run) s.run = undefined;
-      if (--this.running === 0) this.busyMs += this.deps.clock.now() - this.busySince;
+      if (--this.running === 0) this.busyMs += elapsedNow(this.deps.clock) - this.busySince;
     });
     s.run = run;
   }

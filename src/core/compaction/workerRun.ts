@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../messages';
 import type { LimiterPort, ModelDelta, ModelPort } from '../ports';
-import type { Clock } from '../session/storage';
+import { elapsedNow, type Clock } from '../session/storage';
 import type { BlockStats } from './events';
 import type { Gate } from './gate';
 import { stripThinking } from './merge';
@@ -40,7 +40,7 @@ export interface WorkerRun {
 
 /** Sends one block's worker and returns its summary and stats; throws on failure. */
 export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: BlockStats }> {
-  const queuedAt = w.clock.now();
+  const queuedAt = elapsedNow(w.clock);
   const leave = await w.gate.enter(w.signal);
   let release: (() => void) | undefined;
   let endpoint = -1;
@@ -49,7 +49,7 @@ export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: Bl
     endpoint = w.pickEndpoint();
     const ep = w.endpoints[endpoint]!;
     release = await ep.limiter.acquire(w.signal);
-    const sentAt = w.clock.now();
+    const sentAt = elapsedNow(w.clock);
     sent = true;
     w.onSent(endpoint);
     const prompt = buildWorkerPrompt(w.plan, w.block, w.focus, w.count);
@@ -65,7 +65,7 @@ export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: Bl
       cachedTokens: result.usage?.cachedTokens,
       endpoint,
       usageReported: result.usage !== undefined,
-      ms: w.clock.now() - sentAt,
+      ms: elapsedNow(w.clock) - sentAt,
       queuedMs: sentAt - queuedAt,
       instructionTokens: prompt.instructionTokens,
       attempts: w.attempts,

@@ -17,6 +17,7 @@ import type { Embedder } from './stability';
 import { coefficientOfVariation, similarity } from './stability';
 import { contextText, factsKeptIn } from './survival';
 import type { Fact, FactKind, FactPosition, LossReport } from './types';
+import { elapsedNow } from '../session/storage';
 
 /**
  * `splitpoint eval`, the engine part: compacts one head under several
@@ -155,13 +156,13 @@ async function run(
   const plan = planCompaction(snapshot, settings);
   const reach = reachability(plan, facts, deps.count);
   const pending = new PendingCompaction(plan, deps);
-  const t0 = deps.clock.now();
+  const t0 = elapsedNow(deps.clock);
   await pending.start();
   if (!pending.isComplete()) {
     const failed = pending.blocks.filter((b) => b.status === 'failed');
     throw new Error(`${failed.length} of ${pending.blocks.length} blocks failed (first: block ${failed[0]?.index}: ${failed[0]?.error})`);
   }
-  const wallMs = deps.clock.now() - t0;
+  const wallMs = elapsedNow(deps.clock) - t0;
   const summaries = pending.blocks.map((b) => b.summary ?? '');
   const pins = facts.filter((f) => f.kind === 'pin');
   const others = facts.filter((f) => f.kind !== 'pin');
@@ -230,7 +231,7 @@ export async function evaluate(
   deps: EvalDeps,
   opts: EvalOptions,
 ): Promise<EvalResult> {
-  const t0 = deps.clock.now();
+  const t0 = elapsedNow(deps.clock);
   const headPlan = planCompaction(snapshot, base);
   const facts = headFacts(headPlan, opts.facts);
   deps.progress?.(`head: ${headPlan.headTokens} tokens, ${facts.length} facts`);
@@ -297,6 +298,6 @@ export async function evaluate(
     byVerbosity,
     stability,
     probes,
-    wallMs: deps.clock.now() - t0,
+    wallMs: elapsedNow(deps.clock) - t0,
   };
 }

@@ -19,10 +19,23 @@ export interface SessionStorage {
 }
 
 export interface Clock {
+  /** Wall-clock ms since the epoch, for timestamps. */
   now(): number;
+  /**
+   * Ms on a clock that never steps, for durations. The wall clock jumps when the system corrects it (by minutes, on
+   * some VMs), and a duration measured across the jump is shown as measured (a compaction's time against the plan's
+   * prediction). Test clocks may leave it out: durations then use now().
+   */
+  monotonic?(): number;
 }
 
-export const systemClock: Clock = { now: () => Date.now() };
+/** The clock durations are measured on: the monotonic one when the clock has one. */
+export function elapsedNow(c: Clock): number {
+  return c.monotonic ? c.monotonic() : c.now();
+}
+
+// Whole ms, as Date.now gives: durations are stored and shown as integers.
+export const systemClock: Clock = { now: () => Date.now(), monotonic: () => Math.round(performance.now()) };
 
 export interface IdSource {
   next(prefix: string): string;
