@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdtempSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentTool } from '../../src/core/agent/tools';
@@ -54,6 +54,22 @@ describe('paths: links are followed to the end, or refused', () => {
     assert.throws(() => resolveWorkspacePath(root, 'a/up/../x'), /outside the workspace/);
     symlinkSync('loop', join(root, 'loop'));
     assert.throws(() => resolveWorkspacePath(root, 'loop'), /too many symbolic links/);
+  });
+
+  it('a missing folder followed by .. cannot smuggle a link past the check (read, search, write)', async () => {
+    const { root, outside, tool } = setup();
+    writeFileSync(join(outside, 'id_rsa'), 'SECRET KEY');
+    symlinkSync(outside, join(root, 'docs'));
+    // Read as text, `nope/../docs/id_rsa` is `docs/id_rsa`, whose link was never looked at; the kernel refuses it.
+    assert.throws(() => resolveWorkspacePath(root, 'nope/../docs/id_rsa'), /goes up \(\.\.\) out of nope, which does not exist/);
+    await assert.rejects(run(tool('read_file'), { path: 'nope/../docs/id_rsa' }), /which does not exist/);
+    await assert.rejects(run(tool('search_text'), { pattern: 'SECRET', path: 'nope/../docs' }), /which does not exist/);
+    await assert.rejects(run(tool('write_file'), { path: 'nope/../docs/authorized_keys', content: 'x' }), /which does not exist/);
+    assert.equal(existsSync(join(outside, 'authorized_keys')), false);
+    assert.match(tool('write_file').describe({ path: 'nope/../docs/k', content: 'x' }), /refused: .*which does not exist/);
+    // Through the link itself the path is outside, as before; a missing folder without .. after it is still fine.
+    assert.throws(() => resolveWorkspacePath(root, 'docs/id_rsa'), /outside the workspace/);
+    assert.equal(resolveWorkspacePath(root, 'new/dir/f.txt').path, join(realpathSync(root), 'new', 'dir', 'f.txt'));
   });
 
   it('writes do not follow a link swapped in after the check (O_NOFOLLOW)', async () => {

@@ -45,7 +45,11 @@ export function resolveWorkspacePath(root: string, given: string): ResolvedPath 
     try {
       isLink = lstatSync(next).isSymbolicLink();
     } catch {
-      // Missing: nothing below it exists, so no link can redirect the rest.
+      // Missing: nothing below it exists, so no link can redirect the rest, unless the rest climbs back out of it.
+      // The kernel would refuse `missing/../x` (missing does not exist); resolved as text it would become `x`, a
+      // path whose links were never looked at (`missing/../link/secret` read through `link`).
+      if (parts.includes('..'))
+        throw new ToolInputError(`"${given}" goes up (..) out of ${displayPath(realRoot, next)}, which does not exist`);
       done = resolve(next, ...parts);
       break;
     }
