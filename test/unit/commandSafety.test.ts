@@ -67,13 +67,17 @@ describe('the allowlist matches the parsed argument vector', () => {
     assert.match((checkAllowlisted('git diff --output=/x', list, root) as { why: string }).why, /--output/);
   });
 
-  it('paths outside the workspace ask: ls /, ls ../.., a symlink out, ~ and .* globs', () => {
+  it('paths outside the workspace ask: ls /, ls ../.., a symlink out (and up from it), ~ and .* globs', () => {
     for (const c of [
       'ls /',
       'ls ../..',
       'ls src/../..',
       'ls out-link',
       'ls out-link/x',
+      // The kernel goes up from where the link points: out of the workspace, though as text it is back inside.
+      'ls out-link/..',
+      'ls out-link/../sibling',
+      'ls nope/../out-link/x',
       'ls ~',
       'ls ~/x',
       'ls .*',

@@ -1,5 +1,4 @@
-import { realpathSync } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { resolveWorkspacePath } from './workspacePath';
 import { shellWords } from './shellWords';
 
 /**
@@ -103,30 +102,16 @@ function optionValue(word: string): string | undefined {
 }
 
 /**
- * Every non-option word is treated as a possible path: resolved against the
- * workspace (symlinks included, through the nearest existing ancestor) it
- * must stay inside. Words that are not paths (`HEAD~1`, a test name) resolve
- * inside and pass.
+ * Every non-option word is treated as a possible path: resolved against the workspace as the kernel would, link by
+ * link (`link/..` goes up from where the link points, not back to the workspace), it must stay inside. Words that
+ * are not paths (`HEAD~1`, a test name) resolve inside and pass.
  */
 export function outsideWorkspace(root: string, given: string): boolean {
   if (given === '') return false;
-  const abs = isAbsolute(given) ? resolve(given) : resolve(root, given);
-  let realRoot: string;
   try {
-    realRoot = realpathSync(root);
+    resolveWorkspacePath(root, given);
+    return false;
   } catch {
     return true;
-  }
-  let probe = abs;
-  for (;;) {
-    try {
-      const real = realpathSync(probe);
-      const full = resolve(real, relative(probe, abs));
-      return !(full === realRoot || full.startsWith(realRoot + sep));
-    } catch {
-      const parent = resolve(probe, '..');
-      if (parent === probe) return true;
-      probe = parent;
-    }
   }
 }
