@@ -139,7 +139,9 @@ export class SessionLibrary {
 
   /**
    * Imports a Splitpoint log or a plain OpenAI messages array as a new
-   * session. Nothing is written unless the whole input is valid.
+   * session. Nothing is written unless the whole input is valid, except that
+   * a log's incomplete last line (an interrupted write) is left out, as
+   * opening would drop it; the store's `repairs` then says so.
    */
   async importText(text: string, sourceName: string): Promise<{ id: string; store: SessionStore; kind: 'log' | 'messages' }> {
     const id = this.newId();
@@ -148,8 +150,16 @@ export class SessionLibrary {
       const head = text.trimStart();
       const parsed = parseLog(head);
       if (!parsed.ok) throw new SessionCorruptError(sourceName, parsed.line, parsed.reason, undefined);
-      await this.storage.writeAtomic(path, head.endsWith('\n') ? head : `${head}\n`);
-      return { id, store: await this.open(id), kind: 'log' };
+      // Written with a newline, a torn last line would become a damaged line the session could not be opened past.
+      const kept = parsed.torn ? head.slice(0, parsed.torn.keptChars) : head;
+      await this.storage.writeAtomic(path, kept.endsWith('\n') ? kept : `${kept}\n`);
+      const store = await this.open(id);
+      if (parsed.torn) {
+        store.repairs.push(
+          `the import left out the incomplete last line ${parsed.torn.line} of ${sourceName} (an interrupted write); that file is unchanged`,
+        );
+      }
+      return { id, store, kind: 'log' };
     }
     let raw: unknown;
     try {

@@ -2,6 +2,25 @@ import { constants, promises as fs } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SessionStorage } from '../core/session/storage';
 
+/** How files are opened; tests pass one whose handles write fewer bytes per call. */
+export type OpenFile = (path: string, flags: string | number) => Promise<fs.FileHandle>;
+
+/**
+ * Writes every byte of the text. One write call may write fewer bytes than
+ * asked (Linux on a nearly full disk) without an error, so this loops; a call
+ * that writes nothing is an error rather than a silently shorter file.
+ */
+export async function writeAll(fh: fs.FileHandle, text: string, path: string): Promise<void> {
+  const buf = Buffer.from(text, 'utf8');
+  for (let off = 0; off < buf.length;) {
+    const { bytesWritten } = await fh.write(buf, off, buf.length - off);
+    if (!(bytesWritten > 0)) {
+      throw new Error(`Writing ${path} stopped after ${off} of ${buf.length} bytes (is the disk full?)`);
+    }
+    off += bytesWritten;
+  }
+}
+
 /**
  * Session storage on the local filesystem, shared by the CLI and the extension
  * host (whose storage folders are local paths). Appends are fsynced; whole-file
@@ -9,6 +28,8 @@ import type { SessionStorage } from '../core/session/storage';
  * file, never half of one.
  */
 export class NodeFileStorage implements SessionStorage {
+  constructor(private readonly open: OpenFile = (path, flags) => fs.open(path, flags)) {}
+
   async read(path: string): Promise<string | undefined> {
     try {
       return await fs.readFile(path, 'utf8');
@@ -19,10 +40,10 @@ export class NodeFileStorage implements SessionStorage {
   }
 
   async append(path: string, text: string): Promise<void> {
-    const fh = await fs.open(path, constants.O_WRONLY | constants.O_APPEND);
+    const fh = await this.open(path, constants.O_WRONLY | constants.O_APPEND);
     const sizeBefore = (await fh.stat()).size;
     try {
-      await fh.write(text);
+      await writeAll(fh, text, path);
       await fh.datasync();
     } catch (err) {
       // A partial line would make every later line unreadable: cut it off again.
@@ -36,13 +57,17 @@ export class NodeFileStorage implements SessionStorage {
   async writeAtomic(path: string, text: string): Promise<void> {
     await fs.mkdir(dirname(path), { recursive: true });
     const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
-    const fh = await fs.open(tmp, 'w');
+    const fh = await this.open(tmp, 'w');
     try {
-      await fh.write(text);
+      await writeAll(fh, text, tmp);
       await fh.sync();
-    } finally {
-      await fh.close();
+    } catch (err) {
+      // Never rename a short file over the real one.
+      await fh.close().catch(() => undefined);
+      await fs.unlink(tmp).catch(() => undefined);
+      throw err;
     }
+    await fh.close();
     await fs.rename(tmp, path);
   }
 
@@ -56,13 +81,16 @@ export class NodeFileStorage implements SessionStorage {
   async create(path: string, text: string): Promise<void> {
     await fs.mkdir(dirname(path), { recursive: true });
     const tmp = `${path}.${process.pid}.${Date.now()}.creating`;
-    const fh = await fs.open(tmp, 'wx');
+    const fh = await this.open(tmp, 'wx');
     try {
-      await fh.write(text);
+      await writeAll(fh, text, tmp);
       await fh.sync();
-    } finally {
-      await fh.close();
+    } catch (err) {
+      await fh.close().catch(() => undefined);
+      await fs.unlink(tmp).catch(() => undefined);
+      throw err;
     }
+    await fh.close();
     try {
       await fs.link(tmp, path);
     } finally {

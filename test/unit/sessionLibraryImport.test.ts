@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { SessionLibrary } from '../../src/host/sessionLibrary';
+import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
+
+describe('SessionLibrary.importText: a log whose last line is torn', () => {
+  const make = () => {
+    const storage = new MemoryStorage();
+    return { storage, lib: new SessionLibrary(storage, '/ws/sessions', fixedClock(), counterIds()) };
+  };
+
+  /** A valid two-message log, written by the library itself. */
+  async function validLog(storage: MemoryStorage, lib: SessionLibrary): Promise<string> {
+    const { store } = await lib.create('src');
+    await store.append({ role: 'user', content: 'hello' });
+    await store.append({ role: 'assistant', content: 'hi there' });
+    const text = (await storage.read(store.path))!;
+    assert.ok(text.endsWith('\n'));
+    return text;
+  }
+
+  it('imports the intact lines, says the last line was left out, and the session opens again', async () => {
+    const { storage, lib } = make();
+    const intact = await validLog(storage, lib);
+    const torn = intact + '{"type":"message","message":{"role":"user","cont';
+    const imported = await lib.importText(torn, '/tmp/torn.jsonl');
+    assert.equal(imported.kind, 'log');
+    assert.equal(imported.store.snapshot.messages.length, 2);
+    assert.equal(await storage.read(imported.store.path), intact, 'only the intact part was written');
+    assert.equal(imported.store.repairs.length, 1);
+    assert.match(imported.store.repairs[0]!, /left out the incomplete last line 4 of \/tmp\/torn\.jsonl/);
+    lib.invalidate(imported.id);
+    const reopened = await lib.open(imported.id);
+    assert.equal(reopened.snapshot.messages.length, 2);
+    assert.deepEqual(reopened.repairs, [], 'the written file is clean');
+    const entry = (await lib.list()).find((e) => e.id === imported.id);
+    assert.ok(entry && !entry.damaged, 'listed as a healthy session');
+  });
+
+  it('a log that is whole imports with no repair note', async () => {
+    const { storage, lib } = make();
+    const intact = await validLog(storage, lib);
+    const imported = await lib.importText(intact.slice(0, -1), '/tmp/unterminated.jsonl');
+    assert.equal(await storage.read(imported.store.path), intact);
+    assert.deepEqual(imported.store.repairs, []);
+  });
+});
