@@ -36,6 +36,11 @@ export interface MessageMeta {
 
 export type StoredMessage = ChatMessage & MessageMeta;
 
+/** A compaction's summary: sent with the user role, but not the user's message, nor in the log. */
+export function isSummaryMessage(m: ChatMessage): boolean {
+  return (m as Partial<StoredMessage>).kind === 'summary';
+}
+
 /** Strips the bookkeeping so the message can be sent to a server. */
 export function toWire(m: StoredMessage): ChatMessage {
   switch (m.role) {

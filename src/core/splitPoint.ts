@@ -1,4 +1,4 @@
-import type { ChatMessage, StoredMessage } from './messages';
+import { isSummaryMessage, type ChatMessage, type StoredMessage } from './messages';
 import { splitIntoTurns, userMessageIndices } from './turns';
 
 /**
@@ -76,6 +76,17 @@ export function frameEnd(messages: readonly ChatMessage[]): number {
   return i;
 }
 
+/**
+ * The first index a tail may start at: after the frame, and after the summary in force. Re-compaction folds that
+ * summary into the head; a tail from before it would name a kept message, or the summary itself, whose place in the
+ * log is followed by the originals it summarised, so adopting would bring them back (or be refused as stale).
+ */
+export function tailFloor(messages: readonly ChatMessage[]): number {
+  const start = frameEnd(messages);
+  for (let i = messages.length - 1; i >= start; i--) if (isSummaryMessage(messages[i]!)) return i + 1;
+  return start;
+}
+
 function range(from: number, to: number): number[] {
   const out: number[] = [];
   for (let i = from; i < to; i++) out.push(i);
@@ -91,7 +102,7 @@ function contiguous(strategy: SplitResult['strategy'], messages: readonly ChatMe
  * the head and the server would reject the orphan. Move back to the call.
  */
 export function safeBoundaryAtOrBefore(messages: readonly ChatMessage[], index: number): number {
-  const floor = frameEnd(messages);
+  const floor = tailFloor(messages);
   let i = Math.min(index, messages.length);
   while (i > floor && i < messages.length && messages[i]!.role === 'tool') i--;
   return Math.max(i, floor);
@@ -141,8 +152,8 @@ export function splitPreserveUserMessages(input: SplitInput, opts: UserMessagesO
  */
 export function splitTokenFraction(input: SplitInput, opts: TokenFractionOptions = DEFAULT_SPLIT_OPTIONS.tokenFraction): SplitResult {
   const { messages, tokens } = input;
-  const start = frameEnd(messages);
-  if (start >= messages.length) return contiguous('token-fraction', messages, messages.length, 'nothing to compact');
+  if (frameEnd(messages) >= messages.length) return contiguous('token-fraction', messages, messages.length, 'nothing to compact');
+  const start = tailFloor(messages);
   let total = 0;
   for (let i = 0; i < messages.length; i++) total += tokens[i]!;
   const goal = opts.fraction * total;
@@ -195,7 +206,8 @@ export interface RecentTurnsResult extends SplitResult {
 export function splitRecentTurns(input: SplitInput, opts: RecentTurnsOptions): RecentTurnsResult {
   const { messages, tokens } = input;
   const budget = turnBudget(opts);
-  const turns = splitIntoTurns(messages).filter((t) => t.start >= frameEnd(messages));
+  const floor = tailFloor(messages);
+  const turns = splitIntoTurns(messages).filter((t) => t.start >= floor);
   if (turns.length === 0) {
     const base = contiguous('recent-turns', messages, messages.length, 'no user turns: everything after the frame is summarised');
     return { ...base, turnBudget: budget, overBudgetTurnStarts: [] };
@@ -224,7 +236,7 @@ export type SnapTo = 'user' | 'message';
  * not orphan a tool result). Ties go to the later boundary, which compacts more.
  */
 export function splitManual(messages: readonly ChatMessage[], requested: number, snap: SnapTo): SplitResult {
-  const start = frameEnd(messages);
+  const start = tailFloor(messages);
   const want = Math.min(Math.max(requested, start), messages.length);
   const allowed = allowedBoundaries(messages, snap);
   let best = messages.length;
@@ -241,10 +253,11 @@ export function splitManual(messages: readonly ChatMessage[], requested: number,
 
 /**
  * Every tail start the given snap mode allows, ascending. Always includes
- * messages.length (compact everything) and, for 'message' mode, the frame end.
+ * messages.length (compact everything) and, for 'message' mode, the tail floor
+ * (after the frame and after the summary in force).
  */
 export function allowedBoundaries(messages: readonly ChatMessage[], snap: SnapTo): number[] {
-  const start = frameEnd(messages);
+  const start = tailFloor(messages);
   const out: number[] = [];
   for (let i = start; i < messages.length; i++) {
     const m = messages[i]!;

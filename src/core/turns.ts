@@ -1,4 +1,4 @@
-import type { ChatMessage } from './messages';
+import { isSummaryMessage, type ChatMessage } from './messages';
 
 /**
  * A turn is one user message plus everything generated in response, up to the
@@ -15,18 +15,19 @@ export interface Turn {
 export function splitIntoTurns(messages: readonly ChatMessage[]): Turn[] {
   const turns: Turn[] = [];
   for (let i = 0; i < messages.length; i++) {
-    if (messages[i]!.role !== 'user') continue;
+    // A summary has the user role but opens no turn: it is what the user's earlier turns came to.
+    if (messages[i]!.role !== 'user' || isSummaryMessage(messages[i]!)) continue;
     if (turns.length > 0) turns[turns.length - 1]!.end = i;
     turns.push({ start: i, end: messages.length });
   }
   return turns;
 }
 
-/** Indices of all user messages, oldest first. */
+/** Indices of all the user's messages (not summaries), oldest first. */
 export function userMessageIndices(messages: readonly ChatMessage[]): number[] {
   const out: number[] = [];
   messages.forEach((m, i) => {
-    if (m.role === 'user') out.push(i);
+    if (m.role === 'user' && !isSummaryMessage(m)) out.push(i);
   });
   return out;
 }

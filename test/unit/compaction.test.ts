@@ -12,6 +12,7 @@ import { countOpenItems } from '../../src/core/compaction/checks';
 import { SessionStore } from '../../src/core/session/sessionStore';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { TokenLedger } from '../../src/core/tokens/tokenLedger';
+import { allowedBoundaries, planSplit, type SplitChoice } from '../../src/core/splitPoint';
 import { unlimited } from '../../src/core/ports';
 import type { LimiterPort, ToolSpec } from '../../src/core/ports';
 import { FakeModel } from './helpers/fakeModel';
@@ -350,6 +351,61 @@ describe('parallel block compaction', () => {
     // undo peels every layer back to the originals
     for (let i = 0; i < 4; i++) await store.undoCompaction();
     assert.equal(store.active().compaction, undefined);
+  });
+
+  it('a summary is not a user message: after a user-messages compaction the next one folds it in and adopts cleanly', async () => {
+    const { store } = await sessionWith(6);
+    const ledger = new TokenLedger(counter);
+    const compact = async (choice: SplitChoice) => {
+      const snap = snapshotSession(store, ledger, choice, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+      const pc = createCompaction(snap, settings(), deps(new FakeModel()));
+      await pc.start();
+      return { snap, record: await pc.adopt(store) };
+    };
+    const first = await compact({ strategy: 'user-messages' });
+    const s1 = first.record.summary.id;
+    await store.append({ role: 'user', content: 'Turn 6: now rename parseHeader.' });
+    await store.append({ role: 'assistant', content: 'Renamed.' });
+    const second = await compact({ strategy: 'user-messages' });
+    const at = second.snap.context.findIndex((m) => m.id === s1);
+    assert.ok(second.snap.split.headIndices.includes(at), 'the first summary is in the head, folded into the second');
+    assert.ok(!second.record.keptIds.includes(s1), 'and never kept as if the user had written it');
+    const active = store.active().messages;
+    assert.deepEqual(
+      active.filter((m) => m.role === 'user' && m.kind !== 'summary').map((m) => (m.content ?? '').slice(0, 7)),
+      ['Turn 0:', 'Turn 1:', 'Turn 2:', 'Turn 3:', 'Turn 4:', 'Turn 5:', 'Turn 6:'],
+    );
+    assert.equal(active.filter((m) => m.kind === 'summary').length, 1);
+    // No split may start the tail at or before the summary in force: the log holds its originals there.
+    await store.append({ role: 'user', content: 'Turn 7: and add a test.' });
+    const ctx = store.active().messages;
+    const summaryAt = ctx.findIndex((m) => m.kind === 'summary');
+    const tokens = new TokenLedger(counter).countAll(ctx);
+    for (const choice of [
+      { strategy: 'token-fraction' },
+      { strategy: 'recent-turns' },
+      { manualIndex: 1 },
+      { manualIndex: summaryAt },
+    ] as const) {
+      const { split } = planSplit({ messages: ctx, tokens }, choice, 200_000, 4096);
+      assert.ok(split.tailStartIndex > summaryAt, `${JSON.stringify(choice)}: tail starts at ${split.tailStartIndex}`);
+    }
+    assert.ok(allowedBoundaries(ctx, 'message').every((b) => b > summaryAt));
+  });
+
+  it('a compaction of nothing but the summary before it leaves later messages in the context', async () => {
+    const { store } = await sessionWith(4);
+    const ledger = new TokenLedger(counter);
+    for (let layer = 0; layer < 2; layer++) {
+      // Dragged to the end: compact everything, the second time with nothing new since the first.
+      const n = store.active().messages.length;
+      const snap = snapshotSession(store, ledger, { manualIndex: n }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+      const pc = createCompaction(snap, settings(), deps(new FakeModel()));
+      await pc.start();
+      await pc.adopt(store);
+    }
+    await store.append({ role: 'user', content: 'What next?' });
+    assert.equal(store.active().messages.at(-1)?.content, 'What next?', 'the new message is sent to the model');
   });
 
   it('flags a drop in open loops and checks pins survive', async () => {

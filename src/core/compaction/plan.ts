@@ -1,4 +1,4 @@
-import type { ChatMessage, StoredMessage } from '../messages';
+import { isSummaryMessage, type StoredMessage } from '../messages';
 import type { SplitResult } from '../splitPoint';
 import type { PinItem } from '../session/schema';
 import type { ToolSpec } from '../ports';
@@ -132,9 +132,7 @@ export interface CompactionPlan {
   choice: PlanChoice | undefined;
 }
 
-export function isSummary(m: ChatMessage): boolean {
-  return (m as Partial<StoredMessage>).kind === 'summary';
-}
+export const isSummary = isSummaryMessage;
 
 function forcedOf(s: CompactionSettings): PlanForced {
   const f: PlanForced = {};

@@ -167,14 +167,28 @@ export function activeContext(state: SessionState, index?: Map<string, number>):
   }
   for (const id of c.keptIds) push(state.messages[idx.get(id)!]!, 'kept');
   push(c.summary, 'summary');
+  const seen = lastSeenIndex(state, idx);
   let from: number;
   if (c.tailStartId !== null) from = idx.get(c.tailStartId)!;
-  else if (c.lastSnapshotId !== null && idx.has(c.lastSnapshotId)) from = idx.get(c.lastSnapshotId)! + 1;
+  else if (seen !== undefined) from = seen + 1;
   else from = state.messages.length;
   const tail = state.messages.slice(Math.max(from, i));
-  const preservedEnd = c.lastSnapshotId !== null && idx.has(c.lastSnapshotId) ? idx.get(c.lastSnapshotId)! + 1 - Math.max(from, i) : 0;
+  const preservedEnd = seen !== undefined ? seen + 1 - Math.max(from, i) : 0;
   for (const m of c.turnBudget ? capPreservedTurns(tail, preservedEnd, c.turnBudget) : tail) push(m, 'tail');
   return pairToolCalls({ messages: out, origins, compaction: c });
+}
+
+/**
+ * The log index of the last message the compaction in force saw. A snapshot that ended in the summary before it (a
+ * second compaction with nothing new since the first) names that summary, which is not in the log: what it saw last
+ * is then what that earlier compaction saw last. Undefined when the compaction saw no logged message.
+ */
+function lastSeenIndex(state: SessionState, idx: Map<string, number>): number | undefined {
+  const layers = state.compactions;
+  let id = layers[layers.length - 1]?.lastSnapshotId ?? null;
+  for (let k = layers.length - 2; id !== null && !idx.has(id) && k >= 0; k--)
+    if (layers[k]!.summary.id === id) id = layers[k]!.lastSnapshotId;
+  return id !== null ? idx.get(id) : undefined;
 }
 
 export const INTERRUPTED_RESULT =
