@@ -246,6 +246,8 @@ export class BackgroundCompaction {
   cancel(): void {
     this.abort.abort();
     this.current.cancel();
+    // Settled but not yet applied (accepted by the judge, adopted at the agent's next step): the user's cancel wins.
+    if (this.settledOutcome && this.settledOutcome.kind !== 'cancelled') this.settledOutcome = { kind: 'cancelled' };
     this.notifyStep();
     // Never begun: `done` settles as cancelled, and no worker starts.
     this.start();
