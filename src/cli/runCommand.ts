@@ -21,6 +21,7 @@ import { DEFAULT_THRESHOLDS, validateThresholds } from '../core/triggers';
 import { NodeFileStorage } from '../node/fileStorage';
 import { fileSpill, nodeWorkspaceTools } from '../node/tools';
 import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
+import { escapeControls } from '../protocol/commandText';
 import { intOption, oneOf, parseCommandArgs, requireString, UsageError } from './args';
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
 import type { CliIO } from './io';
@@ -162,13 +163,18 @@ function approvals(yes: boolean): ApprovalPort {
     async request(call) {
       const rl = createInterface({ input: process.stdin, output: process.stderr });
       try {
-        const answer = await rl.question(`Allow ${call.summary}? [y/N] `);
+        const answer = await rl.question(approvalPrompt(call.summary));
         return /^y(es)?$/i.test(answer.trim()) ? { approved: true } : { approved: false, reason: 'rejected at the prompt' };
       } finally {
         rl.close();
       }
     },
   };
+}
+
+/** The terminal question for an approval: control characters in the summary (the command) are shown escaped, never run by the terminal. */
+export function approvalPrompt(summary: string): string {
+  return `Allow ${escapeControls(summary)}? [y/N] `;
 }
 
 /** What the headless run prints for each agent event (a table, so a new event type is a compile error here). */

@@ -10,6 +10,7 @@ import { TokenLedger } from '../core/tokens/tokenLedger';
 import { BackgroundCounter, primeCounts } from '../node/backgroundCounter';
 import { NodeFileStorage } from '../node/fileStorage';
 import { fileSpill } from '../node/tools';
+import { approvalNotice } from '../protocol/commandText';
 import type { HostToWebview, SessionListItem, ViewSnapshot, WebviewToHost } from '../protocol/messages';
 import { readVscodeSettings, updateSetting } from './config';
 import { DiffView } from './diffView';
@@ -168,12 +169,12 @@ export class SplitpointHost implements vscode.Disposable {
   private listCache: SessionListItem[] = [];
 
   private describeSessions(store: SessionStore): { session: SessionListItem; sessions: SessionListItem[] } {
-    const current: SessionListItem = {
-      id: this.activeId ?? store.id,
-      title: store.snapshot.title ?? titleOf(store),
-      createdAt: store.snapshot.createdAt,
-      messageCount: store.snapshot.messages.length,
-    };
+    const { title, createdAt, messages } = store.snapshot;
+    const id = this.activeId ?? store.id;
+    const listed = this.listCache.find((s) => s.id === id);
+    // As listed (the size too), but last used when the log's latest time was listed or at a message written since.
+    const lastUsedAt = messages.reduce((t, m) => Math.max(t, m.timestamp), listed?.lastUsedAt ?? createdAt);
+    const current = { ...listed, id, title: title ?? titleOf(store), createdAt, messageCount: messages.length, lastUsedAt };
     const sessions = this.listCache.map((s) => (s.id === current.id ? current : s));
     if (!sessions.some((s) => s.id === current.id)) sessions.unshift(current);
     return { session: current, sessions };
@@ -182,7 +183,7 @@ export class SplitpointHost implements vscode.Disposable {
   private async refreshList(): Promise<void> {
     if (!this.library) return;
     if (this.activeId) this.library.invalidate(this.activeId);
-    this.listCache = (await this.library.list()).map(({ id, title, createdAt, messageCount }) => ({ id, title, createdAt, messageCount }));
+    this.listCache = (await this.library.list()).map(({ path: _path, damaged: _damaged, ...item }) => item);
   }
 
   private async attach(id: string, store: SessionStore): Promise<SessionController> {
@@ -226,8 +227,8 @@ export class SplitpointHost implements vscode.Disposable {
       onApprovalAsked: (v) => {
         if (v.path) void this.diff?.show(v.callId);
         if (this.view.visible) return;
-        const what = v.command ? `run "${v.command}"` : v.summary;
-        void vscode.window.showInformationMessage(`Splitpoint wants to ${what}.`, 'Show', 'Approve', 'Reject').then((a) => {
+        const notice = approvalNotice(v);
+        void vscode.window.showInformationMessage(notice.text, ...notice.actions).then((a) => {
           if (a === 'Approve') controller.broker.approve(v.callId);
           else if (a === 'Reject') controller.broker.reject(v.callId, null);
           else if (a === 'Show') void vscode.commands.executeCommand('splitpoint.open');

@@ -1,4 +1,5 @@
 /** One chat message as an article (markdown, tool output, calls, archived originals), and the approval cards. */
+import { commandParts } from '../../src/protocol/commandText';
 import { formatTokens, type ApprovalView, type ViewMessage } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { button, h } from '../dom';
@@ -136,7 +137,7 @@ export function preview(m: ViewMessage): string {
 export function approvalCard(a: ApprovalView): HTMLElement {
   const card = h('div', { class: 'approval', role: 'group', 'aria-label': `Approve ${a.tool}?`, 'data-call': a.callId });
   card.append(h('div', { class: 'ap-head' }, h('strong', { text: a.tool }), h('span', { text: ` ${a.summary}` })));
-  if (a.command) card.append(h('pre', { class: 'ap-command' }, h('code', { text: a.command })));
+  if (a.command) card.append(h('pre', { class: 'ap-command' }, h('code', null, ...commandView(a.command))));
   if (a.path) card.append(h('div', { class: 'ap-path', text: a.path }));
   if (a.diff) card.append(diffView(a.diff));
   const reason = h('input', {
@@ -164,6 +165,13 @@ export function approvalCard(a: ApprovalView): HTMLElement {
   });
   card.append(h('div', { class: 'row' }, ok, no, reason));
   return card;
+}
+
+/** Wrapped, with line breaks, control characters and long blank runs shown as marked stand-ins (src/protocol/commandText.ts). */
+function commandView(command: string): (HTMLElement | string)[] {
+  return commandParts(command).map((p) =>
+    p.hidden === undefined ? p.text : h('span', { class: 'ap-mark', title: p.hidden, text: p.text }),
+  );
 }
 
 function diffView(diff: string): HTMLElement {

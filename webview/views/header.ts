@@ -35,7 +35,7 @@ export class Header {
     const s = this.ctx.model.snap;
     if (!s) return;
     const list = s.sessions.some((x) => x.id === s.session.id) ? s.sessions : [s.session, ...s.sessions];
-    const key = list.map((x) => `${x.id}:${x.title}:${x.messageCount}:${x.lastUsedAt ?? ''}`).join('|');
+    const key = list.map((x) => `${x.id}:${x.title}:${x.messageCount}:${x.lastUsedAt ?? ''}:${x.bytes ?? ''}`).join('|');
     if (key !== this.key) {
       this.key = key;
       clear(this.sessions);
@@ -70,8 +70,9 @@ export function sessionDescription(x: SessionListItem, now: number): string {
   const parts = [`${x.messageCount} message${x.messageCount === 1 ? '' : 's'}`];
   if (x.bytes !== undefined)
     parts.push(x.bytes >= 1024 * 1024 ? `${(x.bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.max(1, Math.round(x.bytes / 1024))} KB`);
-  const t = x.lastUsedAt ?? x.createdAt;
-  if (t > 0) parts.push(`used ${ago(now - t)}`);
+  // Without a last use the creation time is all there is, and it is named as such.
+  if (x.lastUsedAt !== undefined && x.lastUsedAt > 0) parts.push(`used ${ago(now - x.lastUsedAt)}`);
+  else if (x.createdAt > 0) parts.push(`created ${ago(now - x.createdAt)}`);
   return parts.join(' · ');
 }
 
