@@ -408,6 +408,34 @@ describe('parallel block compaction', () => {
     assert.equal(store.active().messages.at(-1)?.content, 'What next?', 'the new message is sent to the model');
   });
 
+  it('at the depth cap the summary is measured against what adoption removes: the head and the summary carried over', async () => {
+    const { store } = await sessionWith(8);
+    const ledger = new TokenLedger(counter);
+    const run = async (answer: string) => {
+      const snap = snapshotSession(store, ledger, { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+      const pc = createCompaction(snap, settings({ maxDepth: 1 }), deps(new FakeModel(() => answer)));
+      await pc.start();
+      return pc;
+    };
+    // A long first summary, then a short one of a head smaller than it.
+    await (await run(`Decisions: ${'kept parseHeader strict; '.repeat(120)}`)).adopt(store);
+    await store.append({ role: 'user', content: 'Turn 8: one more fix.' });
+    await store.append({ role: 'assistant', content: 'Fixed.' });
+    await store.append({ role: 'user', content: 'Turn 9: and another.' });
+    await store.append({ role: 'assistant', content: 'Done.' });
+    const pc = await run('Short: patched parseHeader.');
+    const carried = pc.plan.carriedSummaryIndex;
+    assert.notEqual(carried, undefined, 'the first summary is carried verbatim (depth cap 1)');
+    const carriedTokens = pc.plan.snapshot.tokens[carried!]!;
+    assert.equal(pc.plan.replacedTokens, pc.plan.headTokens + carriedTokens);
+    // The merged summary holds the carried one word for word, so it is bigger than the head alone; it still shrinks the context.
+    assert.ok(pc.summaryTokens() >= pc.plan.headTokens, `summary ${pc.summaryTokens()} against head ${pc.plan.headTokens}`);
+    assert.ok(pc.summaryTokens() < pc.plan.replacedTokens);
+    assert.equal(pc.checks().grows, false);
+    assert.equal(pc.totals().headTokens, pc.plan.replacedTokens);
+    await pc.adopt(store);
+  });
+
   it('flags a drop in open loops and checks pins survive', async () => {
     const { store } = await sessionWith(6);
     await store.setPins([{ id: 'p1', text: 'Never drop the users table', kind: 'constraint', source: 'user', createdAt: 1 }]);

@@ -78,12 +78,12 @@ export function totalsOf(
 ): CompactionTotals {
   const sum = (f: (st: BlockStats) => number) => views.reduce((a, v) => a + (v.stats ? f(v.stats) : 0), 0);
   return {
-    headTokens: plan.headTokens,
+    headTokens: plan.replacedTokens,
     summaryTokens: o.summaryTokens,
     inputTokens: sum((st) => st.inputTokens),
     outputTokens: sum((st) => st.outputTokens),
     cachedTokens: knownSum(cachedTokensOf(views.flatMap((v) => (v.stats ? [v.stats] : [])))),
-    compressionRatio: o.summaryTokens > 0 ? plan.headTokens / o.summaryTokens : 0,
+    compressionRatio: o.summaryTokens > 0 ? plan.replacedTokens / o.summaryTokens : 0,
     wallMs: o.wallMs,
     requests: o.requests,
     maxInFlight: o.maxInFlight,

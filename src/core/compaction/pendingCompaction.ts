@@ -126,7 +126,7 @@ export class PendingCompaction {
       type: 'planned',
       compactionId: this.id,
       blocks: this.blocks.map((b) => ({ ...b })),
-      headTokens: this.plan.headTokens,
+      headTokens: this.plan.replacedTokens,
       layout: this.plan.settings.layout,
       mode: this.plan.settings.mode,
       focus: this.focus,
@@ -342,7 +342,7 @@ export class PendingCompaction {
     const ctx = this.plan.snapshot.context;
     const head = this.plan.snapshot.split.headIndices.map((i) => ctx[i]!);
     return survivalChecks(head, this.projectedContext(), this.summaryText(), pins, {
-      headTokens: this.plan.headTokens,
+      headTokens: this.plan.replacedTokens,
       summaryTokens: this.summaryTokens(),
     });
   }

@@ -121,6 +121,11 @@ export interface CompactionPlan {
   settings: ResolvedSettings;
   blocks: Block[];
   headTokens: number;
+  /**
+   * What adoption takes out of the context: the head, and the earlier summary carried verbatim into the new one.
+   * The new summary's size is measured against this (the check that it shrinks the context, the ratio shown).
+   */
+  replacedTokens: number;
   /** Depth the adopted summary will have. */
   depth: number;
   /** Earlier summary carried verbatim because re-summarising it would pass maxDepth. */
@@ -152,7 +157,8 @@ export function planCompaction(snapshot: CompactionSnapshot, settings: Compactio
   const head = split.headIndices.filter((i) => i !== carried);
   const headTokens = head.reduce((s, i) => s + tokens[i]!, 0);
   const depth = !foldsSummary ? 1 : overCap ? snapshot.priorDepth : snapshot.priorDepth + 1;
-  const base = { snapshot, headTokens, depth, carriedSummaryIndex: carried };
+  const replacedTokens = headTokens + (carried !== undefined ? tokens[carried]! : 0);
+  const base = { snapshot, headTokens, replacedTokens, depth, carriedSummaryIndex: carried };
   if (head.length === 0) {
     const resolved = {
       ...settings,
