@@ -270,7 +270,8 @@ export class BackgroundCompaction {
       }
       // A summary no smaller than what it replaces is never adopted automatically.
       if (this.current.checks().grows) {
-        const sizes = `the summary (${this.current.summaryTokens()} tokens) is not smaller than the ${this.current.plan.replacedTokens} tokens it would replace`;
+        const { replacedTokens } = this.current.plan;
+        const sizes = `the summary (${this.current.summaryTokens()} tokens) is not smaller than the ${replacedTokens} tokens it would replace`;
         return { kind: 'failed', reason: `${sizes}; try larger blocks or a later split` };
       }
       if (!this.settings.judge.enabled) return { kind: 'accepted', pending: this.current, verdict: undefined };
