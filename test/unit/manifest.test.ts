@@ -83,6 +83,17 @@ describe('extension manifest', () => {
     assert.equal(pkg.capabilities.virtualWorkspaces.supported, false);
   });
 
+  it('lets no workspace, trusted or not, choose where the API key goes or what runs without asking', () => {
+    // VS Code ignores a machine-scoped setting in a workspace's settings: a cloned repo's .vscode/settings.json cannot
+    // send the key to its own server, allowlist `sh`, turn the sandbox off or pass itself more of the environment.
+    const props = pkg.contributes.configuration.properties as Record<string, { scope?: string }>;
+    const decisive = Object.keys(props).filter((k) =>
+      /endpoints?$|caFile$|^splitpoint\.tools\.(commandAllowlist|commandEnv|sandbox|allowNetwork)$/.test(k),
+    );
+    assert.equal(decisive.length, 9, decisive.join(', '));
+    for (const k of decisive) assert.equal(props[k]!.scope, 'machine', k);
+  });
+
   it('is a real manifest: engine, main, no eager activation, a webview view in its own container', () => {
     assert.equal(pkg.name, 'splitpoint');
     assert.equal(pkg.engines.vscode, '^1.100.0');
