@@ -269,6 +269,8 @@ export class UserCompactions {
     this.dropOwned();
     try {
       const undone = await store.undoCompaction();
+      // The panel would still say "adopted" of the compaction just undone.
+      this.d.post(this.d.tracker.clearIfDone());
       this.d.log.info(`[${store.id}] undid compaction ${undone.id}`);
       this.d.notice('info', `Undid the last compaction; ${store.snapshot.compactions.length} still in force.`);
     } catch (err) {

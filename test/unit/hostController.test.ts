@@ -278,6 +278,9 @@ describe('host: session controller (fake model, memory storage)', () => {
     await c.handle({ type: 'undo' });
     assert.equal(lastSnapshot(posted).compactionDepth, 0);
     assert.equal(lastSnapshot(posted).messages.length, 13);
+    // The panel no longer says "adopted" of the compaction just undone: the last word on it, snapshot or delta, is none.
+    const panel = posted.filter((m) => m.type === 'snapshot' || m.type === 'compaction').pop()!;
+    assert.equal(panel.type === 'snapshot' ? panel.snapshot.compaction : panel.compaction, null);
   });
 
   // The review editor's and the side bar's Keep pins a fact while the compaction is open: the first pin puts the pinned
