@@ -17,7 +17,7 @@ export function mergeSummaries(
   meta: { firstIndex: number; lastIndex: number; messageCount: number; focus: string | undefined; carried: string | undefined },
 ): string {
   const lines = [
-    `${SUMMARY_HEADER}: ${meta.messageCount} messages (#${meta.firstIndex}–#${meta.lastIndex}) ` +
+    `${SUMMARY_HEADER}: ${meta.messageCount} message${meta.messageCount === 1 ? '' : 's'} (#${meta.firstIndex}–#${meta.lastIndex}) ` +
       `compacted in ${parts.length} part${parts.length === 1 ? '' : 's'}. ` +
       'The original messages are archived; call the recall tool with keywords to get their exact text.]',
   ];
