@@ -325,17 +325,21 @@ export class BackgroundCompaction {
       const lastUser = [...this.snapshot.context].reverse().find((m) => m.role === 'user' && m.kind === 'normal');
       steps = lastUser ? [lastUser] : [];
     }
+    let verdict: Verdict;
     try {
-      const verdict = await runJudge(this.deps.judge, this.current.summaryText(), steps, this.snapshot.context.length, {
+      verdict = await runJudge(this.deps.judge, this.current.summaryText(), steps, this.snapshot.context.length, {
         threshold: this.settings.judge.threshold,
         signal: this.abort.signal,
         modelName: this.settings.judge.model,
       });
-      this.deps.emit({ type: 'judge-verdict', compactionId: this.current.id, attempt, verdict, nextSteps: steps.length });
-      await this.deps.store.recordVerdict(this.current.id, attempt, verdict);
-      return verdict;
     } catch {
+      // runJudge throws only when cancelled; a failed judge request is a verdict of kind 'error'.
       return undefined;
     }
+    this.deps.emit({ type: 'judge-verdict', compactionId: this.current.id, attempt, verdict, nextSteps: steps.length });
+    // Not caught here: a verdict the log could not keep ends the run as failed, with the storage's message, not as
+    // a silent cancel that left the panel showing a ready summary nothing would adopt.
+    await this.deps.store.recordVerdict(this.current.id, attempt, verdict);
+    return verdict;
   }
 }
