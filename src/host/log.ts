@@ -18,15 +18,7 @@ export function preview(text: string, max = 40): string {
   return one.length <= max ? JSON.stringify(one) : `${JSON.stringify(one.slice(0, max))}… (${one.length} chars)`;
 }
 
-/**
- * Removes anything that looks like a bearer token or API key from a message
- * before it is logged or shown (servers sometimes echo the Authorization header).
- */
-export function redactSecrets(text: string, secrets: readonly string[] = []): string {
-  let out = text.replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, '$1[redacted]').replace(/\b(sk-[A-Za-z0-9_-]{8,})/g, '[redacted]');
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('[redacted]');
-  return out;
-}
+export { redactSecrets } from '../llm/redact';
 
 export class MemoryLog implements HostLog {
   readonly lines: string[] = [];

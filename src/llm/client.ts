@@ -14,6 +14,7 @@ import { parseModelList } from './models';
 import { DEFAULT_RETRY_POLICY, type RetryInfo, type RetryPolicy, type Sleep, withRetry } from './retry';
 import { createSdk, type SdkClient } from './sdk';
 import { sharedPacedFetch, type PacedRequestInit } from './pacedFetch';
+import { redactSecrets } from './redact';
 import { replyCaps } from './replyLimits';
 import { RequestTimer } from './requestTimer';
 import { readChatStream, readJsonBody } from './streamReader';
@@ -131,10 +132,16 @@ export class VllmClient implements ModelClient {
     } catch (e) {
       if (e instanceof ToolsUnsupportedError && hasTools && mode === 'native' && this.opts.toolProtocol !== 'native') {
         this.switchToText(e.message);
-        return this.chatWithRetry(model, req, opts, 'text');
+        return this.chatWithRetry(model, req, opts, 'text').catch((again: unknown) => Promise.reject(this.redacted(again)));
       }
-      throw e;
+      throw this.redacted(e);
     }
+  }
+
+  /** An error's message quotes the server's error body, which a gateway may have filled with our Authorization header. */
+  private redacted(e: unknown): unknown {
+    if (e instanceof Error) e.message = redactSecrets(e.message, this.opts.apiKey ? [this.opts.apiKey] : []);
+    return e;
   }
 
   private switchToText(reason: string): void {

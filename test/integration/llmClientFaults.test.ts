@@ -156,6 +156,15 @@ describe('VllmClient failures against the simulator', () => {
     assert.deepEqual(sleeps, []);
   });
 
+  it("a gateway that echoes the key in its 401 body: the error's message names the failure, never the key", async () => {
+    await start({ apiKey: 'k1-secret-key-for-this-test' });
+    const key = 'k1-wrong-key-echoed-back';
+    sim.injectFault({ status: 401, message: `invalid api key ${key} (header was "Authorization: Bearer ${key}")` });
+    const e = await rejectsWith(client({ apiKey: key }).chat({ messages: convo }), AuthError);
+    assert.ok(!e.message.includes(key), e.message);
+    assert.match(e.message, /invalid api key \[redacted\]/);
+  });
+
   it('connection refused → ConnectionError naming the URL and how to start vLLM, without retrying', async () => {
     await start();
     const url = sim.url;
