@@ -11,6 +11,7 @@ import { pinTool } from '../../src/core/agent/pinTool';
 import { recallTool } from '../../src/core/agent/recall';
 import { agentSystemPrompt } from '../../src/core/agent/systemPrompt';
 import { autoApprove, ToolRegistry } from '../../src/core/agent/tools';
+import { toWire } from '../../src/core/messages';
 import { DEFAULT_COMPACTION_SETTINGS } from '../../src/core/compaction/plan';
 import { SessionStore } from '../../src/core/session/sessionStore';
 import { randomIds, systemClock } from '../../src/core/session/storage';
@@ -52,6 +53,8 @@ interface Harness {
   /** The workspace the tools work in. */
   dir: string;
   store: SessionStore;
+  /** The tool definitions every agent request sends. */
+  tools: ToolRegistry;
   events: AgentEvent[];
   of<T extends AgentEvent['type']>(type: T): Extract<AgentEvent, { type: T }>[];
 }
@@ -108,7 +111,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
     );
     const events: AgentEvent[] = [];
     loop.on((e) => events.push(e));
-    return { loop, dir, store, events, of: (type) => events.filter((e) => e.type === type) as never };
+    return { loop, dir, store, tools, events, of: (type) => events.filter((e) => e.type === type) as never };
   }
 
   function overlapping(kindA: string, kindB: string): boolean {
@@ -116,6 +119,17 @@ describe('agent loop with compaction, against the scripted simulator', function 
     const b = sim.stats.requests.filter((r) => r.kind === kindB && r.finished !== undefined);
     return a.some((x) => b.some((y) => x.arrival < y.finished! && y.arrival < x.finished!));
   }
+
+  it('the context gauge counts the tool definitions the request sends, as the server does, from the first message', async () => {
+    const h = await harness();
+    sim.setScript([{ content: 'Hello.' }]);
+    await h.loop.send('hi', new AbortController().signal);
+    const wire = h.store.active().messages.map(toWire);
+    const server = await new VllmClient({ baseURL: sim.url }).tokenize(wire, { tools: h.tools.specs() });
+    const shown = h.loop.contextTokens();
+    // A short session is mostly system prompt and tool definitions: left out, the gauge showed a fraction of it.
+    assert.ok(Math.abs(shown - server.count) / server.count < 0.1, `gauge ${shown} against the server's ${server.count}`);
+  });
 
   it('crosses hi, keeps working while the compactor runs, and adopts [system, summary, tail at snapshot, next-k steps] after the judge accepts', async () => {
     const h = await harness({}, { summaryTokens: 300 });

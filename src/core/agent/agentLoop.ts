@@ -64,10 +64,13 @@ export class AgentLoop {
     return this.compactions.waitMs;
   }
 
-  /** Tokens the next request would send, as the server would count them. */
+  /** Tokens the next request would send, as the server would count them: the messages and the tool definitions. */
   contextTokens(): number {
-    const local = this.deps.ledger.total(this.deps.store.active().messages);
-    return this.deps.ledger.calibrated(local);
+    return this.deps.ledger.calibrated(this.localPromptTokens(this.deps.store.active().messages));
+  }
+
+  private localPromptTokens(context: readonly StoredMessage[]): number {
+    return this.deps.ledger.total(context) + this.deps.ledger.toolTokens(this.deps.tools.specs());
   }
 
   /** Adds the user's message and runs the agent until it answers, stops, or is cancelled. */
@@ -187,7 +190,7 @@ export class AgentLoop {
     for (;;) {
       const context = this.deps.store.active().messages;
       const wire: ChatMessage[] = context.map(toWire);
-      const localPrompt = this.deps.ledger.total(context);
+      const localPrompt = this.localPromptTokens(context);
       let result: ModelResult;
       try {
         result = await this.deps.model.chat(

@@ -1,4 +1,5 @@
 import type { ChatMessage, StoredMessage } from '../messages';
+import type { ToolSpec } from '../ports';
 import type { TokenCounter } from './tokenCounter';
 import { Calibration } from './calibration';
 
@@ -18,6 +19,8 @@ function size(m: ChatMessage): number {
  */
 export class TokenLedger {
   private readonly cache = new Map<string, { n: number; size: number }>();
+  /** The tool definitions last counted, as sent (JSON), and their count. */
+  private tools: { key: string; n: number } | undefined;
   readonly calibration: Calibration;
 
   constructor(
@@ -54,6 +57,17 @@ export class TokenLedger {
     let sum = 0;
     for (const m of messages) sum += this.count(m);
     return sum;
+  }
+
+  /**
+   * Local estimate of the tool definitions a request sends beside its messages: the server's chat template renders
+   * them into the prompt, so they count against the window, and against the calibration's ratio, like messages do.
+   */
+  toolTokens(specs: readonly ToolSpec[]): number {
+    if (specs.length === 0) return 0;
+    const key = JSON.stringify(specs);
+    if (this.tools?.key !== key) this.tools = { key, n: this.counter.countText(key) };
+    return this.tools.n;
   }
 
   /** What the server would count, per the calibration factor. */
