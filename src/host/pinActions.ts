@@ -24,13 +24,15 @@ export class PinActions {
     if (!pin) this.notice('info', 'Already pinned.');
   }
 
+  // Both change the list as it is when their turn comes in the store's queue, not as it was read here.
   async unpin(pinId: string): Promise<void> {
-    await this.store.setPins(this.store.snapshot.pins.filter((p) => p.id !== pinId));
+    await this.store.updatePins((pins) => pins.filter((p) => p.id !== pinId));
   }
 
   async edit(pinId: string, text: string): Promise<void> {
     const t = text.trim();
     if (!t) return this.notice('warning', 'A pin cannot be empty; unpin it instead.');
-    await this.store.setPins(this.store.snapshot.pins.map((p) => (p.id === pinId ? { ...p, text: t.slice(0, MAX_PIN_CHARS) } : p)));
+    const next = t.slice(0, MAX_PIN_CHARS);
+    await this.store.updatePins((pins) => pins.map((p) => (p.id === pinId && p.text !== next ? { ...p, text: next } : p)));
   }
 }

@@ -4,17 +4,22 @@ import type { Clock, IdSource } from '../session/storage';
 import type { AgentTool } from './tools';
 import { stringArg } from './tools';
 
-/** Adds a pin; duplicates (same text) are not added twice. */
+/**
+ * Adds a pin; duplicates (same text) are not added twice. The list is read
+ * inside the store's commit queue, so pins added or removed meanwhile survive.
+ */
 export async function addPin(
   store: SessionStore,
   item: Omit<PinItem, 'id' | 'createdAt'>,
   ids: IdSource,
   clock: Clock,
 ): Promise<PinItem | undefined> {
-  const pins = store.snapshot.pins;
-  if (pins.some((p) => p.text === item.text)) return undefined;
-  const pin: PinItem = { ...item, id: ids.next('pin'), createdAt: clock.now() };
-  await store.setPins([...pins, pin]);
+  let pin: PinItem | undefined;
+  await store.updatePins((pins) => {
+    if (pins.some((p) => p.text === item.text)) return undefined;
+    pin = { ...item, id: ids.next('pin'), createdAt: clock.now() };
+    return [...pins, pin];
+  });
   return pin;
 }
 

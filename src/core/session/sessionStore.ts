@@ -181,8 +181,24 @@ export class SessionStore {
     return top;
   }
 
+  /** Replaces the whole list. To change it from what it is, use updatePins: a list read earlier may be stale by now. */
   async setPins(pins: PinItem[]): Promise<void> {
     await this.commit({ type: 'pins', pins, at: this.clock.now() });
+  }
+
+  /**
+   * Changes the pins from the list current when the change's turn comes in
+   * the commit queue, so overlapping changes (a user pin while the agent's
+   * `pin` tool runs) all survive. `change` returning undefined or a list with
+   * the same items writes nothing. Resolves to whether a pins event was written.
+   */
+  async updatePins(change: (pins: readonly PinItem[]) => PinItem[] | undefined): Promise<boolean> {
+    return this.commitFrom(() => {
+      const before = this.state.pins;
+      const pins = change(before);
+      if (!pins || (pins.length === before.length && pins.every((p, i) => p === before[i]))) return undefined;
+      return { type: 'pins', pins, at: this.clock.now() };
+    });
   }
 
   async setFocus(focus: string | null): Promise<void> {
@@ -231,9 +247,20 @@ export class SessionStore {
   }
 
   /** Validates, writes, then applies; writes are serialised so the log order is the call order. */
-  private commit(e: SessionEvent): Promise<void> {
-    const run = async (): Promise<void> => {
+  private async commit(e: SessionEvent): Promise<void> {
+    await this.commitFrom(() => e);
+  }
+
+  /**
+   * commit, with the event made when its turn comes (from the state every
+   * earlier queued event has been applied to); `make` returning undefined
+   * writes nothing. Resolves to whether an event was written.
+   */
+  private commitFrom(make: () => SessionEvent | undefined): Promise<boolean> {
+    const run = async (): Promise<boolean> => {
       if (this.readOnly) throw new SessionStateError(`session ${this.path} was opened read-only`);
+      const e = make();
+      if (!e) return false;
       const valid = sessionEventSchema.safeParse(e);
       if (!valid.success) throw new SessionStateError(`invalid ${e.type} event: ${describeIssues(valid.error)}`);
       checkEvent(this.state, e, this.index);
@@ -242,6 +269,7 @@ export class SessionStore {
       if (e.type === 'message' && e.message.tokens !== undefined) this.storedCounts.add(e.message.id);
       this.version++;
       for (const l of this.listeners) l(e);
+      return true;
     };
     const next = this.queue.then(run, run);
     this.queue = next.catch(() => undefined);
