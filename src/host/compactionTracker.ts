@@ -11,7 +11,7 @@ import type {
   LossHeadlineView,
   PlanOptionView,
 } from '../protocol/messages';
-import { blockView, checksView, totalsView, verdictView } from './viewModel';
+import { blockView, checksView, statsView, totalsView, verdictView } from './viewModel';
 import { indexMove, shiftBlocks, type ContextRef, type IndexMove } from './contextShift';
 
 /**
@@ -219,12 +219,7 @@ export class CompactionTracker {
           b.summary = e.summary;
           b.error = null;
           b.streamedTokens = e.stats.outputTokens;
-          b.stats = {
-            inputTokens: e.stats.inputTokens,
-            outputTokens: e.stats.outputTokens,
-            cachedTokens: e.stats.cachedTokens ?? null,
-            ms: e.stats.ms,
-          };
+          b.stats = statsView(e.stats);
         }
         return blockMsg(e.block);
       }

@@ -1,4 +1,4 @@
-import type { BlockView as CoreBlockView, CompactionTotals } from '../core/compaction/events';
+import type { BlockStats, BlockView as CoreBlockView, CompactionTotals } from '../core/compaction/events';
 import type { SurvivalReport } from '../core/compaction/checks';
 import type { Verdict } from '../core/agent/judge';
 import type { StoredMessage } from '../core/messages';
@@ -11,7 +11,16 @@ import type { TokenLedger } from '../core/tokens/tokenLedger';
 import type { BudgetThresholds } from '../core/triggers';
 import type { Verbosity } from '../core/compaction/prompts';
 import { COMPRESSION } from '../core/perf/volume';
-import type { BlockView, CompactionView, GaugeView, PinView, SplitView, VerdictView, ViewMessage } from '../protocol/messages';
+import type {
+  BlockStatsView,
+  BlockView,
+  CompactionView,
+  GaugeView,
+  PinView,
+  SplitView,
+  VerdictView,
+  ViewMessage,
+} from '../protocol/messages';
 
 /**
  * Pure conversions from engine state to the protocol's view shapes. No
@@ -136,9 +145,17 @@ export function blockView(b: CoreBlockView): BlockView {
     ...(b.kept ? { kept: [...b.kept] } : {}),
     summary: b.summary ?? null,
     error: b.error ?? null,
-    stats: b.stats
-      ? { inputTokens: b.stats.inputTokens, outputTokens: b.stats.outputTokens, cachedTokens: b.stats.cachedTokens ?? null, ms: b.stats.ms }
-      : null,
+    stats: b.stats ? statsView(b.stats) : null,
+  };
+}
+
+export function statsView(st: BlockStats): BlockStatsView {
+  return {
+    inputTokens: st.inputTokens,
+    outputTokens: st.outputTokens,
+    summaryTokens: st.summaryTokens ?? null,
+    cachedTokens: st.cachedTokens ?? null,
+    ms: st.ms,
   };
 }
 

@@ -144,7 +144,7 @@ export function summarisedBy(b: Pick<BlockView, 'firstMessage' | 'lastMessage' |
  */
 export function summaryTokens(b: Pick<BlockView, 'status' | 'summary' | 'stats'>): { n: number; estimate: boolean } | null {
   if (b.summary === null) return null;
-  if (b.status === 'done' && b.stats) return { n: b.stats.outputTokens, estimate: false };
+  if (b.status === 'done' && b.stats) return { n: b.stats.summaryTokens ?? b.stats.outputTokens, estimate: false };
   return { n: Math.ceil(b.summary.length / 4), estimate: true };
 }
 
@@ -165,7 +165,10 @@ export interface AgentWaitView {
 
 export interface BlockStatsView {
   inputTokens: number;
+  /** Tokens the worker decoded, a reasoning model's thinking included. */
   outputTokens: number;
+  /** The summary's own tokens when the worker also thought (thinking removed); null: the summary is all it wrote. */
+  summaryTokens: number | null;
   cachedTokens: number | null;
   ms: number;
 }

@@ -14,7 +14,7 @@ import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { TokenLedger } from '../../src/core/tokens/tokenLedger';
 import { allowedBoundaries, planSplit, type SplitChoice } from '../../src/core/splitPoint';
 import { unlimited } from '../../src/core/ports';
-import type { LimiterPort, ToolSpec } from '../../src/core/ports';
+import type { LimiterPort, ModelPort, ToolSpec } from '../../src/core/ports';
 import { FakeModel } from './helpers/fakeModel';
 import { MemoryStorage, counterIds, fixedClock } from './helpers/memoryStorage';
 import { asst, call, result, sys, toolPair, user } from './helpers/build';
@@ -199,6 +199,43 @@ describe('parallel block compaction', () => {
       pc.blocks.map((b) => b.stats?.ms),
       pc.blocks.map(() => 700),
     );
+  });
+
+  it("a reasoning model's thinking shows as writing, and is not counted as summary", async () => {
+    const { store } = await sessionWith(8);
+    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
+      contextWindow: 200_000,
+      replyReserve: 4096,
+    });
+    const thinking = 'Let me weigh what the next steps need. '.repeat(40);
+    const summary = 'Decisions: parseHeader stays strict.';
+    // Thinks on the reasoning channel first (as vLLM's --reasoning-parser sends it), then writes; the server counts both.
+    const model: ModelPort = {
+      async chat(_req, opts) {
+        for (let i = 0; i < thinking.length; i += 80) opts?.onDelta?.({ type: 'reasoning', text: thinking.slice(i, i + 80) });
+        opts?.onDelta?.({ type: 'content', text: summary });
+        const completionTokens = Math.ceil((thinking.length + summary.length) / 4);
+        return {
+          message: { role: 'assistant', content: summary },
+          reasoning: thinking,
+          usage: { promptTokens: 900, completionTokens, cachedTokens: 0 },
+          finishReason: 'stop',
+        };
+      },
+    };
+    const pc = createCompaction(snap, settings(), { ...deps(new FakeModel()), model });
+    const events: CompactionEvent[] = [];
+    pc.on((e) => events.push(e));
+    await pc.start();
+    const streamed = events.filter((e): e is Extract<CompactionEvent, { type: 'block-streaming' }> => e.type === 'block-streaming');
+    assert.ok(
+      streamed.some((e) => e.outputTokens > 100),
+      'the thinking counted as tokens written, not as a request still waiting',
+    );
+    for (const b of pc.blocks) {
+      assert.ok(b.stats!.outputTokens > 300, `decoded ${b.stats!.outputTokens}`);
+      assert.equal(b.stats!.summaryTokens, count({ role: 'user', content: summary }));
+    }
   });
 
   it('retries a failed block alone and keeps the others', async () => {

@@ -35,7 +35,7 @@ describe('webview: block overlay during a compaction', function () {
     await view.send({ type: 'block', compactionId: c.id, block: block(0, { status: 'streaming', streamedTokens: 57 }) });
     assert.match((await chip(0).getAttribute('class')) ?? '', /st-streaming/);
     assert.match((await chip(0).getAttribute('aria-label')) ?? '', /^#1 writing… .*: block 1, .*57 tokens so far/);
-    const stats = { inputTokens: c.blocks[0]!.tokens, outputTokens: 280, cachedTokens: 1000, ms: 900 };
+    const stats = { inputTokens: c.blocks[0]!.tokens, outputTokens: 280, summaryTokens: null, cachedTokens: 1000, ms: 900 };
     await view.send({
       type: 'block',
       compactionId: c.id,
@@ -79,7 +79,7 @@ describe('webview: block overlay during a compaction', function () {
   });
 
   it('Adopt is enabled once every block has a summary; Adopt and Cancel post', async () => {
-    const stats = { inputTokens: 1000, outputTokens: 100, cachedTokens: null, ms: 5 };
+    const stats = { inputTokens: 1000, outputTokens: 100, summaryTokens: null, cachedTokens: null, ms: 5 };
     await view.send({ type: 'block', compactionId: c.id, block: block(1, { status: 'done', summary: 'b1', stats }) });
     await view.send({ type: 'block', compactionId: c.id, block: block(3, { status: 'done', summary: 'b3', stats }) });
     const ready = {
@@ -132,7 +132,7 @@ describe('webview: block overlay during a compaction', function () {
 
   it("a batch (one turn of the host's posts) applies its messages in order, past one it cannot use", async () => {
     const fresh = { ...makeCompaction(snap, 4), id: 'cmp-batch' };
-    const stats = { inputTokens: 1000, outputTokens: 90, cachedTokens: null, ms: 5 };
+    const stats = { inputTokens: 1000, outputTokens: 90, summaryTokens: null, cachedTokens: null, ms: 5 };
     await view.send({
       type: 'batch',
       messages: [

@@ -8,7 +8,13 @@ describe('webview: meters count what they say', function () {
   const snap = makeSnapshot(80);
   const c = makeCompaction(snap, 3);
   // Workers replay what precedes their block: prompts far larger than the blocks themselves.
-  const stats = (i: number) => ({ inputTokens: 5000 + i * 4000, outputTokens: 60 + i, cachedTokens: 4800 + i * 4000, ms: 700 });
+  const stats = (i: number) => ({
+    inputTokens: 5000 + i * 4000,
+    outputTokens: 60 + i,
+    summaryTokens: null,
+    cachedTokens: 4800 + i * 4000,
+    ms: 700,
+  });
   before(async () => {
     view = await openView();
     await view.send({ type: 'snapshot', snapshot: snap });

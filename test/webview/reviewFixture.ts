@@ -106,6 +106,7 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
           ? {
               inputTokens: 1000 + blocks.length * per,
               outputTokens: Math.ceil(summary.length / 4),
+              summaryTokens: null,
               cachedTokens: 900 + blocks.length * per,
               ms: 800 + blocks.length * 40,
             }

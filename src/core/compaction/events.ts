@@ -8,7 +8,13 @@ export type { BlockStatus } from '../vocabulary';
 export interface BlockStats {
   /** Prompt tokens: the server's count when it reported one, else the local estimate. */
   inputTokens: number;
+  /** Tokens the worker decoded: the server's completion count, a reasoning model's thinking included. */
   outputTokens: number;
+  /**
+   * Tokens of the summary itself, when it is not outputTokens: a reasoning model's reply whose thinking was removed,
+   * counted locally. Unset: the summary is all the worker wrote.
+   */
+  summaryTokens?: number;
   /** Prompt tokens the server served from its prefix cache, when reported (see cachedTokensOf for what a gap means). */
   cachedTokens: number | undefined;
   /** Which of the compaction's endpoints the worker ran on (an index into its list). */

@@ -56,12 +56,16 @@ export async function runWorker(w: WorkerRun): Promise<{ text: string; stats: Bl
     if (prompt.request.stream) prompt.request.deltaBatchMs = w.paceMs;
     const progress = new StreamProgress(w);
     const result = await ep.model.chat(prompt.request, { signal: w.signal, onDelta: progress.delta.bind(progress) });
-    const text = stripThinking(result.message.content ?? '').trim();
+    const raw = (result.message.content ?? '').trim();
+    const text = stripThinking(raw).trim();
+    // Thinking is decoded (and counted in completion_tokens) but is not part of the summary.
+    const thought = (result.reasoning?.length ?? 0) > 0 || text !== raw;
     if (text.length === 0 && !w.signal.aborted)
       throw new Error(`the model returned an empty summary (finish reason: ${result.finishReason ?? 'none'})`);
     const stats: BlockStats = {
       inputTokens: result.usage?.promptTokens ?? prompt.promptTokens,
       outputTokens: result.usage?.completionTokens ?? w.count({ role: 'user', content: text }),
+      ...(thought && result.usage ? { summaryTokens: w.count({ role: 'user', content: text }) } : {}),
       cachedTokens: result.usage?.cachedTokens,
       endpoint,
       usageReported: result.usage !== undefined,
@@ -98,7 +102,8 @@ class StreamProgress {
       this.w.onFirstToken();
     }
     if (d.type === 'reset') this.chars = this.reported = 0;
-    if (d.type !== 'content') return;
+    // A reasoning model thinks before it writes: that is writing too, and the block should not look unstarted.
+    if (d.type !== 'content' && d.type !== 'reasoning') return;
     this.chars += d.text.length;
     // Report progress every ~16 output tokens, not on every chunk.
     const n = Math.ceil(this.chars / 4);
