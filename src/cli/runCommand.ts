@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { promises as fs } from 'node:fs';
 import { AgentLoop } from '../core/agent/agentLoop';
 import type { AgentEvent, AgentEventTable } from '../core/agent/events';
-import { onAgentEvent } from '../core/agent/events';
+import { onAgentEvent, windowCorrectionText } from '../core/agent/events';
 import { pinTool } from '../core/agent/pinTool';
 import { recallTool } from '../core/agent/recall';
 import { agentSystemPrompt } from '../core/agent/systemPrompt';
@@ -204,6 +204,7 @@ const DESCRIBE: AgentEventTable<CliIO> = {
   'judging-held-compaction': (_e, io) => io.err('[judging the summary held while idle against the new message]'),
   error: (e, io) => io.err(`error: ${e.error}`),
   notice: (e, io) => io.err(e.text),
+  'window-corrected': (e, io) => io.err(windowCorrectionText(e)),
   // Streaming, progress and bookkeeping: the final messages above say it.
   'step-started': () => undefined,
   'assistant-delta': () => undefined,

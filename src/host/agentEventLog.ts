@@ -1,4 +1,4 @@
-import type { AgentEventTable } from '../core/agent/events';
+import { windowCorrectionText, type AgentEventTable } from '../core/agent/events';
 import type { AgentWaitView, VerdictView } from '../protocol/messages';
 import type { CompactingDetail } from './agentWait';
 import type { HostLog } from './log';
@@ -21,6 +21,8 @@ export interface AgentEventSink {
   /** A compaction ended; a turn that stopped for it waits on the model again. */
   compactionEnded(compactionId: string): void;
   recordVerdict(compactionId: string, verdict: VerdictView): void;
+  /** The server's window is smaller than the one in use: the gauge, the status bar and later loops take it. */
+  windowCorrected(window: number): void;
   /** A background result the loop let go of: the user may still adopt, edit or cancel it. */
   held(compactionId: string): void;
   error(message: string): void;
@@ -124,6 +126,11 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
     if (!e.background) s.compacting(e.compactionId);
   },
   notice: (e, s) => s.notice('info', e.text),
+  'window-corrected': (e, s) => {
+    s.log.warn(`[${s.sid}] ${windowCorrectionText(e)}`);
+    s.notice('warning', windowCorrectionText(e));
+    s.windowCorrected(e.window);
+  },
   error: (e, s) => {
     s.log.error(`[${s.sid}] agent error: ${e.error}`);
     s.notice('error', e.error);

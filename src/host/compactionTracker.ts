@@ -298,6 +298,7 @@ export class CompactionTracker {
     'judging-held-compaction': (e, t) =>
       t.ifOwned(e.compactionId, () => t.set('judging', 'The judge is checking it against your message.')),
     notice: () => [],
+    'window-corrected': () => [],
     error: () => [],
     done: () => [],
   };

@@ -18,4 +18,6 @@ export interface ControllerEnvironment {
   profile?: () => PerfProfile;
   /** Other clients' work on the compaction servers: the latest reading, or a fresh one for a user's compaction. */
   serverLoad?: Pick<ServerLoadMonitor, 'latest' | 'read'>;
+  /** The server refused a request as longer than its smaller window: remembered for the server (and its other sessions). */
+  correctWindow?: (window: number) => void;
 }

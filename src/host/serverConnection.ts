@@ -52,6 +52,8 @@ export class ServerConnection {
   connection: ViewSnapshot['connection'] = { state: 'unknown', message: null };
   /** From the server's /v1/models, once known. */
   private serverWindow: number | undefined;
+  /** From a context-length refusal: the server's real window when the setting or the probe said more. */
+  private correctedWindow: number | undefined;
   private probing: Promise<void> | undefined;
   /** What each source of settings problems last showed (all its problems, one per line), so a set is shown once. */
   private readonly reported = new Map<'settings' | 'profile' | 'trust', string>();
@@ -110,7 +112,13 @@ export class ServerConnection {
   }
 
   contextWindow(): number {
-    return this.settings?.contextWindow ?? this.serverWindow ?? FALLBACK_WINDOW;
+    const configured = this.settings?.contextWindow ?? this.serverWindow ?? FALLBACK_WINDOW;
+    return Math.min(configured, this.correctedWindow ?? Infinity);
+  }
+
+  /** A request was refused as longer than the server's window, which is smaller than the one in use. */
+  correctWindow(window: number): void {
+    this.correctedWindow = Math.min(window, this.correctedWindow ?? Infinity);
   }
 
   environment(): ControllerEnvironment {
@@ -130,6 +138,7 @@ export class ServerConnection {
       replicas,
       profile,
       serverLoad,
+      correctWindow: (w) => this.correctWindow(w),
     };
   }
 
@@ -149,6 +158,7 @@ export class ServerConnection {
       a.endpoint === b.endpoint && a.model === b.model && a.caFile === b.caFile;
     if (!before || same(before, this.settings!)) return false;
     this.serverWindow = undefined;
+    this.correctedWindow = undefined;
     this.connection = { state: 'unknown', message: null };
     return true;
   }

@@ -1,11 +1,9 @@
 import { AgentLoop } from '../core/agent/agentLoop';
-import type { AgentEvent } from '../core/agent/events';
-import { onAgentEvent } from '../core/agent/events';
+import { onAgentEvent, type AgentEvent } from '../core/agent/events';
 import { pinTool } from '../core/agent/pinTool';
 import { recallTool } from '../core/agent/recall';
 import type { SpillPort } from '../core/agent/toolOutput';
-import type { AgentTool } from '../core/agent/tools';
-import { ToolRegistry } from '../core/agent/tools';
+import { ToolRegistry, type AgentTool } from '../core/agent/tools';
 import type { SplitpointSettings } from '../core/config/settings';
 import type { SessionEvent } from '../core/session/schema';
 import type { SessionStore } from '../core/session/sessionStore';
@@ -15,10 +13,8 @@ import type { ApprovalView, HostToWebview, SessionListItem, VerdictView, ViewSna
 import { parseSlashCommand } from '../protocol/messages';
 import { agentSettingsFrom } from './agentSettings';
 import type { ControllerEnvironment } from './controllerEnvironment';
-import type { ApprovalCall, ApprovalPreview } from './approvals';
-import { ApprovalBroker } from './approvals';
-import type { AgentEventSink } from './agentEventLog';
-import { controllerAgentEvents } from './agentEventLog';
+import { ApprovalBroker, type ApprovalCall, type ApprovalPreview } from './approvals';
+import { controllerAgentEvents, type AgentEventSink } from './agentEventLog';
 import { CompactionTracker } from './compactionTracker';
 import { PostCoalescer } from './postCoalescer';
 import { AgentWait, waitSink } from './agentWait';
@@ -28,8 +24,7 @@ import { lossHeadline } from './review/lossHeadline';
 import { contextRef, sessionGauge, sessionSnapshot, sessionSplit, viewMessages } from './sessionSnapshot';
 import { UserCompactions } from './userCompactions';
 import { toViewMessage, verdictView } from './viewModel';
-import type { SessionOps } from './webviewDispatch';
-import { dispatchWebview } from './webviewDispatch';
+import { dispatchWebview, type SessionOps } from './webviewDispatch';
 
 /**
  * One session in the extension: its SessionStore, the AgentLoop that works
@@ -161,6 +156,11 @@ export class SessionController {
       ...waitSink(this.wait),
       recordVerdict: (id, v) => this.verdicts.set(id, v),
       held: (id) => this.compactions.held(id),
+      windowCorrected: (window) => {
+        this.env = { ...this.env, contextWindow: window };
+        this.env.correctWindow?.(window);
+        this.deps.onStateChange?.();
+      },
       error: (message) => deps.onError?.(message),
     };
     this.buildLoop();

@@ -271,6 +271,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
       ...waitSink(wait),
       recordVerdict: quiet,
       held: quiet,
+      windowCorrected: quiet,
       error: quiet,
     };
     for (const e of events) (controllerAgentEvents[e.type] as (e: AgentEvent, s: AgentEventSink) => void)(e, sink);
@@ -288,12 +289,9 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.equal(outcome.reason, 'answer');
     const reactive = h.of('trigger-fired').filter((e) => e.trigger === 'reactive');
     assert.ok(reactive.length >= 1);
-    assert.match(
-      h
-        .of('notice')
-        .map((n) => n.text)
-        .join('\n'),
-      /context window is 12000 tokens/,
+    assert.deepEqual(
+      h.of('window-corrected').map((e) => [e.window, e.was]),
+      [[12_000, 100_000]],
     );
     const overflows = sim.stats.requests.filter((r) => r.httpStatus === 400);
     assert.equal(overflows.length, reactive.length, 'each overflow was followed by a successful retry, not another 400');

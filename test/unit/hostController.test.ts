@@ -36,7 +36,14 @@ function agentModel(): FakeModel {
   return m;
 }
 
-async function setup(opts: { history?: number; prepare?: (store: SessionStore) => Promise<void>; strategy?: StrategyName } = {}) {
+async function setup(
+  opts: {
+    history?: number;
+    prepare?: (store: SessionStore) => Promise<void>;
+    strategy?: StrategyName;
+    correctWindow?: (w: number) => void;
+  } = {},
+) {
   const storage = new MemoryStorage();
   const ids = counterIds();
   const clock = fixedClock();
@@ -72,7 +79,15 @@ async function setup(opts: { history?: number; prepare?: (store: SessionStore) =
   const c: SessionController = new SessionController({
     store,
     ledger,
-    env: { settings, contextWindow: 32_768, agent, compactor, compactorLimiter: unlimited, judge: compactor },
+    env: {
+      settings,
+      contextWindow: 32_768,
+      agent,
+      compactor,
+      compactorLimiter: unlimited,
+      judge: compactor,
+      ...(opts.correctWindow ? { correctWindow: opts.correctWindow } : {}),
+    },
     ...controllerDefaults(store, { id: 'one', title: 'One' }),
     workspaceTools: () => [writeTool],
     approvalPreview: async (call) => ({ kind: 'ask', detail: { summary: call.summary, path: 'x.txt', diff: '+hi' } }),
@@ -92,6 +107,31 @@ describe('host: session controller (fake model, memory storage)', () => {
   afterEach(async () => {
     await ctl?.dispose();
     ctl = undefined;
+  });
+
+  it("a context-length refusal's smaller window reaches the gauge, the status bar and the server connection", async () => {
+    const corrected: number[] = [];
+    const { c, posted, agent } = await setup({ history: 6, correctWindow: (w) => corrected.push(w) });
+    ctl = c;
+    const answer = agent.chat.bind(agent);
+    let refused = false;
+    agent.chat = async (req, o) => {
+      if (!refused) {
+        refused = true;
+        throw Object.assign(new Error("This model's maximum context length is 8000 tokens."), {
+          kind: 'context-overflow',
+          window: 8000,
+          input: 9000,
+        });
+      }
+      return answer(req, o);
+    };
+    await c.handle({ type: 'send', text: 'go on' });
+    assert.deepEqual(corrected, [8000]);
+    assert.equal(c.environment.contextWindow, 8000, 'what the status bar reads');
+    await c.handle({ type: 'ready' });
+    assert.equal(lastSnapshot(posted).gauge.window, 8000);
+    assert.ok(posted.some((m) => m.type === 'notice' && /context window is 8000 tokens, not 32768/.test(m.text)));
   });
 
   it('answers ready with a full snapshot of the session', async () => {

@@ -246,10 +246,7 @@ export class AgentLoop {
 
   /** The server knows its window better than our settings: use it from now on. */
   private correctWindow(window: number): void {
-    this.emit({
-      type: 'notice',
-      text: `The server's context window is ${window} tokens, not ${this.settings.contextWindow}; using ${window}.`,
-    });
+    this.emit({ type: 'window-corrected', window, was: this.settings.contextWindow });
     this.settings.contextWindow = window;
     this.settings.compaction = { ...this.settings.compaction, contextWindow: window };
   }

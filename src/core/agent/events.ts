@@ -27,8 +27,15 @@ export type AgentEvent =
   | { type: 'compaction-superseded'; compactionId: string; focus: string | undefined }
   | { type: 'compaction-failed'; compactionId: string; error: string }
   | { type: 'notice'; text: string }
+  /** The server refused a request as longer than its window, which is smaller than the one configured: it is used from now on. */
+  | { type: 'window-corrected'; window: number; was: number }
   | { type: 'error'; error: string }
   | { type: 'done'; reason: 'answer' | 'max-steps' | 'cancelled' | 'error'; steps: number };
+
+/** What a window correction tells the user. */
+export function windowCorrectionText(e: { window: number; was: number }): string {
+  return `The server's context window is ${e.window} tokens, not ${e.was}; using ${e.window}.`;
+}
 
 /**
  * One handler per agent event type, for consumers that must say what they do
