@@ -105,6 +105,125 @@ describe('the allowlist matches the parsed argument vector', () => {
     assert.equal(isAllowlisted('git diffx', list, root), false);
   });
 
+  // Entries a user might add for read-only tools; what follows them must not run programs or write files.
+  const tools = (
+    'git|git diff|git ls-remote|ls|npm|npm test|rg|fd|find|sort|tsc|cargo check|sed|sed -n 1,5p|awk|tar|xargs|bash|' +
+    'npx|npx tsc|npx eslint|timeout 60 npm test|node scripts/check.js|python -m pytest'
+  ).split('|');
+  const asks = (c: string) => assert.equal(isAllowlisted(c, tools, root), false, c);
+
+  it('options that run programs ask: rg --pre, find -exec/-ok, fd -x, git -c, tar --to-command', () => {
+    for (const c of [
+      'rg --pre=sh x src',
+      'rg --pre sh x src',
+      'rg --pre-glob=*.ts --pre=sh x',
+      'rg --hostname-bin=sh x',
+      "find . -exec rm '{}' ';'",
+      "find src -execdir sh -c x ';'",
+      "find . -ok rm '{}' ';'",
+      "find . -okdir rm '{}' ';'",
+      'fd -x rm',
+      'fd -X rm',
+      'fd --exec-batch rm',
+      'git -c core.pager=sh log',
+      'git -c core.sshCommand=x fetch',
+      'git ls-remote -u sh origin',
+      'sort --compress-program=sh src/a',
+      'tar -tf a.tar --to-command=sh',
+      'tar -tf a.tar --use-compress-program=sh',
+      'tar -tIsh -f a.tar',
+    ])
+      asks(c);
+  });
+
+  it('options that write or delete files ask: find -delete/-fprint*/-fls, sed -i, tar x, tsc --outDir', () => {
+    for (const c of [
+      'find . -delete',
+      'find src -fprint out',
+      'find src -fprint0 out',
+      'find src -fprintf out %p',
+      'find src -fls out',
+      'sed -n 1,5p -i src/a.ts',
+      'sed -n 1,5p --in-place src/a.ts',
+      'sed -n 1,5p -e w/x src/a.ts',
+      'tar xf a.tar',
+      'tar -xf a.tar',
+      'tsc --outDir build',
+    ])
+      asks(c);
+  });
+
+  it('a risky letter anywhere in a cluster asks, and a value glued to any letter is path-checked (sort -uo/path)', () => {
+    for (const c of [
+      'sort -uo/home/u/.bashrc src/a',
+      'sort -uofile src/a',
+      'sort -nro out src/a',
+      'rg -f/etc/passwd x src',
+      'rg -nf../../x y',
+    ])
+      asks(c);
+    assert.match((checkAllowlisted('sort -uofile src/a', tools, root) as { why: string }).why, /-o/);
+  });
+
+  it('abbreviated long options count as the option they abbreviate (--ou= is --output=)', () => {
+    for (const c of [
+      'sort --ou=out src/a',
+      'sort --outp=out src/a',
+      'git diff --ou=out',
+      'git diff --ext',
+      'rg --pr=sh x',
+      'git config --glob core.pager sh',
+    ])
+      asks(c);
+    assert.match((checkAllowlisted('sort --ou=out src/a', tools, root) as { why: string }).why, /--ou \(--output/);
+  });
+
+  it('programs that run what they are given ask unless the entry names it: xargs, sed and awk scripts, bash -c, npx', () => {
+    for (const c of [
+      'xargs rm',
+      'sed s/a/b/w/x src/a',
+      'sed 1e\\ id src/a',
+      `awk 'BEGIN{system("id")}'`,
+      'bash -c id',
+      'npx evil',
+      'npm exec evil',
+      'timeout 60 npm test --foo',
+      'ls of=~/x',
+      'ls a=/etc',
+    ])
+      asks(c);
+  });
+
+  it('ordinary read-only uses of those tools still run without asking', () => {
+    for (const c of [
+      'git diff --stat src',
+      'git diff --check',
+      'git diff --output-indicator-new=+',
+      'git log --oneline -5 --pretty=format:%h',
+      'ls -la',
+      'rg -n foo src',
+      'rg -n --no-heading --glob=*.ts foo src',
+      "rg -g '*.ts' -e foo src",
+      'rg --files src',
+      'npm test -- --grep "a b"',
+      'sort -u src/a',
+      'sort -k2,2 -t, src/a',
+      "find src -name '*.ts'",
+      'find src -type f -not -name x -newer src/a -print',
+      'tar -tf a.tar',
+      'tar tf a.tar',
+      'sed -n 1,5p src/a.ts',
+      'tsc --noEmit -p .',
+      'cargo check --target wasm32-unknown-unknown',
+      'node scripts/check.js --fast',
+      'python -m pytest -x src',
+      'timeout 60 npm test',
+      'npx tsc --noEmit',
+      'npx eslint --ext .ts src',
+    ])
+      assert.equal(isAllowlisted(c, tools, root), true, c);
+  });
+
   it('the run_command tool asks for git diff --output even with git diff allowlisted', () => {
     const t = nodeWorkspaceTools(root, { allowlist: ['git diff'] }).find((x) => x.spec.function.name === 'run_command')!;
     assert.equal(t.needsApproval({ command: 'git diff --output=/elsewhere/file' }), true);
