@@ -45,6 +45,21 @@ describe('token counting', () => {
     assert.equal(calls, 2);
     assert.equal(msgs[0]!.tokens, 4, 'the count is kept on the message for the session log');
   });
+
+  it('counts the tool definitions a request sends as they are sent (JSON), once per set of tools', () => {
+    const counted: string[] = [];
+    const ledger = new TokenLedger({ countText: (t) => (counted.push(t), t.length), countMessage: () => 0 });
+    const read = { type: 'function' as const, function: { name: 'read_file', parameters: { type: 'object' } } };
+    const write = { type: 'function' as const, function: { name: 'write_file' } };
+    assert.equal(ledger.toolTokens([]), 0);
+    assert.equal(ledger.toolTokens([read, write]), JSON.stringify([read, write]).length);
+    assert.equal(ledger.toolTokens([read, write]), JSON.stringify([read, write]).length);
+    assert.equal(counted.length, 1, 'the same set is not counted again');
+    assert.equal(ledger.toolTokens([read]), JSON.stringify([read]).length);
+    // Equal definitions in new objects (a registry rebuilt with the same tools) are not counted again either.
+    assert.equal(ledger.toolTokens([structuredClone(read)]), JSON.stringify([read]).length);
+    assert.equal(counted.length, 2);
+  });
 });
 
 describe('remembered counts', () => {

@@ -19,8 +19,8 @@ function size(m: ChatMessage): number {
  */
 export class TokenLedger {
   private readonly cache = new Map<string, { n: number; size: number }>();
-  /** The tool definitions last counted, as sent (JSON), and their count. */
-  private tools: { key: string; n: number } | undefined;
+  /** The tool definitions last counted, as objects and as sent (JSON), and their count. */
+  private tools: { specs: readonly ToolSpec[]; key: string; n: number } | undefined;
   readonly calibration: Calibration;
 
   constructor(
@@ -65,8 +65,11 @@ export class TokenLedger {
    */
   toolTokens(specs: readonly ToolSpec[]): number {
     if (specs.length === 0) return 0;
+    // The registry hands out the same spec objects each time: compared one by one, the JSON is built only on a change.
+    const last = this.tools;
+    if (last && last.specs.length === specs.length && last.specs.every((t, i) => t === specs[i])) return last.n;
     const key = JSON.stringify(specs);
-    if (this.tools?.key !== key) this.tools = { key, n: this.counter.countText(key) };
+    this.tools = { specs: [...specs], n: last?.key === key ? last.n : this.counter.countText(key), key };
     return this.tools.n;
   }
 
