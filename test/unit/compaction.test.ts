@@ -28,6 +28,11 @@ function deps(model: FakeModel, limiter: LimiterPort = unlimited): CompactionDep
   return { model, limiter, count, clock: fixedClock(), ids: { next: (p) => sharedIds.next(`${p}x`) } };
 }
 
+/** The session's snapshot for a compaction, split by `choice`, in a 200K window. */
+function snapOf(store: SessionStore, choice: SplitChoice, ledger = new TokenLedger(counter)) {
+  return snapshotSession(store, ledger, choice, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+}
+
 function settings(over: Partial<CompactionSettings> = {}): CompactionSettings {
   return { ...DEFAULT_COMPACTION_SETTINGS, blockTokens: 1000, contextWindow: 200_000, ...over };
 }
@@ -103,7 +108,7 @@ describe('parallel block compaction', () => {
   it('cache-aligned workers replay the agent context byte for byte up to their block, tools with tool_choice none, and one instruction', async () => {
     const { store } = await sessionWith(8);
     const ledger = new TokenLedger(counter);
-    const snap = snapshotSession(store, ledger, { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+    const snap = snapOf(store, { strategy: 'recent-turns' }, ledger);
     const model = new FakeModel();
     const pc = createCompaction(snap, settings({ focus: 'keep the DB migration plan' }), deps(model));
     await pc.start();
@@ -126,10 +131,7 @@ describe('parallel block compaction', () => {
 
   it('target-block layout wraps block k at the end with the instruction after it', async () => {
     const { store } = await sessionWith(6);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
-      contextWindow: 200_000,
-      replyReserve: 4096,
-    });
+    const snap = snapOf(store, { strategy: 'recent-turns' });
     const model = new FakeModel();
     const pc = createCompaction(snap, settings({ layout: 'target-block' }), deps(model));
     await pc.start();
@@ -150,10 +152,7 @@ describe('parallel block compaction', () => {
 
   it('dispatches all blocks at once when the limiter allows and reports per-block events', async () => {
     const { store } = await sessionWith(8);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
-      contextWindow: 200_000,
-      replyReserve: 4096,
-    });
+    const snap = snapOf(store, { strategy: 'recent-turns' });
     const model = new FakeModel();
     model.hold();
     const pc = createCompaction(snap, settings(), deps(model));
@@ -176,10 +175,7 @@ describe('parallel block compaction', () => {
 
   it('measures its time on the monotonic clock: a wall clock stepped by the system mid-run is not shown as measured', async () => {
     const { store } = await sessionWith(8);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
-      contextWindow: 200_000,
-      replyReserve: 4096,
-    });
+    const snap = snapOf(store, { strategy: 'recent-turns' });
     const model = new FakeModel();
     model.hold();
     let wall = 1_700_000_000_000;
@@ -203,10 +199,7 @@ describe('parallel block compaction', () => {
 
   it("a reasoning model's thinking shows as writing, and is not counted as summary", async () => {
     const { store } = await sessionWith(8);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
-      contextWindow: 200_000,
-      replyReserve: 4096,
-    });
+    const snap = snapOf(store, { strategy: 'recent-turns' });
     const thinking = 'Let me weigh what the next steps need. '.repeat(40);
     const summary = 'Decisions: parseHeader stays strict.';
     // Thinks on the reasoning channel first (as vLLM's --reasoning-parser sends it), then writes; the server counts both.
@@ -240,10 +233,7 @@ describe('parallel block compaction', () => {
 
   it('retries a failed block alone and keeps the others', async () => {
     const { store } = await sessionWith(6);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
-      contextWindow: 200_000,
-      replyReserve: 4096,
-    });
+    const snap = snapOf(store, { strategy: 'recent-turns' });
     const model = new FakeModel();
     model.failNext = ['HTTP 500 from the server'];
     const pc = createCompaction(snap, settings(), deps(model));
@@ -261,10 +251,7 @@ describe('parallel block compaction', () => {
   it('edits and regenerates a block before adoption; adoption splices the session and undo restores it', async () => {
     const { store } = await sessionWith(6);
     const before = store.active().messages.map((m) => m.id);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
-      contextWindow: 200_000,
-      replyReserve: 4096,
-    });
+    const snap = snapOf(store, { strategy: 'recent-turns' });
     const model = new FakeModel();
     const pc = createCompaction(snap, settings(), deps(model));
     await pc.start();
@@ -291,10 +278,7 @@ describe('parallel block compaction', () => {
 
   it('regenerates one block with its own focus (the review editor\'s "keep this"), added to the standing focus', async () => {
     const { store } = await sessionWith(6);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
-      contextWindow: 200_000,
-      replyReserve: 4096,
-    });
+    const snap = snapOf(store, { strategy: 'recent-turns' });
     const model = new FakeModel();
     const pc = createCompaction(snap, settings({ focus: 'the migration plan' }), deps(model));
     await pc.start();
@@ -309,10 +293,7 @@ describe('parallel block compaction', () => {
 
   it('cancellation aborts the workers and nothing is adopted', async () => {
     const { store } = await sessionWith(6);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
-      contextWindow: 200_000,
-      replyReserve: 4096,
-    });
+    const snap = snapOf(store, { strategy: 'recent-turns' });
     const model = new FakeModel();
     model.hold();
     const pc = createCompaction(snap, settings(), deps(model));
@@ -327,10 +308,7 @@ describe('parallel block compaction', () => {
 
   it('a new focus supersedes the old one: unfinished blocks are redone with it, finished ones kept', async () => {
     const { store } = await sessionWith(6);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
-      contextWindow: 200_000,
-      replyReserve: 4096,
-    });
+    const snap = snapOf(store, { strategy: 'recent-turns' });
     const model = new FakeModel();
     model.hold();
     const pc = createCompaction(snap, settings(), deps(model));
@@ -352,10 +330,7 @@ describe('parallel block compaction', () => {
 
   it('sequential baseline is one worker over the whole head', async () => {
     const { store } = await sessionWith(6);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
-      contextWindow: 200_000,
-      replyReserve: 4096,
-    });
+    const snap = snapOf(store, { strategy: 'recent-turns' });
     const model = new FakeModel();
     const pc = createCompaction(snap, settings({ mode: 'sequential' }), deps(model));
     await pc.start();
@@ -366,10 +341,9 @@ describe('parallel block compaction', () => {
   it('re-compaction folds the earlier summary in as the oldest block and caps the depth', async () => {
     const { store } = await sessionWith(10);
     const ledger = new TokenLedger(counter);
-    const tools = TOOLS;
     const depths: number[] = [];
     for (let layer = 0; layer < 4; layer++) {
-      const snap = snapshotSession(store, ledger, { strategy: 'recent-turns' }, tools, { contextWindow: 200_000, replyReserve: 4096 });
+      const snap = snapOf(store, { strategy: 'recent-turns' }, ledger);
       const pc = createCompaction(snap, settings({ maxDepth: 2 }), deps(new FakeModel()));
       if (layer > 0) {
         const first = pc.plan.blocks[0];
@@ -394,7 +368,7 @@ describe('parallel block compaction', () => {
     const { store } = await sessionWith(6);
     const ledger = new TokenLedger(counter);
     const compact = async (choice: SplitChoice) => {
-      const snap = snapshotSession(store, ledger, choice, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+      const snap = snapOf(store, choice, ledger);
       const pc = createCompaction(snap, settings(), deps(new FakeModel()));
       await pc.start();
       return { snap, record: await pc.adopt(store) };
@@ -436,7 +410,7 @@ describe('parallel block compaction', () => {
     for (let layer = 0; layer < 2; layer++) {
       // Dragged to the end: compact everything, the second time with nothing new since the first.
       const n = store.active().messages.length;
-      const snap = snapshotSession(store, ledger, { manualIndex: n }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+      const snap = snapOf(store, { manualIndex: n }, ledger);
       const pc = createCompaction(snap, settings(), deps(new FakeModel()));
       await pc.start();
       await pc.adopt(store);
@@ -449,7 +423,7 @@ describe('parallel block compaction', () => {
     const { store } = await sessionWith(8);
     const ledger = new TokenLedger(counter);
     const run = async (answer: string) => {
-      const snap = snapshotSession(store, ledger, { strategy: 'recent-turns' }, TOOLS, { contextWindow: 200_000, replyReserve: 4096 });
+      const snap = snapOf(store, { strategy: 'recent-turns' }, ledger);
       const pc = createCompaction(snap, settings({ maxDepth: 1 }), deps(new FakeModel(() => answer)));
       await pc.start();
       return pc;
@@ -476,10 +450,7 @@ describe('parallel block compaction', () => {
   it('flags a drop in open loops and checks pins survive', async () => {
     const { store } = await sessionWith(6);
     await store.setPins([{ id: 'p1', text: 'Never drop the users table', kind: 'constraint', source: 'user', createdAt: 1 }]);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
-      contextWindow: 200_000,
-      replyReserve: 4096,
-    });
+    const snap = snapOf(store, { strategy: 'recent-turns' });
     const model = new FakeModel(() => 'DECISIONS:\n- none\nOPEN:\n- none');
     const pc = createCompaction(snap, settings(), deps(model));
     await pc.start();
@@ -544,10 +515,7 @@ describe('recent-turns per-turn budget', () => {
 describe('summary size against the block', () => {
   it('asks small blocks for proportionally short summaries and flags a summary that would grow the context', async () => {
     const { store } = await sessionWith(6, 300);
-    const snap = snapshotSession(store, new TokenLedger(counter), { strategy: 'recent-turns' }, TOOLS, {
-      contextWindow: 200_000,
-      replyReserve: 4096,
-    });
+    const snap = snapOf(store, { strategy: 'recent-turns' });
     const model = new FakeModel(() => 'DECISIONS:\n- ' + 'a long-winded restatement of everything '.repeat(80));
     const pc = createCompaction(snap, settings({ blockTokens: 200 }), deps(model));
     await pc.start();

@@ -19,7 +19,6 @@ import type { PerfProfile } from '../../src/core/perf/profile';
 import type { MementoLike } from '../../src/core/perf/profileMemo';
 import { profileFor } from '../../src/core/perf/profileMemo';
 import { unlimited } from '../../src/core/ports';
-import { SessionStore } from '../../src/core/session/sessionStore';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { TokenLedger } from '../../src/core/tokens/tokenLedger';
 import { agentSettingsFrom } from '../../src/host/agentSettings';
@@ -29,9 +28,10 @@ import { buildEndpoints } from '../../src/host/modelPorts';
 import { SessionController } from '../../src/host/sessionController';
 import type { HostToWebview } from '../../src/protocol/messages';
 import { startSimulator } from '../sim';
+import { backgroundDeps, history } from './helpers/backgroundDeps';
 import { controllerDefaults } from './helpers/controllerDefaults';
 import { FakeModel } from './helpers/fakeModel';
-import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
+import { counterIds, fixedClock } from './helpers/memoryStorage';
 
 class Memo implements MementoLike {
   readonly data = new Map<string, unknown>();
@@ -50,16 +50,6 @@ function profileDir(): string {
   writeFileSync(join(dir, 'mine.json'), JSON.stringify({ ...UNIT_PROFILE, name: 'mine', source: 'bench --calibrate' }));
   writeFileSync(join(dir, 'broken.json'), JSON.stringify({ name: 'broken', step: { minStepMs: 'fast' } }));
   return dir;
-}
-
-async function history(pairs: number): Promise<SessionStore> {
-  const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock: fixedClock() }, '/s/w.jsonl');
-  await store.append({ role: 'system', content: 'You are a test agent.' });
-  for (let i = 0; i < pairs; i++) {
-    await store.append({ role: 'user', content: `question ${i} ${'lorem ipsum '.repeat(60)}` });
-    await store.append({ role: 'assistant', content: `answer ${i} ${'dolor sit amet '.repeat(60)}` });
-  }
-  return store;
 }
 
 /** A controller on fake models, with the planner inputs the host would pass. */
@@ -223,18 +213,7 @@ describe('host compaction wiring', () => {
   it('maxAgentSlowdown reaches background compactions, and only them', async () => {
     const store = await history(8);
     const settings = agentSettingsFrom(settingsWith({ maxAgentSlowdown: 1.2, blockTokens: 256 }), 32_768);
-    const compactor = new FakeModel();
-    const deps = {
-      store,
-      ledger: new TokenLedger(new CharEstimateCounter()),
-      compactor,
-      compactorLimiter: unlimited,
-      judge: compactor,
-      clock: fixedClock(),
-      ids: counterIds(),
-      emit: () => undefined,
-    };
-    const bg = new BackgroundCompaction(deps, settings, [], undefined);
+    const bg = new BackgroundCompaction(backgroundDeps(store), settings, [], undefined);
     bg.cancel();
     await bg.done;
     assert.deepEqual(bg.pending.plan.settings.background, { maxSlowdown: 1.2 });
@@ -270,17 +249,7 @@ describe('host compaction wiring', () => {
     const idle = await controller(s, { serverLoad: { latest: () => undefined, read: async () => [{ sequences: 0, kvTokens: 0 }] } });
     assert.equal(idle.ready.plan?.serverLoad, undefined);
     // The agent loop's background compaction plans on the latest reading, without waiting for one.
-    const deps = {
-      store: await history(8),
-      ledger: new TokenLedger(new CharEstimateCounter()),
-      compactor: new FakeModel(),
-      compactorLimiter: unlimited,
-      judge: new FakeModel(),
-      clock: fixedClock(),
-      ids: counterIds(),
-      emit: () => undefined,
-      serverLoad: () => [load],
-    };
+    const deps = backgroundDeps(await history(8), { judge: new FakeModel(), serverLoad: () => [load] });
     const bg = new BackgroundCompaction(deps, agentSettingsFrom(s, 32_768), [], undefined);
     bg.cancel();
     await bg.done;
