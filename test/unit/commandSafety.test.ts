@@ -107,7 +107,7 @@ describe('the allowlist matches the parsed argument vector', () => {
 
   // Entries a user might add for read-only tools; what follows them must not run programs or write files.
   const tools = (
-    'git|git diff|git ls-remote|ls|npm|npm test|rg|fd|find|sort|tsc|cargo check|sed|sed -n 1,5p|awk|tar|xargs|bash|' +
+    'git|git diff|git ls-remote|ls|npm|npm test|rg|fd|find|sort|tsc|cargo check|sed|sed -n 1,5p|awk|tar|xargs|bash|go test|' +
     'npx|npx tsc|npx eslint|timeout 60 npm test|node scripts/check.js|python -m pytest'
   ).split('|');
   const asks = (c: string) => assert.equal(isAllowlisted(c, tools, root), false, c);
@@ -173,6 +173,13 @@ describe('the allowlist matches the parsed argument vector', () => {
       'git diff --ext',
       'rg --pr=sh x',
       'git config --glob core.pager sh',
+      // One letter abbreviates too: --e is sed's --expression, --i its --in-place, --o sort's --output.
+      "sed -n 1,5p --e='e touch /tmp/x' src/a",
+      'sed -n 1,5p --i src/a',
+      'sort --o=.git/config src/a',
+      'go test -o /tmp/t ./...',
+      'go test -exec=sh ./...',
+      'go test --toolexec sh ./...',
     ])
       asks(c);
     assert.match((checkAllowlisted('sort --ou=out src/a', tools, root) as { why: string }).why, /--ou \(--output/);
@@ -220,6 +227,7 @@ describe('the allowlist matches the parsed argument vector', () => {
       'timeout 60 npm test',
       'npx tsc --noEmit',
       'npx eslint --ext .ts src',
+      'go test -count=1 -cover -json -short -timeout 60s ./...',
     ])
       assert.equal(isAllowlisted(c, tools, root), true, c);
   });

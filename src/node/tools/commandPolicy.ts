@@ -93,6 +93,8 @@ interface ProgramRule {
   short?: string;
   long?: readonly string[];
   names?: boolean;
+  /** Whole single-dash names that are risky for this program (with `names`: Go's flags are words, not letters). */
+  words?: readonly string[];
   bundled?: boolean;
 }
 
@@ -132,6 +134,11 @@ const PROGRAMS: Record<string, ProgramRule> = {
   fd: { short: 'xX' }, // --exec, --exec-batch
   make: { short: 'E', long: ['--eval'] },
   find: { names: true },
+  // Go's flags are single-dash words (-count, -cover, -json); these write files or run programs.
+  go: {
+    names: true,
+    words: ['-o', '-C', '-exec', '-toolexec', '-modfile', '-overlay', '-pkgdir', '-outputdir', '-coverprofile', '-cpuprofile'],
+  },
 };
 
 /** Other names of the programs above. */
@@ -230,15 +237,20 @@ function mergeRules(a: ProgramRule = {}, b: ProgramRule = {}): ProgramRule {
     short: (a.short ?? '') + (b.short ?? ''),
     long: [...(a.long ?? []), ...(b.long ?? [])],
     names: a.names === true || b.names === true,
+    words: [...(a.words ?? []), ...(b.words ?? [])],
     bundled: a.bundled === true || b.bundled === true,
   };
 }
 
 function riskyOption(word: string, owners: readonly string[], rule: ProgramRule): string | undefined {
   if (RISKY_WORDS.has(word)) return word;
+  // Go takes -name=value and --name as well as -name value.
+  const flag = word.split('=')[0]!.replace(/^--/, '-');
+  if (rule.words?.includes(flag)) return flag;
   if (word.startsWith('--')) {
     const name = word.split('=')[0]!.toLowerCase();
-    if (name.length < 4 || OWN_LONG[name]?.some((p) => p === '*' || owners.includes(p))) return undefined;
+    // One letter is enough for getopt when it is unambiguous: sed's --e is --expression, sort's --o is --output.
+    if (name.length < 3 || OWN_LONG[name]?.some((p) => p === '*' || owners.includes(p))) return undefined;
     const full = [...RISKY_LONG, ...(rule.long ?? [])].find((o) => o.startsWith(name));
     return full === undefined ? undefined : full === name ? name : `${name} (${full})`;
   }
