@@ -138,9 +138,15 @@ export class VllmClient implements ModelClient {
     }
   }
 
-  /** An error's message quotes the server's error body, which a gateway may have filled with our Authorization header. */
+  /**
+   * An error's message quotes the server's error body, which a gateway may have filled with our Authorization header:
+   * the key leaves the message, and the stack V8 made from it (a log prints stacks).
+   */
   private redacted(e: unknown): unknown {
-    if (e instanceof Error) e.message = redactSecrets(e.message, this.opts.apiKey ? [this.opts.apiKey] : []);
+    if (!(e instanceof Error)) return e;
+    const keys = this.opts.apiKey ? [this.opts.apiKey] : [];
+    e.message = redactSecrets(e.message, keys);
+    if (e.stack) e.stack = redactSecrets(e.stack, keys);
     return e;
   }
 
@@ -347,7 +353,7 @@ export class VllmClient implements ModelClient {
         try {
           return await fn(ctl.signal);
         } catch (e) {
-          throw classifyError(e, { url: this.baseURL, abortReason: reason, timeoutMs });
+          throw this.redacted(classifyError(e, { url: this.baseURL, abortReason: reason, timeoutMs }));
         } finally {
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);

@@ -162,7 +162,12 @@ describe('VllmClient failures against the simulator', () => {
     sim.injectFault({ status: 401, message: `invalid api key ${key} (header was "Authorization: Bearer ${key}")` });
     const e = await rejectsWith(client({ apiKey: key }).chat({ messages: convo }), AuthError);
     assert.ok(!e.message.includes(key), e.message);
+    assert.ok(!e.stack?.includes(key), 'nor in the stack a log would print');
     assert.match(e.message, /invalid api key \[redacted\]/);
+    // The probe's and the model list's errors too (the side bar shows the probe's).
+    sim.injectFault({ status: 401, route: 'models', message: `invalid api key ${key}` });
+    const listed = await rejectsWith(client({ apiKey: key }).listModels(), AuthError);
+    assert.ok(!listed.message.includes(key), listed.message);
   });
 
   it('connection refused → ConnectionError naming the URL and how to start vLLM, without retrying', async () => {
