@@ -21,3 +21,8 @@ export interface ControllerEnvironment {
   /** The server refused a request as longer than its smaller window: remembered for the server (and its other sessions). */
   correctWindow?: (window: number) => void;
 }
+
+/** The environment with the server's window when a context-length refusal showed it is smaller. */
+export function withWindow(env: ControllerEnvironment, window: number): ControllerEnvironment {
+  return window < env.contextWindow ? { ...env, contextWindow: window } : env;
+}

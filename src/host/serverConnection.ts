@@ -154,6 +154,8 @@ export class ServerConnection {
   reloadSettings(): boolean {
     const before = this.settings;
     this.loadSettings();
+    // A window the user sets again is taken as said; the next refusal corrects it again if it is still too large.
+    if (before?.contextWindow !== this.settings!.contextWindow) this.correctedWindow = undefined;
     const same = (a: SplitpointSettings, b: SplitpointSettings) =>
       a.endpoint === b.endpoint && a.model === b.model && a.caFile === b.caFile;
     if (!before || same(before, this.settings!)) return false;
@@ -186,6 +188,8 @@ export class ServerConnection {
       } else {
         const message = chosen ? `${chosen.id}${chosen.maxModelLen ? `, ${chosen.maxModelLen} tokens` : ''}` : null;
         this.connection = { state: 'ok', message, model: chosen?.id ?? null };
+        // A server restarted with another max length says so here; a correction learned from the old one goes.
+        if (chosen?.maxModelLen !== this.serverWindow) this.correctedWindow = undefined;
         this.serverWindow = chosen?.maxModelLen;
       }
       log.info(

@@ -12,7 +12,7 @@ import type { TokenLedger } from '../core/tokens/tokenLedger';
 import type { ApprovalView, HostToWebview, SessionListItem, VerdictView, ViewSnapshot, WebviewToHost } from '../protocol/messages';
 import { parseSlashCommand } from '../protocol/messages';
 import { agentSettingsFrom } from './agentSettings';
-import type { ControllerEnvironment } from './controllerEnvironment';
+import { withWindow, type ControllerEnvironment } from './controllerEnvironment';
 import { ApprovalBroker, type ApprovalCall, type ApprovalPreview } from './approvals';
 import { controllerAgentEvents, type AgentEventSink } from './agentEventLog';
 import { CompactionTracker } from './compactionTracker';
@@ -157,7 +157,9 @@ export class SessionController {
       recordVerdict: (id, v) => this.verdicts.set(id, v),
       held: (id) => this.compactions.held(id),
       windowCorrected: (window) => {
-        this.env = { ...this.env, contextWindow: window };
+        this.env = withWindow(this.env, window);
+        // Settings changed during this turn wait for its end, read before the correction: they get it too.
+        if (this.nextEnv) this.nextEnv = withWindow(this.nextEnv, window);
         this.env.correctWindow?.(window);
         this.deps.onStateChange?.();
       },
@@ -258,8 +260,6 @@ export class SessionController {
       trusted: this.deps.trusted(),
     });
   }
-
-  // ------------------------------------------------------------ events
 
   private onStoreEvent(e: SessionEvent): void {
     if (this.deps.wantsDeltas && !this.deps.wantsDeltas()) {

@@ -118,6 +118,8 @@ describe('host: session controller (fake model, memory storage)', () => {
     agent.chat = async (req, o) => {
       if (!refused) {
         refused = true;
+        // A settings change during the turn waits for its end, with the window it was read with.
+        c.updateEnvironment({ ...c.environment });
         throw Object.assign(new Error("This model's maximum context length is 8000 tokens."), {
           kind: 'context-overflow',
           window: 8000,
@@ -128,7 +130,7 @@ describe('host: session controller (fake model, memory storage)', () => {
     };
     await c.handle({ type: 'send', text: 'go on' });
     assert.deepEqual(corrected, [8000]);
-    assert.equal(c.environment.contextWindow, 8000, 'what the status bar reads');
+    assert.equal(c.environment.contextWindow, 8000, 'what the status bar reads, after the settings change was applied');
     await c.handle({ type: 'ready' });
     assert.equal(lastSnapshot(posted).gauge.window, 8000);
     assert.ok(posted.some((m) => m.type === 'notice' && /context window is 8000 tokens, not 32768/.test(m.text)));
