@@ -51,6 +51,10 @@ describe('webview: split handle and gauges', function () {
     assert.deepEqual(await view.posted(), [{ type: 'compact', focus: null, tailStartIndex: allowed.at(-1) }]);
     await view.page.locator('.tl-reset').click();
     assert.equal(await now(), snap.split.tailStartIndex);
+    // Not moved: the strategy's own split, which the host computes, not a manual split at its tail start.
+    await view.clearPosted();
+    await view.page.locator('.tl-compact').click();
+    assert.deepEqual(await view.posted(), [{ type: 'compact', focus: null, tailStartIndex: null }]);
   });
 
   it('mouse drag snaps to the nearest allowed boundary and updates the gauges live', async () => {

@@ -257,8 +257,12 @@ export class Timeline implements TimelineInputTarget {
   }
 
   private compactHere(): void {
-    if (!this.ctx.model.snap) return;
-    post({ type: 'compact', focus: null, tailStartIndex: this.ctx.tail() });
+    const s = this.ctx.model.snap;
+    if (!s) return;
+    // Not moved: the strategy's own split, which the host computes (user-messages keeps messages before its tail
+    // start, and a manual split there would compact them).
+    const moved = this.ctx.ui.dragTail !== null && this.ctx.ui.dragTail !== s.split.tailStartIndex;
+    post({ type: 'compact', focus: null, tailStartIndex: moved ? this.ctx.ui.dragTail : null });
   }
 
   step(delta: number | 'home' | 'end'): void {
