@@ -208,6 +208,18 @@ export function splitRecentTurns(input: SplitInput, opts: RecentTurnsOptions): R
   const budget = turnBudget(opts);
   const floor = tailFloor(messages);
   const turns = splitIntoTurns(messages).filter((t) => t.start >= floor);
+  if (turns.length === 0 && floor > frameEnd(messages)) {
+    // One long agentic turn since the summary in force: keep its recent part, as token-fraction does, rather than
+    // summarise the work in hand.
+    const recent = splitTokenFraction(input);
+    return {
+      ...recent,
+      strategy: 'recent-turns',
+      note: `no user turn after the summary; ${recent.note}`,
+      turnBudget: budget,
+      overBudgetTurnStarts: [],
+    };
+  }
   if (turns.length === 0) {
     const base = contiguous('recent-turns', messages, messages.length, 'no user turns: everything after the frame is summarised');
     return { ...base, turnBudget: budget, overBudgetTurnStarts: [] };

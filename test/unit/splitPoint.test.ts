@@ -72,6 +72,24 @@ describe('split point: recent turns', () => {
     assert.deepEqual(r.overBudgetTurnStarts, []);
   });
 
+  it('after a summary with no user message since (one long agentic turn), keeps its recent part, not nothing', () => {
+    const summary = { ...user('[summary of earlier work]'), kind: 'summary' as const };
+    const msgs = [
+      sys('s'),
+      user('kept request'),
+      summary,
+      ...toolPair('read_file', 'a'),
+      ...toolPair('read_file', 'b'),
+      asst('a3'),
+      asst('a4'),
+    ];
+    const r = splitRecentTurns({ messages: msgs, tokens: flatTokens(msgs, 100) }, recent(100_000));
+    assert.ok(r.tailStartIndex > 2 && r.tailStartIndex < msgs.length, `tail from ${r.tailStartIndex}: the recent work stays`);
+    assert.notEqual(msgs[r.tailStartIndex]!.role, 'tool', 'no orphaned tool result');
+    assert.ok(r.headIndices.includes(2), 'the summary is folded in');
+    assert.equal(r.strategy, 'recent-turns');
+  });
+
   it('keeps everything when there are no more than N turns', () => {
     const msgs = [sys('s'), user('u1'), asst('a1'), user('u2'), asst('a2')];
     const r = splitRecentTurns({ messages: msgs, tokens: flatTokens(msgs, 100) }, recent(100_000));
