@@ -12,6 +12,7 @@ const HIDDEN_CHARS = '\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200b-\\u200f\\u202a-\\u202
 const BLANK_RUN = '[ \\u00a0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u3000]{9,}';
 
 const HIDDEN_CHAR = new RegExp(`[${HIDDEN_CHARS}]`);
+const BLANKS = new RegExp(BLANK_RUN);
 const HIDDEN_CHAR_G = new RegExp(`[${HIDDEN_CHARS}]`, 'g');
 const HIDING_G = new RegExp(`[${HIDDEN_CHARS}]|${BLANK_RUN}`, 'g');
 
@@ -80,13 +81,15 @@ export const NOTIFICATION_COMMAND_MAX = 200;
  */
 export function approvalNotice(v: Pick<ApprovalView, 'command' | 'summary'>): { text: string; actions: ('Show' | 'Approve' | 'Reject')[] } {
   const c = v.command;
-  if (c !== undefined && (c.length > NOTIFICATION_COMMAND_MAX || HIDDEN_CHAR.test(c))) {
+  if (c !== undefined && (c.length > NOTIFICATION_COMMAND_MAX || HIDDEN_CHAR.test(c) || BLANKS.test(c))) {
     const why =
       c.length > NOTIFICATION_COMMAND_MAX
         ? `${c.length} characters long`
         : /[\n\r\u2028\u2029]/.test(c)
           ? 'several lines'
-          : 'control or invisible characters';
+          : HIDDEN_CHAR.test(c)
+            ? 'control or invisible characters'
+            : 'a long run of blanks';
     return { text: `Splitpoint wants to run a command that needs review in the side bar (${why}).`, actions: ['Show'] };
   }
   return { text: `Splitpoint wants to ${c ? `run "${c}"` : v.summary}.`, actions: ['Show', 'Approve', 'Reject'] };
