@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentTool } from '../../src/core/agent/tools';
 import { nodeWorkspaceTools } from '../../src/node/tools';
-import { resolveWorkspacePath, writeNoFollow } from '../../src/node/tools/workspacePath';
+import { insideWorkspace, resolveWorkspacePath, writeNoFollow } from '../../src/node/tools/workspacePath';
 
 function setup() {
   const root = mkdtempSync(join(tmpdir(), 'sp-paths-'));
@@ -70,6 +70,20 @@ describe('paths: links are followed to the end, or refused', () => {
     // Through the link itself the path is outside, as before; a missing folder without .. after it is still fine.
     assert.throws(() => resolveWorkspacePath(root, 'docs/id_rsa'), /outside the workspace/);
     assert.equal(resolveWorkspacePath(root, 'new/dir/f.txt').path, join(realpathSync(root), 'new', 'dir', 'f.txt'));
+  });
+
+  it("a listing that follows links keeps only files whose folder is really inside (VS Code's findFiles follows them)", () => {
+    const { root, outside } = setup();
+    mkdirSync(join(outside, '.ssh'));
+    writeFileSync(join(outside, '.ssh', 'id_rsa'), 'k');
+    symlinkSync(outside, join(root, 'home'));
+    mkdirSync(join(root, 'src'));
+    writeFileSync(join(root, 'src', 'a.ts'), '');
+    const inside = insideWorkspace(root);
+    assert.equal(inside(join(root, 'src', 'a.ts')), true);
+    assert.equal(inside(join(root, 'top.txt')), true);
+    assert.equal(inside(join(root, 'home', '.ssh', 'id_rsa')), false);
+    assert.equal(inside(join(root, 'home', 'x')), false);
   });
 
   it('writes do not follow a link swapped in after the check (O_NOFOLLOW)', async () => {

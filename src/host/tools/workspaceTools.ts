@@ -9,7 +9,7 @@ import type { SandboxOptions } from '../../node/tools/sandbox';
 import { sandboxDescription } from '../../node/tools/sandbox';
 import { searchTextTool } from '../../node/tools/searchTool';
 import { lstatSync } from 'node:fs';
-import { displayPath, resolveWorkspacePath } from '../../node/tools/workspacePath';
+import { displayPath, insideWorkspace, resolveWorkspacePath } from '../../node/tools/workspacePath';
 import { pickFolder, shownPath, type FolderRef } from '../multiRoot';
 import type { ApprovalBroker, ApprovalCall, ApprovalPreview } from '../approvals';
 import type { ProposedChange } from '../../node/tools/proposedChange';
@@ -126,11 +126,16 @@ function listFilesTool(env: ToolEnv): AgentTool {
     describe: (a) => `list ${String(a.path ?? '.')}`,
     async execute(args) {
       if (!env.root()) return NO_FOLDER;
-      const { uri, show } = await resolve(env, typeof args.path === 'string' && args.path ? args.path : '.');
+      const { root, uri, show } = await resolve(env, typeof args.path === 'string' && args.path ? args.path : '.');
       const limit = 2000;
       // findFiles honours files.exclude; build output folders are skipped on top.
       const found = await vscode.workspace.findFiles(new vscode.RelativePattern(uri, '**/*'), LIST_EXCLUDE, limit + 1);
-      const paths = found.map((u) => show(u.fsPath)).sort();
+      // It follows symlinked folders (search.followSymlinks): names below one that leads out are not the workspace's.
+      const inside = insideWorkspace(root.fsPath);
+      const paths = found
+        .filter((u) => inside(u.fsPath))
+        .map((u) => show(u.fsPath))
+        .sort();
       if (paths.length === 0) return { content: '(no files)' };
       return {
         content: paths.slice(0, limit).join('\n') + (paths.length > limit ? `\n[stopped at ${limit} files; list a subfolder]` : ''),

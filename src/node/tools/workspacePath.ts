@@ -70,6 +70,35 @@ export function resolveWorkspacePath(root: string, given: string): ResolvedPath 
   return link ? { path: done, link } : { path: done };
 }
 
+/**
+ * For a listing that follows links (VS Code's findFiles follows symlinked folders): whether a listed file's folder
+ * is really inside the workspace. Folders are resolved once each, so a listing of thousands of files costs a
+ * realpath per folder.
+ */
+export function insideWorkspace(root: string): (path: string) => boolean {
+  let realRoot: string;
+  try {
+    realRoot = realpathSync(root);
+  } catch {
+    return () => false;
+  }
+  const dirs = new Map<string, boolean>();
+  return (path) => {
+    const dir = dirname(path);
+    let ok = dirs.get(dir);
+    if (ok === undefined) {
+      try {
+        const real = realpathSync(dir);
+        ok = real === realRoot || real.startsWith(realRoot + sep);
+      } catch {
+        ok = false;
+      }
+      dirs.set(dir, ok);
+    }
+    return ok;
+  };
+}
+
 /** The real path inside the workspace, or a ToolInputError naming why not. */
 export async function resolveInWorkspace(root: string, given: string): Promise<string> {
   return resolveWorkspacePath(root, given).path;
