@@ -124,6 +124,11 @@ describe('summary volume', () => {
     assert.equal(summaryRoom({ lo: 0.4, window: 100_000, keptTokens: 30_000, overheadTokens: 500 }), 9_500);
   });
 
+  it('refuses a verbosity it does not know, with the ones it does (a NaN volume made the planner search without end)', () => {
+    const bad = { headTokens: 1000, verbosity: 'normal' as unknown as 'detailed', room: undefined };
+    assert.throws(() => summaryVolume(bad), /unknown verbosity "normal" \(concise, detailed, very detailed\)/);
+  });
+
   it('splits the total in proportion to block size, adding up exactly', () => {
     const parts = splitVolume(1000, [3000, 1000, 2000]);
     assert.deepEqual(parts, [500, 167, 333]);

@@ -25,7 +25,11 @@ export interface VolumeInput {
 }
 
 export function summaryVolume(x: VolumeInput): number {
-  return volumeAt(x.headTokens, COMPRESSION[x.verbosity], x.room);
+  const compression = COMPRESSION[x.verbosity] as number | undefined;
+  // Settings and the CLI validate it; a caller of the core that does not would get a NaN volume, and the planner's
+  // search over it would not end.
+  if (compression === undefined) throw new Error(`unknown verbosity "${String(x.verbosity)}" (${Object.keys(COMPRESSION).join(', ')})`);
+  return volumeAt(x.headTokens, compression, x.room);
 }
 
 /** The volume for a head at a compression (head tokens per summary token), within the room (the side bar's projection too). */
