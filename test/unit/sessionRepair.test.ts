@@ -201,6 +201,16 @@ describe('judge verdicts and token calibration in the log', () => {
     assert.equal(reopened.snapshot.calibration!.samples, 1);
   });
 
+  it('starts the calibration over in a log from before the tool definitions were counted (its factor took their share)', async () => {
+    const { d, storage } = await seeded();
+    storage.files.set(PATH, storage.files.get(PATH)! + JSON.stringify({ type: 'calibration', factor: 2.4, samples: 6, at: 1 }) + '\n');
+    const old = await SessionStore.open(d, PATH);
+    assert.equal(old.snapshot.calibration, null, 'a factor learnt on messages alone is not applied to messages and tools');
+    assert.equal(await old.recordCalibration({ factor: 1.1, samples: 1 }), true);
+    const reopened = await SessionStore.open(d, PATH);
+    assert.deepEqual(reopened.snapshot.calibration, { factor: 1.1, samples: 1 });
+  });
+
   it('refuses a calibration that is not a positive factor, and an invalid verdict line on replay', async () => {
     const { d, storage, store } = await seeded();
     assert.equal(await store.recordCalibration({ factor: Number.NaN, samples: 1 }), false);

@@ -6,6 +6,9 @@ import { z } from 'zod';
  * the line and field at fault instead of failing somewhere later.
  */
 
+/** What a calibration's local count includes now: the messages and the tool definitions sent with them. */
+export const CALIBRATION_BASIS = 'messages+tools';
+
 const toolCall = z.object({
   id: z.string(),
   type: z.literal('function'),
@@ -101,6 +104,8 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     type: z.literal('calibration'),
     factor: z.number().positive().finite(),
     samples: z.number().int().nonnegative(),
+    /** What the local side of the ratio counted: absent in logs from before the tool definitions were counted. */
+    basis: z.literal(CALIBRATION_BASIS).optional(),
     at: z.number(),
   }),
   z.object({

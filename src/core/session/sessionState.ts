@@ -3,7 +3,7 @@ import { capTurnToBudget } from '../pretrim';
 import { leadingSystemCount, splitIntoTurns } from '../turns';
 import { countMessageWith } from '../tokens/tokenCounter';
 import { COUNTER_ID } from '../tokens/bpeCounter';
-import type { CompactionRecord, PinItem, SessionEvent, StoredVerdict } from './schema';
+import { CALIBRATION_BASIS, type CompactionRecord, type PinItem, type SessionEvent, type StoredVerdict } from './schema';
 import { SessionStateError } from './errors';
 import type { Origin } from '../vocabulary';
 
@@ -99,7 +99,8 @@ export function applyEvent(state: SessionState, e: SessionEvent, index: Map<stri
       state.verdicts[e.compactionId] = { attempt: e.attempt, verdict: e.verdict, at: e.at };
       return;
     case 'calibration':
-      state.calibration = { factor: e.factor, samples: e.samples };
+      // A factor learnt without the tool definitions in the local count took their share for the tokenizer's: start over.
+      state.calibration = e.basis === CALIBRATION_BASIS ? { factor: e.factor, samples: e.samples } : null;
       return;
   }
 }

@@ -2,7 +2,7 @@ import type { ChatMessage, MessageMeta, StoredMessage } from '../messages';
 import { SessionCorruptError, SessionStateError } from './errors';
 import { importMessages } from './importMessages';
 import type { CompactionRecord, PinItem, SessionEvent, StoredVerdict } from './schema';
-import { describeIssues, sessionEventSchema } from './schema';
+import { CALIBRATION_BASIS, describeIssues, sessionEventSchema } from './schema';
 import { fingerprint, parseLogYielding } from './logReplay';
 import type { ActiveContext, SessionState } from './sessionState';
 import { activeContext, applyEvent, archivedMessages, summarisedMessages, buildIndex, checkEvent, emptyState } from './sessionState';
@@ -218,7 +218,8 @@ export class SessionStore {
     const last = this.state.calibration;
     if (!(c.factor > 0) || !Number.isFinite(c.factor)) return false;
     if (last && Math.abs(c.factor - last.factor) <= last.factor * 0.005) return false;
-    await this.commit({ type: 'calibration', factor: c.factor, samples: Math.max(0, Math.floor(c.samples)), at: this.clock.now() });
+    const samples = Math.max(0, Math.floor(c.samples));
+    await this.commit({ type: 'calibration', factor: c.factor, samples, basis: CALIBRATION_BASIS, at: this.clock.now() });
     return true;
   }
 
