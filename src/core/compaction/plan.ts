@@ -137,8 +137,6 @@ export interface CompactionPlan {
   choice: PlanChoice | undefined;
 }
 
-export const isSummary = isSummaryMessage;
-
 function forcedOf(s: CompactionSettings): PlanForced {
   const f: PlanForced = {};
   if (s.mode !== 'auto') f.mode = s.mode;
@@ -150,7 +148,7 @@ function forcedOf(s: CompactionSettings): PlanForced {
 
 export function planCompaction(snapshot: CompactionSnapshot, settings: CompactionSettings): CompactionPlan {
   const { context, tokens, split } = snapshot;
-  const priorSummaries = split.headIndices.filter((i) => isSummary(context[i]!));
+  const priorSummaries = split.headIndices.filter((i) => isSummaryMessage(context[i]!));
   const foldsSummary = priorSummaries.length > 0;
   const overCap = foldsSummary && snapshot.priorDepth + 1 > settings.maxDepth;
   const carried = overCap ? priorSummaries[0] : undefined;
