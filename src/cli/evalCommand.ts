@@ -16,7 +16,7 @@ import type { HeadFactOptions } from '../core/fidelity/head';
 import { plantSession } from '../core/fidelity/plant';
 import { renderEvalMarkdown } from '../core/fidelity/report';
 import type { Embedder } from '../core/fidelity/stability';
-import { randomIds, systemClock } from '../core/session/storage';
+import { elapsedNow, randomIds, systemClock } from '../core/session/storage';
 import { STRATEGY_NAMES, splitManual } from '../core/splitPoint';
 import type { StrategyName } from '../core/splitPoint';
 import { toWire } from '../core/messages';
@@ -140,7 +140,7 @@ function embedderFor(baseURL: string, model: string | undefined): Embedder {
 }
 
 export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
-  const started = performance.now();
+  const started = elapsedNow(systemClock);
   const { values } = parseCommandArgs(argv, OPTIONS);
   const blockTokens =
     values['block-tokens'] === undefined
@@ -225,7 +225,7 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
       source,
       endpoint: sim ? 'the bundled simulator (splitpoint sim)' : String(values.endpoint),
       model: endpoint.model,
-      wallMs: Math.round(performance.now() - started),
+      wallMs: elapsedNow(systemClock) - started,
     };
     const markdown = renderEvalMarkdown(result, meta);
     const json = JSON.stringify({ meta, ...result }, null, 1);
@@ -233,7 +233,8 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
     await writeFile(join(outDir, 'eval.json'), json);
     await writeFile(join(outDir, 'eval.md'), markdown + '\n');
     io.out(values.json ? json : markdown);
-    if (!values.json) io.err(`wrote ${join(outDir, 'eval.md')} and eval.json (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    if (!values.json)
+      io.err(`wrote ${join(outDir, 'eval.md')} and eval.json (${((elapsedNow(systemClock) - started) / 1000).toFixed(1)} s)`);
     return 0;
   } finally {
     await sim?.close();

@@ -4,7 +4,7 @@ import { agentSystemPrompt } from '../core/agent/systemPrompt';
 import type { SettingsReport } from '../core/config/settings';
 import { SessionCorruptError } from '../core/session/errors';
 import type { SessionStore } from '../core/session/sessionStore';
-import { randomIds, systemClock } from '../core/session/storage';
+import { elapsedNow, randomIds, systemClock } from '../core/session/storage';
 import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
 import { TokenLedger } from '../core/tokens/tokenLedger';
 import { BackgroundCounter, primeCounts } from '../node/backgroundCounter';
@@ -74,7 +74,7 @@ export class SplitpointHost implements vscode.Disposable {
   }
 
   private async start(): Promise<SessionController> {
-    const t0 = performance.now();
+    const t0 = elapsedNow(systemClock);
     this.wireOnce();
     this.server.loadSettings();
     this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));
@@ -92,7 +92,7 @@ export class SplitpointHost implements vscode.Disposable {
     let controller: SessionController | undefined;
     if (target) controller = await this.tryOpen(target.id);
     controller ??= await this.openNew();
-    this.log.info(`started in ${Math.round(performance.now() - t0)} ms: ${entries.length} session(s), storage ${this.library.dir}`);
+    this.log.info(`started in ${elapsedNow(systemClock) - t0} ms: ${entries.length} session(s), storage ${this.library.dir}`);
     void this.server.probe();
     return controller;
   }

@@ -18,8 +18,6 @@ export function preview(text: string, max = 40): string {
   return one.length <= max ? JSON.stringify(one) : `${JSON.stringify(one.slice(0, max))}… (${one.length} chars)`;
 }
 
-export { redactSecrets } from '../llm/redact';
-
 export class MemoryLog implements HostLog {
   readonly lines: string[] = [];
   trace(m: string): void {

@@ -1,4 +1,5 @@
 import type { SplitpointSettings } from '../core/config/settings';
+import { elapsedNow, systemClock } from '../core/session/storage';
 import type { ModelPort, ModelRequest, ModelResult } from '../core/ports';
 import { VllmClient, limiterFor, normalizeBaseURL } from '../llm';
 import type { Semaphore } from '../llm';
@@ -7,7 +8,7 @@ import { TimedModel } from '../llm/timing';
 import { modelChoice } from './agentSettings';
 import { keysFor, type RoleKeys } from './apiKeys';
 import type { HostLog } from './log';
-import { redactSecrets } from './log';
+import { redactSecrets } from '../llm/redact';
 
 /**
  * The model ports the agent loop uses, built from the settings and the API
@@ -28,7 +29,7 @@ export class LoggedModel implements ModelPort {
 
   async chat(req: ModelRequest, opts?: Parameters<ModelPort['chat']>[1]): Promise<ModelResult> {
     const id = `${this.role}#${++this.seq.n}`;
-    const started = performance.now();
+    const started = elapsedNow(systemClock);
     const sizes = `messages=${req.messages.length} tools=${req.tools?.length ?? 0} max_tokens=${req.maxTokens ?? '-'}`;
     this.log.debug(`→ ${id} model=${req.model ?? '(default)'} ${sizes}`);
     try {
@@ -37,7 +38,7 @@ export class LoggedModel implements ModelPort {
       // A compaction's workers would write dozens of these per compaction, on the host's thread; its own line
       // ("preview … ready", with requests and cached tokens) sums them up, so theirs are for debugging.
       this.log[this.role === 'compactor' ? 'debug' : 'info'](
-        `← ${id} ${Math.round(performance.now() - started)} ms` +
+        `← ${id} ${elapsedNow(systemClock) - started} ms` +
           (u ? ` prompt=${u.promptTokens} cached=${u.cachedTokens ?? '?'} completion=${u.completionTokens}` : ' (no usage reported)') +
           ` finish=${r.finishReason ?? '-'}${r.message.tool_calls?.length ? ` tool_calls=${r.message.tool_calls.length}` : ''}`,
       );
@@ -45,11 +46,10 @@ export class LoggedModel implements ModelPort {
     } catch (err) {
       this.lastError = err;
       const kind = (err as { kind?: string }).kind ?? (err as Error).name;
-      if (kind === 'aborted' || opts?.signal?.aborted)
-        this.log.debug(`✗ ${id} cancelled after ${Math.round(performance.now() - started)} ms`);
+      if (kind === 'aborted' || opts?.signal?.aborted) this.log.debug(`✗ ${id} cancelled after ${elapsedNow(systemClock) - started} ms`);
       else
         this.log.warn(
-          `✗ ${id} ${Math.round(performance.now() - started)} ms ${kind}: ${redactSecrets((err as Error).message ?? String(err), this.secrets)}`,
+          `✗ ${id} ${elapsedNow(systemClock) - started} ms ${kind}: ${redactSecrets((err as Error).message ?? String(err), this.secrets)}`,
         );
       throw err;
     }

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { elapsedNow, systemClock } from '../core/session/storage';
 import type { SplitpointSettings } from '../core/config/settings';
 import type { ViewSnapshot } from '../protocol/messages';
 import { readVscodeSettings } from './config';
@@ -174,7 +175,7 @@ export class ServerConnection {
   private async probeNow(): Promise<void> {
     const e = this.endpoints;
     if (!e) return;
-    const t0 = performance.now();
+    const t0 = elapsedNow(systemClock);
     const log = this.hooks.log;
     try {
       const models = await e.client.listModels();
@@ -193,13 +194,11 @@ export class ServerConnection {
         this.serverWindow = chosen?.maxModelLen;
       }
       log.info(
-        `probe ${e.client.baseURL}: ${models.length} model(s) in ${Math.round(performance.now() - t0)} ms; window ${this.serverWindow ?? 'not reported'}`,
+        `probe ${e.client.baseURL}: ${models.length} model(s) in ${elapsedNow(systemClock) - t0} ms; window ${this.serverWindow ?? 'not reported'}`,
       );
     } catch (err) {
       this.connection = { state: 'error', message: (err as Error).message };
-      log.warn(
-        `probe ${e.client.baseURL} failed after ${Math.round(performance.now() - t0)} ms: ${(err as { kind?: string }).kind ?? 'error'}`,
-      );
+      log.warn(`probe ${e.client.baseURL} failed after ${elapsedNow(systemClock) - t0} ms: ${(err as { kind?: string }).kind ?? 'error'}`);
     }
     this.hooks.probed();
   }

@@ -235,7 +235,7 @@ export class Chat {
             setText(this.waitLabel, label);
             this.streamBody.append(this.waitLine);
           }
-          // The host measures on its wall clock, which may step back: a negative duration shows as 0 s.
+          // Both clocks are monotonic (the host's elapsedMs, this view's performance.now); a bad value shows as 0 s.
           const seconds = Math.max(0, Math.floor((performance.now() - this.ctx.model.waitingSince) / 1000));
           setText(this.waitSeconds, s.agent.waiting ? ` · ${seconds} s` : '');
         }
