@@ -9,6 +9,8 @@ export interface Ctx {
   save(now?: boolean): void;
   /** Where the handle is: the dragged position or the strategy's choice. */
   tail(): number;
+  /** The dragged position when it differs from the strategy's choice, else null (a compaction then takes the strategy's). */
+  movedTail(): number | null;
   /** Moves the handle (already snapped); repaints handle + gauges synchronously. */
   setTail(tail: number | null): void;
   projection(): Projection;

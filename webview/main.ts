@@ -36,6 +36,10 @@ const ctx: Ctx = {
     if (!s) return 0;
     return ui.dragTail ?? s.split.tailStartIndex;
   },
+  movedTail() {
+    const s = model.snap;
+    return s && ui.dragTail !== null && ui.dragTail !== s.split.tailStartIndex ? ui.dragTail : null;
+  },
   setTail(tail) {
     ui.dragTail = tail;
     ui.dragVersion = tail === null ? null : (model.snap?.split.version ?? null);

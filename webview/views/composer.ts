@@ -97,8 +97,7 @@ export class Composer {
       switch (cmd.command) {
         case 'compact': {
           const s = this.ctx.model.snap;
-          const moved = s && this.ctx.ui.dragTail !== null && this.ctx.ui.dragTail !== s.split.tailStartIndex;
-          post({ type: 'compact', focus: cmd.focus, tailStartIndex: moved ? this.ctx.ui.dragTail : null });
+          post({ type: 'compact', focus: cmd.focus, tailStartIndex: this.ctx.movedTail() });
           setText(this.hint, cmd.focus ? `Compacting with focus “${cmd.focus}”` : 'Compacting…');
           this.compactHint = { id: s?.compaction?.id ?? null, state: s?.compaction?.state ?? null, note: s?.compaction?.note ?? null };
           break;

@@ -244,7 +244,7 @@ export class Timeline implements TimelineInputTarget {
     const keptTok = prefix.total - p.headTokens;
     const summarized = `${formatTokens(p.headTokens)} tokens summarized in ${blockCount(p)}`;
     setAttr(this.handle, 'aria-valuetext', `Tail starts at message ${tail} of ${n}: ${summarized}, ${formatTokens(keptTok)} kept verbatim`);
-    const dragged = this.ctx.ui.dragTail !== null && this.ctx.ui.dragTail !== s.split.tailStartIndex;
+    const dragged = this.ctx.movedTail() !== null;
     this.handle.classList.toggle('moved', dragged);
     setDisabled(this.resetBtn, !dragged);
     const busy = !!s.compaction && (s.compaction.state === 'running' || s.compaction.state === 'judging');
@@ -257,12 +257,10 @@ export class Timeline implements TimelineInputTarget {
   }
 
   private compactHere(): void {
-    const s = this.ctx.model.snap;
-    if (!s) return;
+    if (!this.ctx.model.snap) return;
     // Not moved: the strategy's own split, which the host computes (user-messages keeps messages before its tail
     // start, and a manual split there would compact them).
-    const moved = this.ctx.ui.dragTail !== null && this.ctx.ui.dragTail !== s.split.tailStartIndex;
-    post({ type: 'compact', focus: null, tailStartIndex: moved ? this.ctx.ui.dragTail : null });
+    post({ type: 'compact', focus: null, tailStartIndex: this.ctx.movedTail() });
   }
 
   step(delta: number | 'home' | 'end'): void {
