@@ -132,9 +132,9 @@ export class VllmClient implements ModelClient {
     } catch (e) {
       if (e instanceof ToolsUnsupportedError && hasTools && mode === 'native' && this.opts.toolProtocol !== 'native') {
         this.switchToText(e.message);
-        return this.chatWithRetry(model, req, opts, 'text').catch((again: unknown) => Promise.reject(this.redacted(again)));
+        return this.chatWithRetry(model, req, opts, 'text');
       }
-      throw this.redacted(e);
+      throw e;
     }
   }
 
@@ -233,9 +233,10 @@ export class VllmClient implements ModelClient {
       ended = true;
       return reply;
     } catch (e) {
-      if (userAborted) throw classifyError(e, { url, abortReason: 'user' });
+      // Redacted here, where the error is made: retry notices and the reset delta quote it before chat() throws it.
+      if (userAborted) throw this.redacted(classifyError(e, { url, abortReason: 'user' }));
       if (timer.fired) throw timer.error(url);
-      throw classifyError(e, { url, timeoutMs: deadline.ms });
+      throw this.redacted(classifyError(e, { url, timeoutMs: deadline.ms }));
     } finally {
       timer.stop();
       opts.signal?.removeEventListener('abort', onUserAbort);
