@@ -95,6 +95,8 @@ export type BackgroundOutcome =
 /** The reason a released summary gives for its hold (see BackgroundCompaction.release). */
 export const RELEASED = 'taken for review: adopt it, edit it or cancel it';
 
+const CANCELLED: BackgroundOutcome = { kind: 'cancelled' };
+
 /**
  * One asynchronous compaction (the Slipstream design): compact a snapshot
  * while the agent goes on, then judge the summary against the steps the agent
@@ -171,8 +173,9 @@ export class BackgroundCompaction {
     return this.current;
   }
 
+  /** Once cancelled it is cancelled, whatever the pipeline settled on: a judge's acceptance not yet applied included. */
   get outcome(): BackgroundOutcome | undefined {
-    return this.settledOutcome;
+    return this.settledOutcome && this.abort.signal.aborted ? CANCELLED : this.settledOutcome;
   }
 
   /**
@@ -190,7 +193,12 @@ export class BackgroundCompaction {
 
   /** Held, and no message has come to judge it against yet: the user may still take it (release()). */
   get releasable(): boolean {
-    return this.heldForNextMessage && !this.force && !this.released && !this.abort.signal.aborted && !this.hasNextSteps();
+    return this.heldForNextMessage && this.awaitingStep;
+  }
+
+  /** Nothing lets the judge begin yet: no step to judge against, not hurried, released or cancelled. */
+  private get awaitingStep(): boolean {
+    return !this.force && !this.released && !this.abort.signal.aborted && !this.hasNextSteps();
   }
 
   private create(settings: CompactionSettings): PendingCompaction {
@@ -246,8 +254,6 @@ export class BackgroundCompaction {
   cancel(): void {
     this.abort.abort();
     this.current.cancel();
-    // Settled but not yet applied (accepted by the judge, adopted at the agent's next step): the user's cancel wins.
-    if (this.settledOutcome && this.settledOutcome.kind !== 'cancelled') this.settledOutcome = { kind: 'cancelled' };
     this.notifyStep();
     // Never begun: `done` settles as cancelled, and no worker starts.
     this.start();
@@ -283,7 +289,7 @@ export class BackgroundCompaction {
         const reason = 'no steps since the snapshot yet; it will be judged against the next message';
         this.deps.emit({ type: 'compaction-held', compactionId: this.current.id, reason });
       }
-      while (!this.force && !this.released && !this.abort.signal.aborted && !this.hasNextSteps()) {
+      while (this.awaitingStep) {
         await this.waitForStep();
       }
       if (this.abort.signal.aborted) return { kind: 'cancelled' };

@@ -1,4 +1,4 @@
-import { CompactionCancelledError, type PendingCompaction } from '../compaction/pendingCompaction';
+import type { PendingCompaction } from '../compaction/pendingCompaction';
 import type { BudgetState } from '../triggers';
 import { evaluateBudget, evaluateIdle, INITIAL_BUDGET_STATE } from '../triggers';
 import type { BackgroundOutcome } from './compactionRunner';
@@ -155,8 +155,6 @@ export class LoopCompactions {
         try {
           await this.adopt(outcome.pending, outcome.verdict !== undefined);
         } catch (err) {
-          // Cancelled by the user between the verdict and this step: nothing to adopt, and the turn goes on.
-          if (err instanceof CompactionCancelledError) return;
           // Planned on compactions no longer in force: report it, keep the session as it is.
           if (!(err instanceof StaleCompactionError)) throw err;
           this.emit({ type: 'compaction-failed', compactionId: outcome.pending.id, error: err.message });
