@@ -10,7 +10,7 @@ export type OpenFile = (path: string, flags: string | number) => Promise<fs.File
  * asked (Linux on a nearly full disk) without an error, so this loops; a call
  * that writes nothing is an error rather than a silently shorter file.
  */
-export async function writeAll(fh: fs.FileHandle, text: string, path: string): Promise<void> {
+async function writeAll(fh: fs.FileHandle, text: string, path: string): Promise<void> {
   const buf = Buffer.from(text, 'utf8');
   for (let off = 0; off < buf.length;) {
     const { bytesWritten } = await fh.write(buf, off, buf.length - off);
@@ -54,20 +54,24 @@ export class NodeFileStorage implements SessionStorage {
     }
   }
 
-  async writeAtomic(path: string, text: string): Promise<void> {
-    await fs.mkdir(dirname(path), { recursive: true });
-    const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
-    const fh = await this.open(tmp, 'w');
+  /** Writes and syncs a temporary file whole, or removes it: a short one is never renamed or linked into place. */
+  private async writeTemp(tmp: string, flags: 'w' | 'wx', text: string): Promise<void> {
+    const fh = await this.open(tmp, flags);
     try {
       await writeAll(fh, text, tmp);
       await fh.sync();
     } catch (err) {
-      // Never rename a short file over the real one.
       await fh.close().catch(() => undefined);
       await fs.unlink(tmp).catch(() => undefined);
       throw err;
     }
     await fh.close();
+  }
+
+  async writeAtomic(path: string, text: string): Promise<void> {
+    await fs.mkdir(dirname(path), { recursive: true });
+    const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
+    await this.writeTemp(tmp, 'w', text);
     await fs.rename(tmp, path);
   }
 
@@ -81,16 +85,7 @@ export class NodeFileStorage implements SessionStorage {
   async create(path: string, text: string): Promise<void> {
     await fs.mkdir(dirname(path), { recursive: true });
     const tmp = `${path}.${process.pid}.${Date.now()}.creating`;
-    const fh = await this.open(tmp, 'wx');
-    try {
-      await writeAll(fh, text, tmp);
-      await fh.sync();
-    } catch (err) {
-      await fh.close().catch(() => undefined);
-      await fs.unlink(tmp).catch(() => undefined);
-      throw err;
-    }
-    await fh.close();
+    await this.writeTemp(tmp, 'wx', text);
     try {
       await fs.link(tmp, path);
     } finally {
