@@ -170,7 +170,7 @@ export async function runBench(o: {
   // holds the session's texts: every run starts from the memo as it was before the session was opened (the
   // counts stay on the messages). Otherwise each run after the first would also find what the last one counted.
   const backToUnopened = forgetCountsAfterNow(counter);
-  const { store } = await openSession(o.path);
+  const { store } = await openSession(o.path, { readOnly: true });
   const ledger = new TokenLedger(counter);
   const { client, limiter, contextWindow, model } = o.endpoint;
   const snapshot = snapshotSession(store, ledger, { strategy: o.strategy }, AGENT_TOOL_SPECS, { contextWindow, replyReserve: 4096 });

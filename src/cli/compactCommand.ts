@@ -16,6 +16,7 @@ import type { StrategyName } from '../core/splitPoint';
 import { randomIds, systemClock } from '../core/session/storage';
 import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
 import { TokenLedger } from '../core/tokens/tokenLedger';
+import type { SessionStore } from '../core/session/sessionStore';
 import { importToLog } from './importCommand';
 import { openSession } from './openSession';
 import { intOption, oneOf, parseCommandArgs, requireString } from './args';
@@ -86,83 +87,93 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   const strategy = oneOf<StrategyName>(values.strategy, STRATEGY_NAMES, '--strategy', 'token-fraction');
   const blockTokens = intOption(values['block-tokens'], '--block-tokens', 0, 64);
   const manual = values.split === undefined ? undefined : intOption(values.split, '--split', 0, 0);
-  const opened = await openSession(path);
-  const endpoint = await connect(values, io);
-  // Adopting needs a log to write to: a messages array is imported into FILE.jsonl first (the .json is left as it was).
-  const store = values.adopt && !opened.isLog ? await importToLog(path) : opened.store;
-  if (store !== opened.store) io.err(`imported ${path} into ${store.path}; the compaction is adopted there`);
-  const ledger = new TokenLedger(await loadTiktokenCounter());
-  const snapshot = snapshotSession(store, ledger, manual === undefined ? { strategy } : { manualIndex: manual }, AGENT_TOOL_SPECS, {
-    contextWindow: endpoint.contextWindow,
-    replyReserve: 4096,
-  });
-  if (snapshot.split.headIndices.length === 0)
-    throw new Error(`Nothing to compact: the ${snapshot.strategy} split keeps the whole session (${snapshot.split.note}).`);
-  const focus = typeof values.focus === 'string' && values.focus.trim() ? values.focus.trim() : (store.snapshot.focus ?? undefined);
-  const { profile, from } = resolveProfile(values.profile, endpoint.client.baseURL);
-  const concurrency = values.concurrency === undefined ? 0 : endpoint.limiter.max;
-  // The planner picks the concurrency unless --concurrency fixed it: let the endpoint's limiter allow it.
-  if (values.concurrency === undefined) endpoint.limiter.setMax(64);
-  const replicas = (values.replica ?? []).map((url) => ({
-    model: new VllmClient({ baseURL: url, ...(endpoint.model ? { model: endpoint.model } : {}) }),
-    limiter: limiterFor(url, 64),
-  }));
-  // Other clients' work on each endpoint, from its /metrics, so the plan and its prediction count on it.
-  const roots = [endpoint.client.root, ...replicas.map((r) => r.model.root)];
-  const serverLoad = values['ignore-load'] ? undefined : await readServerLoads(roots, () => profile.kvCapacityTokens);
-  const pending = createCompaction(
-    snapshot,
-    {
-      ...DEFAULT_COMPACTION_SETTINGS,
-      mode,
-      layout,
-      verbosity,
-      blockTokens,
-      concurrency,
-      maxConcurrency: endpoint.limiter.max,
-      profile,
-      cache,
-      ...(volume ? { summaryTokens: volume } : {}),
-      focus,
-      streamWorkers: !values['no-stream'],
+  // Only --adopt writes: without it the session is read as it is, and the editor may have it open meanwhile.
+  const opened = await openSession(path, { readOnly: !values.adopt, holder: 'splitpoint compact --adopt' });
+  let imported: SessionStore | undefined;
+  try {
+    const endpoint = await connect(values, io);
+    // Adopting needs a log to write to: a messages array is imported into FILE.jsonl first (the .json is left as it was).
+    if (values.adopt && !opened.isLog) imported = await importToLog(path);
+    const store = imported ?? opened.store;
+    if (store !== opened.store) io.err(`imported ${path} into ${store.path}; the compaction is adopted there`);
+    const ledger = new TokenLedger(await loadTiktokenCounter());
+    const snapshot = snapshotSession(store, ledger, manual === undefined ? { strategy } : { manualIndex: manual }, AGENT_TOOL_SPECS, {
       contextWindow: endpoint.contextWindow,
-      model: endpoint.model,
-      ...(serverLoad ? { serverLoad } : {}),
-    },
-    { model: endpoint.client, limiter: endpoint.limiter, count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds, replicas },
-  );
-  const choice = pending.plan.choice;
-  if (values.plan) {
+      replyReserve: 4096,
+    });
+    if (snapshot.split.headIndices.length === 0)
+      throw new Error(`Nothing to compact: the ${snapshot.strategy} split keeps the whole session (${snapshot.split.note}).`);
+    const focus = typeof values.focus === 'string' && values.focus.trim() ? values.focus.trim() : (store.snapshot.focus ?? undefined);
+    const { profile, from } = resolveProfile(values.profile, endpoint.client.baseURL);
+    const concurrency = values.concurrency === undefined ? 0 : endpoint.limiter.max;
+    // The planner picks the concurrency unless --concurrency fixed it: let the endpoint's limiter allow it.
+    if (values.concurrency === undefined) endpoint.limiter.setMax(64);
+    const replicas = (values.replica ?? []).map((url) => ({
+      model: new VllmClient({ baseURL: url, ...(endpoint.model ? { model: endpoint.model } : {}) }),
+      limiter: limiterFor(url, 64),
+    }));
+    // Other clients' work on each endpoint, from its /metrics, so the plan and its prediction count on it.
+    const roots = [endpoint.client.root, ...replicas.map((r) => r.model.root)];
+    const serverLoad = values['ignore-load'] ? undefined : await readServerLoads(roots, () => profile.kvCapacityTokens);
+    const pending = createCompaction(
+      snapshot,
+      {
+        ...DEFAULT_COMPACTION_SETTINGS,
+        mode,
+        layout,
+        verbosity,
+        blockTokens,
+        concurrency,
+        maxConcurrency: endpoint.limiter.max,
+        profile,
+        cache,
+        ...(volume ? { summaryTokens: volume } : {}),
+        focus,
+        streamWorkers: !values['no-stream'],
+        contextWindow: endpoint.contextWindow,
+        model: endpoint.model,
+        ...(serverLoad ? { serverLoad } : {}),
+      },
+      { model: endpoint.client, limiter: endpoint.limiter, count: (m) => ledger.estimate(m), clock: systemClock, ids: randomIds, replicas },
+    );
+    const choice = pending.plan.choice;
+    if (values.plan) {
+      io.out(
+        values.json
+          ? JSON.stringify({ plan: choice, profileFrom: from, summaryTokens: pending.plan.summaryTokens })
+          : planText(choice, from),
+      );
+      return 0;
+    }
+    if (!values.json && choice) io.err(planText(choice, from));
+    if (!values.json) pending.on((e) => progress(e, io));
+    const abort = () => pending.cancel();
+    process.once('SIGINT', abort);
+    try {
+      await pending.start();
+    } finally {
+      process.off('SIGINT', abort);
+    }
+    if (pending.isCancelled) throw new Error('Cancelled; nothing was adopted.');
+    if (!pending.isComplete()) {
+      const failed = pending.blocks.filter((b) => b.status === 'failed');
+      throw new Error(
+        `${failed.length} of ${pending.blocks.length} blocks failed (first: block ${failed[0]?.index}: ${failed[0]?.error}). Nothing was adopted.`,
+      );
+    }
+    const tokensBefore = ledger.total(snapshot.context);
+    const tokensAfter = pending.projectedContext().reduce((s, m) => s + ledger.estimate(m), 0);
+    if (values.adopt) await pending.adopt(store);
     io.out(
-      values.json ? JSON.stringify({ plan: choice, profileFrom: from, summaryTokens: pending.plan.summaryTokens }) : planText(choice, from),
+      values.json
+        ? JSON.stringify(report(pending, tokensBefore, tokensAfter, values.adopt))
+        : summaryText(pending, tokensBefore, tokensAfter, values.adopt),
     );
     return 0;
-  }
-  if (!values.json && choice) io.err(planText(choice, from));
-  if (!values.json) pending.on((e) => progress(e, io));
-  const abort = () => pending.cancel();
-  process.once('SIGINT', abort);
-  try {
-    await pending.start();
   } finally {
-    process.off('SIGINT', abort);
+    await imported?.close();
+    await opened.store.close();
   }
-  if (pending.isCancelled) throw new Error('Cancelled; nothing was adopted.');
-  if (!pending.isComplete()) {
-    const failed = pending.blocks.filter((b) => b.status === 'failed');
-    throw new Error(
-      `${failed.length} of ${pending.blocks.length} blocks failed (first: block ${failed[0]?.index}: ${failed[0]?.error}). Nothing was adopted.`,
-    );
-  }
-  const tokensBefore = ledger.total(snapshot.context);
-  const tokensAfter = pending.projectedContext().reduce((s, m) => s + ledger.estimate(m), 0);
-  if (values.adopt) await pending.adopt(store);
-  io.out(
-    values.json
-      ? JSON.stringify(report(pending, tokensBefore, tokensAfter, values.adopt))
-      : summaryText(pending, tokensBefore, tokensAfter, values.adopt),
-  );
-  return 0;
 }
 
 function report(p: PendingCompaction, tokensBefore: number, tokensAfter: number, adopted: boolean) {

@@ -169,7 +169,7 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
     let source: string;
     let factOptions: HeadFactOptions | undefined;
     if (typeof values.session === 'string') {
-      const { store } = await openSession(values.session);
+      const { store } = await openSession(values.session, { readOnly: true });
       snapshot = snapshotSession(store, ledger, manual === undefined ? { strategy } : { manualIndex: manual }, AGENT_TOOL_SPECS, {
         contextWindow: endpoint.contextWindow,
         replyReserve: 4096,

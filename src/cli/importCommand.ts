@@ -30,7 +30,7 @@ export function defaultLogPath(source: string): string {
  * already a session log, a file that is not JSON, and an existing target.
  */
 export async function importToLog(source: string, out: string = defaultLogPath(source), title?: string): Promise<SessionStore> {
-  const storage = new NodeFileStorage();
+  const storage = new NodeFileStorage(undefined, 'splitpoint import');
   const text = await storage.read(source);
   if (text === undefined) throw new Error(`No such file: ${source}`);
   if (isSessionLog(text)) throw new Error(`${source} is already a Splitpoint session log; use it as it is (--session ${source}).`);
@@ -53,6 +53,7 @@ export async function importCommand(argv: string[], io: CliIO): Promise<number> 
   const source = positionals[0]!;
   const out = typeof values.out === 'string' ? values.out : defaultLogPath(source);
   const store = await importToLog(source, out, typeof values.title === 'string' ? values.title : undefined);
+  await store.close();
   const messages = store.snapshot.messages.length;
   if (values.json) io.out(JSON.stringify({ log: out, sessionId: store.id, messages }));
   else io.out(`Imported ${messages} messages into ${out}.\nNext: splitpoint inspect --session ${out}`);

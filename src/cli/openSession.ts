@@ -3,12 +3,16 @@ import { isSessionLog, SessionStore } from '../core/session/sessionStore';
 import { NodeFileStorage } from '../node/fileStorage';
 
 /**
- * Opens a session log for writing (repairing a torn last line), or with
+ * Opens a session log for writing (repairing a torn last line; holding the
+ * writer lock until the store is closed or the process exits), or with
  * `readOnly` for reading only (nothing is ever written, not even a backup), or
  * imports a plain OpenAI messages array into memory (nothing is written next to it).
  */
-export async function openSession(path: string, options: { readOnly?: boolean } = {}): Promise<{ store: SessionStore; isLog: boolean }> {
-  const storage = new NodeFileStorage();
+export async function openSession(
+  path: string,
+  options: { readOnly?: boolean; holder?: string } = {},
+): Promise<{ store: SessionStore; isLog: boolean }> {
+  const storage = new NodeFileStorage(undefined, options.holder);
   const text = await storage.read(path);
   if (text === undefined) throw new Error(`No such file: ${path}`);
   if (isSessionLog(text))

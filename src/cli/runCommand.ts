@@ -92,7 +92,7 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const maxSteps = intOption(values['max-steps'], '--max-steps', 40);
 
   const endpoint = await connect(values, io);
-  const storage = new NodeFileStorage();
+  const storage = new NodeFileStorage(undefined, 'splitpoint run');
   const sessionPath = values.session ? resolve(values.session) : join(tmpdir(), `splitpoint-run-${Date.now()}.jsonl`);
   const deps = { storage };
   const store = (await storage.exists(sessionPath))
@@ -152,6 +152,7 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
     return outcome.reason === 'error' ? 1 : 0;
   } finally {
     process.off('SIGINT', stop);
+    await store.close();
   }
 }
 

@@ -207,7 +207,7 @@ async function importSession(host: SplitpointHost, givenUri: vscode.Uri | undefi
   try {
     const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
     const { id, store, kind } = await library.importText(text, uri.fsPath);
-    await host.importStore(id, store);
+    await host.attach(id, store);
     host.log.info(`imported ${kind} from a ${text.length}-char file as session ${id}`);
     await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
     void vscode.window.showInformationMessage(`Splitpoint: imported ${store.snapshot.messages.length} messages as a new session.`);

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { loadRoleKeys } from './apiKeys';
 import { agentSystemPrompt } from '../core/agent/systemPrompt';
 import type { SettingsReport } from '../core/config/settings';
-import { SessionCorruptError } from '../core/session/errors';
+import { SessionCorruptError, SessionLockedError } from '../core/session/errors';
 import type { SessionStore } from '../core/session/sessionStore';
 import { elapsedNow, randomIds, systemClock } from '../core/session/storage';
 import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
@@ -84,7 +84,8 @@ export class SplitpointHost implements vscode.Disposable {
     // The tokenizer loads here, off the activation path, on first use of the view or a command.
     this.ledger = new TokenLedger(await loadTiktokenCounter());
     const base = this.context.storageUri ?? this.context.globalStorageUri;
-    this.library = new SessionLibrary(new NodeFileStorage(), vscode.Uri.joinPath(base, 'sessions').fsPath, systemClock, randomIds);
+    const storage = new NodeFileStorage(undefined, 'VS Code'); // the name another process's refusal shows
+    this.library = new SessionLibrary(storage, vscode.Uri.joinPath(base, 'sessions').fsPath, systemClock, randomIds);
     const last = this.context.workspaceState.get<string>('splitpoint.lastSession');
     let entries = await this.library.list();
     if (entries.length === 0 && (await this.importDemoSession())) entries = await this.library.list();
@@ -108,6 +109,7 @@ export class SplitpointHost implements vscode.Disposable {
     try {
       const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(file)));
       const { store } = await this.library!.importText(text, file);
+      await store.close();
       this.log.info(`imported the demo session ${file}: ${store.snapshot.messages.length} messages`);
       return true;
     } catch (err) {
@@ -186,7 +188,8 @@ export class SplitpointHost implements vscode.Disposable {
     this.listCache = (await this.library.list()).map(({ path: _path, damaged: _damaged, ...item }) => item);
   }
 
-  private async attach(id: string, store: SessionStore): Promise<SessionController> {
+  /** Makes the store the active session (an opened, created or imported one), closing the one before. */
+  async attach(id: string, store: SessionStore): Promise<SessionController> {
     const old = this.controller;
     this.controller = undefined;
     if (old) await old.dispose();
@@ -251,7 +254,8 @@ export class SplitpointHost implements vscode.Disposable {
     try {
       return await this.attach(id, await this.library!.open(id));
     } catch (err) {
-      const message = err instanceof SessionCorruptError ? err.message : `Could not open session ${id}: ${(err as Error).message}`;
+      const plain = err instanceof SessionCorruptError || err instanceof SessionLockedError;
+      const message = plain ? err.message : `Could not open session ${id}: ${(err as Error).message}`;
       this.log.error(message);
       void vscode.window.showErrorMessage(`Splitpoint: ${message}`, 'Open File').then((a) => {
         if (a) void vscode.window.showTextDocument(vscode.Uri.file(this.library!.pathFor(id)));
@@ -290,14 +294,10 @@ export class SplitpointHost implements vscode.Disposable {
     }
   }
 
-  async importStore(id: string, store: SessionStore): Promise<void> {
-    await this.attach(id, store);
-  }
-
-  /** The API key lives here only: never in settings, logs, session files or the webview. */
   /**
-   * Reads the keys again and rebuilds the clients. Set API Key awaits it, so the very next request
-   * carries the new key; the secrets event alone fires later, after the command has returned.
+   * The API key lives here only: never in settings, logs, session files or the webview. Reads the keys again and
+   * rebuilds the clients. Set API Key awaits it, so the very next request carries the new key; the secrets event
+   * alone fires later, after the command has returned.
    */
   async reloadApiKeys(): Promise<void> {
     this.server.apiKeys = await loadRoleKeys((k) => this.context.secrets.get(k));

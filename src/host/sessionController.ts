@@ -395,5 +395,6 @@ export class SessionController {
     this.deltas.flush();
     this.disposed = true;
     for (const d of this.disposers) d();
+    await this.store.close(); // frees the writer lock for the CLI or another window
   }
 }

@@ -1,6 +1,7 @@
 import { constants, promises as fs } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { SessionStorage } from '../core/session/storage';
+import type { SessionLock, SessionStorage } from '../core/session/storage';
+import { acquireSessionLock } from './sessionLock';
 
 /** How files are opened; tests pass one whose handles write fewer bytes per call. */
 export type OpenFile = (path: string, flags: string | number) => Promise<fs.FileHandle>;
@@ -28,7 +29,15 @@ async function writeAll(fh: fs.FileHandle, text: string, path: string): Promise<
  * file, never half of one.
  */
 export class NodeFileStorage implements SessionStorage {
-  constructor(private readonly open: OpenFile = (path, flags) => fs.open(path, flags)) {}
+  constructor(
+    private readonly open: OpenFile = (path, flags) => fs.open(path, flags),
+    /** Who writes, in the words another process's refusal shows ("VS Code", "splitpoint compact --adopt"). */
+    private readonly holder = 'another Splitpoint process',
+  ) {}
+
+  lock(path: string): Promise<SessionLock> {
+    return acquireSessionLock(path, this.holder);
+  }
 
   async read(path: string): Promise<string | undefined> {
     try {

@@ -18,6 +18,7 @@ import { loadTiktokenCounter } from '../../src/core/tokens/tiktokenCounter';
 import { TokenLedger } from '../../src/core/tokens/tokenLedger';
 import { Semaphore, VllmClient } from '../../src/llm';
 import { startSimulator } from '../sim';
+import { exited, holdInChild } from '../unit/helpers/sessionLockHolder';
 import type { SimHandle } from '../sim';
 
 const root = join(__dirname, '..', '..');
@@ -324,6 +325,27 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
     const after = readFileSync(log, 'utf8').trimEnd().split('\n');
     assert.equal(after.length, lines.length + 2);
     assert.equal(JSON.parse(after.at(-1)!).type, 'compaction');
+  });
+
+  it('with --adopt refuses a session another process has open for writing, and leaves it byte for byte; without, reads it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-compact-locked-'));
+    const log = join(dir, 's.jsonl');
+    const imported = await cli('import', fixture, '--out', log);
+    assert.equal(imported.status, 0, imported.stderr);
+    const before = readFileSync(log, 'utf8');
+    const editor = await holdInChild(log);
+    try {
+      const adopt = await cli('compact', '--session', log, '--endpoint', sim.url, '--block-tokens', '8192', '--adopt', '--json');
+      assert.equal(adopt.status, 1);
+      assert.match(adopt.stderr, new RegExp(`open for writing in VS Code \\(process ${editor.pid},.*delete ${log}\\.lock`));
+      const readOnly = await cli('compact', '--session', log, '--endpoint', sim.url, '--block-tokens', '8192', '--json');
+      assert.equal(readOnly.status, 0, readOnly.stderr);
+      assert.equal(JSON.parse(readOnly.stdout).adopted, false);
+      assert.equal(readFileSync(log, 'utf8'), before);
+    } finally {
+      editor.kill('SIGKILL');
+      await exited(editor);
+    }
   });
 
   it('names the URL and how to start vLLM when nothing listens there', async () => {

@@ -53,8 +53,10 @@ function unpairedCalls(messages: readonly ChatMessage[]): string[] {
   return messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : [])).filter((id) => !answered.has(id));
 }
 
+/** Opens the log for writing, as the next run would (repairing a torn line), and closes it again so the next run may. */
 async function openChecked(path: string): Promise<SessionStore> {
   const store = await SessionStore.open({ storage: new NodeFileStorage() }, path);
+  await store.close();
   const s = store.snapshot as unknown as { messages: StoredMessage[]; compactions: Array<{ summary?: unknown; tailStartId?: string }> };
   assert.ok(s.compactions.length <= 1, 'at most the one compaction that was asked for');
   return store;
@@ -155,7 +157,7 @@ describe('crash suite: SIGKILL during run and compact --adopt', function () {
   it(`compact --adopt: ${COMPACT_KILLS} kills; never a half-adopted compaction, and a rerun adopts`, async () => {
     const source = join(ws, 'source.jsonl');
     const raw = JSON.parse(readFileSync(join(ROOT, 'test', 'fixtures', 'example-session.json'), 'utf8')) as unknown;
-    await SessionStore.importArray({ storage: new NodeFileStorage() }, source, raw, 'crash');
+    await (await SessionStore.importArray({ storage: new NodeFileStorage() }, source, raw, 'crash')).close();
     const args = (f: string) => ['compact', '--session', f, '--endpoint', sim.url, '--adopt', '--block-tokens', '1024', '--json'];
     // Timed warm (the second of two), as the killed ones mostly run with the prefix cache warm.
     let whole = { code: 0 as number | null, out: '', ms: 0 };

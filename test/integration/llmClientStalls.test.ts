@@ -116,7 +116,7 @@ describe('request deadlines and reply caps against the simulator', function () {
     ]);
     assert.notEqual(r.code, 0);
     assert.match(r.out, /did not finish within 1 s/);
-    const store = await SessionStore.open({ storage: new NodeFileStorage() }, session);
+    const store = await SessionStore.open({ storage: new NodeFileStorage() }, session, { readOnly: true });
     assert.ok(
       store.snapshot.messages.some((m) => m.role === 'user' && m.content === 'Which port?'),
       'the task is kept',

@@ -16,6 +16,23 @@ export class SessionCorruptError extends Error {
   }
 }
 
+/** Another process holds the session's writer lock; nothing was read or written. */
+export class SessionLockedError extends Error {
+  constructor(
+    readonly path: string,
+    readonly lockPath: string,
+    /** Who holds it, in words: the program, its process id and host, since when. */
+    readonly holder: string,
+  ) {
+    super(
+      `Session file ${path} is open for writing in ${holder}. Close the session there first ` +
+        '(`splitpoint inspect`, and `compact` without --adopt, only read it). ' +
+        `If that process is gone, delete ${lockPath}.`,
+    );
+    this.name = 'SessionLockedError';
+  }
+}
+
 /** A plain messages array could not be imported. */
 export class ImportError extends Error {
   constructor(

@@ -8,7 +8,7 @@ import type { ActiveContext, SessionState } from './sessionState';
 import { activeContext, applyEvent, archivedMessages, summarisedMessages, buildIndex, checkEvent, emptyState } from './sessionState';
 
 export { parseLog } from './logReplay';
-import type { Clock, IdSource, SessionStorage } from './storage';
+import type { Clock, IdSource, SessionLock, SessionStorage } from './storage';
 import { randomIds, systemClock } from './storage';
 
 export interface OpenOptions {
@@ -45,6 +45,8 @@ export class SessionStore {
     private readonly ids: IdSource,
     /** Opened for reading only (`inspect`): nothing is ever written. */
     private readonly readOnly = false,
+    /** The writer lock, held from opening to close(); absent when read-only or when the storage has none. */
+    private readonly lock?: SessionLock,
   ) {
     this.index = buildIndex(state.messages);
     for (const m of countable(state)) if (m.tokens !== undefined) this.storedCounts.add(m.id);
@@ -55,8 +57,14 @@ export class SessionStore {
     const clock = deps.clock ?? systemClock;
     const ids = deps.ids ?? randomIds;
     const header: SessionEvent = { type: 'session', v: 1, id: ids.next('s'), createdAt: clock.now(), ...(title ? { title } : {}) };
-    await deps.storage.create(path, JSON.stringify(header) + '\n');
-    return new SessionStore(path, emptyState(header.id, header.createdAt, title), deps.storage, clock, ids);
+    const lock = await deps.storage.lock?.(path);
+    try {
+      await deps.storage.create(path, JSON.stringify(header) + '\n');
+    } catch (err) {
+      await lock?.release();
+      throw err;
+    }
+    return new SessionStore(path, emptyState(header.id, header.createdAt, title), deps.storage, clock, ids, false, lock);
   }
 
   /**
@@ -65,6 +73,22 @@ export class SessionStore {
    * exactly as it was.
    */
   static async open(deps: StoreDeps, path: string, options: OpenOptions = {}): Promise<SessionStore> {
+    // Taken before reading: what is read must be what the next append follows.
+    const lock = options.readOnly === true ? undefined : await deps.storage.lock?.(path);
+    try {
+      return await SessionStore.openLocked(deps, path, options, lock);
+    } catch (err) {
+      await lock?.release();
+      throw err;
+    }
+  }
+
+  private static async openLocked(
+    deps: StoreDeps,
+    path: string,
+    options: OpenOptions,
+    lock: SessionLock | undefined,
+  ): Promise<SessionStore> {
     const text = await deps.storage.read(path);
     if (text === undefined) throw new Error(`Session file ${path} does not exist`);
     const parsed = await parseLogYielding(text, pauseBriefly);
@@ -73,7 +97,7 @@ export class SessionStore {
       const backup = readOnly ? undefined : await backUp(deps.storage, path, text, 'corrupt');
       throw new SessionCorruptError(path, parsed.line, parsed.reason, backup);
     }
-    const store = new SessionStore(path, parsed.state, deps.storage, deps.clock ?? systemClock, deps.ids ?? randomIds, readOnly);
+    const store = new SessionStore(path, parsed.state, deps.storage, deps.clock ?? systemClock, deps.ids ?? randomIds, readOnly, lock);
     if (parsed.torn) {
       store.repairs.push(`dropped the incomplete last line ${parsed.torn.line} (an interrupted write)`);
       if (!readOnly) {
@@ -114,6 +138,18 @@ export class SessionStore {
 
   get id(): string {
     return this.state.id;
+  }
+
+  private closed = false;
+
+  /**
+   * Waits for the writes queued so far, then frees the writer lock so another process may write the session. Every
+   * change after this is refused. Safe to call more than once.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.queue;
+    await this.lock?.release();
   }
 
   /** A read-only view; mutate only through the methods below. */
@@ -258,6 +294,8 @@ export class SessionStore {
    * writes nothing. Resolves to whether an event was written.
    */
   private commitFrom(make: () => SessionEvent | undefined): Promise<boolean> {
+    // Refused when asked, not when its turn comes: close() lets the changes queued before it finish.
+    if (this.closed) return Promise.reject(new SessionStateError(`session ${this.path} is closed`));
     const run = async (): Promise<boolean> => {
       if (this.readOnly) throw new SessionStateError(`session ${this.path} was opened read-only`);
       const e = make();
@@ -278,12 +316,12 @@ export class SessionStore {
   }
 }
 
-/** True when the text is a Splitpoint session log (its first line is the session header), not a messages array. */
 /** Everything in the state that a token count belongs to: originals and every compaction's summary. */
 function countable(state: SessionState): StoredMessage[] {
   return [...state.messages, ...state.compactions.map((c) => c.summary), ...state.undone.map((c) => c.summary)];
 }
 
+/** True when the text is a Splitpoint session log (its first line is the session header), not a messages array. */
 export function isSessionLog(text: string): boolean {
   const head = text.trimStart();
   const nl = head.indexOf('\n');

@@ -16,6 +16,19 @@ export interface SessionStorage {
   /** File names (not paths) in a directory; empty when it does not exist. */
   list(dir: string): Promise<string[]>;
   join(...parts: string[]): string;
+  /**
+   * Takes the session's writer lock, or throws SessionLockedError naming the process that holds it. Two processes
+   * appending to one log (the CLI's `compact --adopt` while the editor has the session open) each write from their own
+   * view of it: a compaction one of them never saw, an undo of the wrong layer, and the log can end up refusing to load.
+   * A process may take the same lock again; it is freed when every holder has released it. Memory storage has no other
+   * process to guard against and leaves this out.
+   */
+  lock?(path: string): Promise<SessionLock>;
+}
+
+/** Held while this process may write a session log. */
+export interface SessionLock {
+  release(): Promise<void>;
 }
 
 export interface Clock {

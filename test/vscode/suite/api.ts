@@ -79,8 +79,15 @@ export async function api(): Promise<SplitpointTestApi> {
     );
   }
   const a = exports as SplitpointTestApi;
-  // The host starts lazily, as on the view's first `ready`: do what the view does.
+  // The host starts lazily, as on the view's first `ready`: do what the view does, and wait for the start it begins.
   await a.receive({ type: 'ready' });
+  await waitFor('the host to start', () => {
+    try {
+      return a.snapshot();
+    } catch {
+      return undefined;
+    }
+  });
   return a;
 }
 
