@@ -396,7 +396,11 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.ok(h.store.snapshot.compactions.length >= 1);
     const active = h.store.active().messages;
     assert.equal(active[1]!.kind, 'pinned');
-    assert.match(active[1]!.content!, /Never change the public handler names/);
+    // The agent pinned it: it is set apart as the agent's note, not the user's instruction.
+    assert.match(
+      active[1]!.content!,
+      /\nRecorded by the assistant with its pin tool [^\n]*\nConstraints:\n- Never change the public handler names/,
+    );
     const recall = recallTool(() => h.store.archived());
     const r = await recall.execute({ query: 'handler0_3' }, { signal: new AbortController().signal, callId: 'x' });
     assert.match(r.content, /return input\.length \+ 3; \/\/ port 8000/, 'the exact original line comes back');
