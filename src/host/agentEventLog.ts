@@ -1,6 +1,5 @@
 import { windowCorrectionText, type AgentEventTable } from '../core/agent/events';
-import type { AgentWaitView, VerdictView } from '../protocol/messages';
-import type { CompactingDetail } from './agentWait';
+import type { AgentWaitView, CompactingDetail, VerdictView } from '../protocol/messages';
 import type { HostLog } from './log';
 import { verdictView } from './viewModel';
 

@@ -1,8 +1,5 @@
-import type { AgentWaitView } from '../protocol/messages';
+import type { AgentWaitView, CompactingDetail } from '../protocol/messages';
 import type { AgentEventSink } from './agentEventLog';
-
-/** What a turn that stops for a compaction waits on (agentWaitText says each). */
-export type CompactingDetail = 'now' | 'verdict' | 'amending';
 
 export interface AgentWaitOptions {
   now: () => number;

@@ -148,6 +148,9 @@ export function summaryTokens(b: Pick<BlockView, 'status' | 'summary' | 'stats'>
   return { n: Math.ceil(b.summary.length / 4), estimate: true };
 }
 
+/** What a turn that stops for a compaction waits on (agentWaitText says each). */
+export type CompactingDetail = 'now' | 'verdict' | 'amending';
+
 /**
  * What a running agent waits on while no reply text streams. 'model': the request is sent and no token has come (the
  * server's queue and the prompt's prefill, which can take minutes on a busy server); 'reasoning': the model is
@@ -158,6 +161,7 @@ export function summaryTokens(b: Pick<BlockView, 'status' | 'summary' | 'stats'>
  */
 export interface AgentWaitView {
   on: 'model' | 'reasoning' | 'tool' | 'compaction';
+  /** For 'compaction': 'background' or a CompactingDetail; for 'tool': the tool's name. */
   detail: string | null;
   /** How long it had waited when the message was sent: a duration, since the webview's clock may not be the host's. */
   elapsedMs: number;
