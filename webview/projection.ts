@@ -53,11 +53,16 @@ export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail
   // manual: everything from the frame up to it, kept user messages included.
   const headTokens =
     t === split.tailStartIndex ? prefix.head[Math.min(split.headEnd, n)]! : prefix.all[t]! - prefix.all[Math.min(t, split.frameEnd)]!;
+  // A summary at the depth cap is carried into the new one as it is: replaced, but not compressed.
+  const c = split.carriedIndex;
+  const carried = c !== null && c >= split.frameEnd && c < t && headTokens > 0 ? prefix.all[c + 1]! - prefix.all[c]! : 0;
+  const compressed = Math.max(0, headTokens - carried);
   const blockTokens = split.blockTokens > 0 ? split.blockTokens : 4096;
-  const blocks = headTokens > 0 ? Math.ceil(headTokens / blockTokens) : 0;
-  const room = summaryRoom({ lo: gauge.lo, window: gauge.window, keptTokens: gauge.used - headTokens });
-  const summaryTokens = headTokens > 0 ? volumeAt(headTokens, split.compression, room) : 0;
-  const projected = Math.max(0, gauge.used - headTokens + summaryTokens);
+  const blocks = compressed > 0 ? Math.ceil(compressed / blockTokens) : 0;
+  const room = summaryRoom({ lo: gauge.lo, window: gauge.window, keptTokens: gauge.used - compressed });
+  const written = compressed > 0 ? volumeAt(compressed, split.compression, room) : 0;
+  const summaryTokens = written > 0 ? written + carried : 0;
+  const projected = Math.max(0, gauge.used - compressed + written);
   const ratio = summaryTokens > 0 ? headTokens / summaryTokens : 0;
   return { tailStartIndex: t, headTokens, blocks, blocksEstimated: !(split.blockTokens > 0), summaryTokens, projected, ratio };
 }

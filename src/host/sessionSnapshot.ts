@@ -64,6 +64,7 @@ export function sessionSplit(store: SessionStore, ledger: TokenLedger, env: Cont
     blockTokens: s.blockTokens,
     verbosity: s.verbosity,
     version: (frameEnd) => viewVersion(store, frameEnd),
+    priorDepth: active.compaction?.depth ?? 0,
   });
 }
 

@@ -6,6 +6,8 @@ import type { PinItem } from '../core/session/schema';
 import type { ActiveOrigin } from '../core/session/sessionState';
 import type { StrategyName } from '../core/splitPoint';
 import { planSplit } from '../core/splitPoint';
+import { isSummaryMessage } from '../core/messages';
+import { carriesSummary, DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
 import { countLines } from '../core/pretrim';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import type { BudgetThresholds } from '../core/triggers';
@@ -101,10 +103,13 @@ export function splitView(
     verbosity: Verbosity;
     /** Names the active context the indices refer to (see planBase.viewVersion). */
     version: (frameEnd: number) => string;
+    /** The depth of the compaction in force (0: none). */
+    priorDepth?: number;
   },
 ): SplitView {
   const tokens = ledger.countAll(messages);
   const { split: r, allowed, frameEnd } = planSplit({ messages, tokens }, { strategy: o.strategy }, o.window, o.replyReserve);
+  const summaryAt = messages.findIndex(isSummaryMessage);
   return {
     strategy: o.strategy,
     tailStartIndex: r.tailStartIndex,
@@ -114,6 +119,7 @@ export function splitView(
     frameEnd,
     version: o.version(frameEnd),
     compression: COMPRESSION[o.verbosity],
+    carriedIndex: summaryAt >= 0 && carriesSummary(o.priorDepth ?? 0, DEFAULT_COMPACTION_SETTINGS.maxDepth) ? summaryAt : null,
     blockTokens: o.blockTokens,
   };
 }

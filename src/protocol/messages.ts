@@ -97,6 +97,11 @@ export interface SplitView {
   version: string;
   /** Head tokens per summary token the engine asks for (the verbosity's): with the room left at `lo`, the projected summary. */
   compression: number;
+  /**
+   * The summary in force when compacting it again would pass the depth cap: the next summary carries it verbatim, so
+   * it is not compressed (core/compaction/plan.ts). Null otherwise.
+   */
+  carriedIndex: number | null;
   blockTokens: number;
 }
 

@@ -125,3 +125,59 @@ describe('webview projection: the head it counts is the core split', () => {
     });
   }
 });
+
+describe('webview projection: a summary at the depth cap', () => {
+  it('is carried into the next summary verbatim, as the planner does: replaced but not compressed', async () => {
+    const window = 131_072;
+    const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock: fixedClock() }, '/s.jsonl');
+    const appended: StoredMessage[] = [];
+    for (const [m] of msgs) appended.push(await store.append(m));
+    // A third-layer summary of everything but the last turn, then two more turns after it.
+    const summaryText = 'Summary of the work so far. '.repeat(400);
+    await store.adoptCompaction({
+      summary: { role: 'user', content: summaryText, id: 'sum3', timestamp: 0, kind: 'summary' },
+      tailStartId: appended[5]!.id,
+      keptIds: [],
+      coveredIds: appended.slice(1, 5).map((m) => m.id),
+      lastSnapshotId: appended[6]!.id,
+      strategy: 'token-fraction',
+      depth: DEFAULT_COMPACTION_SETTINGS.maxDepth,
+    });
+    // Long enough that the split's head holds more than the summary.
+    for (const [m] of msgs.slice(1, 7)) await store.append({ ...m, content: `${m.content} `.repeat(m.role === 'user' ? 1 : 600) });
+    const snap = snapshotSession(store, new TokenLedger(new CharEstimateCounter()), { strategy: 'token-fraction' }, [], {
+      contextWindow: window,
+      replyReserve: 4096,
+    });
+    const plan = planCompaction(snap, {
+      ...DEFAULT_COMPACTION_SETTINGS,
+      contextWindow: window,
+      targetFraction: 0.3,
+      profile: UNIT_PROFILE,
+    });
+    assert.notEqual(plan.carriedSummaryIndex, undefined, 'the planner carries the summary');
+    assert.ok(plan.headTokens > 0, 'and compacts more than it');
+    const carried = snap.tokens[plan.carriedSummaryIndex!]!;
+    const sv = splitView(
+      snap.context,
+      { countAll: () => [...snap.tokens] },
+      {
+        strategy: 'token-fraction',
+        window,
+        replyReserve: 4096,
+        blockTokens: 4096,
+        verbosity: 'detailed',
+        version: () => 'v',
+        priorDepth: 3,
+      },
+    );
+    assert.equal(sv.carriedIndex, plan.carriedSummaryIndex);
+    const vs: ViewMessage[] = snap.context.map((m, i) => ({ ...views[0]!, id: m.id, index: i, tokens: snap.tokens[i]! }));
+    const used = snap.tokens.reduce((a, b) => a + b, 0);
+    const p = project(buildPrefix(vs, sv), { ...gauge, used, window, lo: 0.3 }, sv, sv.tailStartIndex);
+    assert.equal(p.headTokens, plan.replacedTokens);
+    assert.equal(p.summaryTokens, plan.summaryTokens + carried);
+    assert.equal(p.projected, used - plan.headTokens + plan.summaryTokens);
+    assert.equal(p.blocks, Math.ceil(plan.headTokens / 4096));
+  });
+});

@@ -154,6 +154,7 @@ export function makeReviewState(opts: { headTokens?: number; blocks?: number; se
       frameEnd: 1,
       version: 'none|1',
       compression: 12,
+      carriedIndex: null,
       blockTokens: 4096,
     },
     compaction,

@@ -102,6 +102,7 @@ export function makeSnapshot(n = 60, opts: { seed?: number; compaction?: Compact
       frameEnd: 1,
       version: 'none|1',
       compression: 12,
+      carriedIndex: null,
       blockTokens: 4096,
     },
     pins: [{ id: 'p1', text: 'Never drop the users table.', kind: 'constraint', source: 'user' }],

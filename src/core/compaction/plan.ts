@@ -146,11 +146,16 @@ function forcedOf(s: CompactionSettings): PlanForced {
   return f;
 }
 
+/** Re-compacting a summary of this depth would pass the cap: it is carried into the next summary verbatim instead. */
+export function carriesSummary(priorDepth: number, maxDepth: number): boolean {
+  return priorDepth + 1 > maxDepth;
+}
+
 export function planCompaction(snapshot: CompactionSnapshot, settings: CompactionSettings): CompactionPlan {
   const { context, tokens, split } = snapshot;
   const priorSummaries = split.headIndices.filter((i) => isSummaryMessage(context[i]!));
   const foldsSummary = priorSummaries.length > 0;
-  const overCap = foldsSummary && snapshot.priorDepth + 1 > settings.maxDepth;
+  const overCap = foldsSummary && carriesSummary(snapshot.priorDepth, settings.maxDepth);
   const carried = overCap ? priorSummaries[0] : undefined;
   const head = split.headIndices.filter((i) => i !== carried);
   const headTokens = head.reduce((s, i) => s + tokens[i]!, 0);
