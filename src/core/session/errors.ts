@@ -25,8 +25,8 @@ export class SessionLockedError extends Error {
     readonly holder: string,
   ) {
     super(
-      `Session file ${path} is open for writing in ${holder}. Close the session there first ` +
-        '(`splitpoint inspect`, and `compact` without --adopt, only read it). ' +
+      `Session file ${path} is open for writing in ${holder}. Close the session there first (in VS Code, switch the ` +
+        'Splitpoint view to another session or close the window; `splitpoint inspect`, and `compact` without --adopt, only read it). ' +
         `If that process is gone, delete ${lockPath}.`,
     );
     this.name = 'SessionLockedError';
