@@ -15,12 +15,12 @@ import type { CompactionView, HostToWebview } from '../../src/protocol/messages'
 import { controllerDefaults } from './helpers/controllerDefaults';
 import { FakeModel } from './helpers/fakeModel';
 import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
+import type { Clock } from '../../src/core/session/storage';
 
 const IDLE_MS = 60_000;
 
 /** More than half of the 32K window, so that the idle trigger finds the session worth compacting. */
-async function setup() {
-  const clock = fixedClock();
+async function setup(clock: Clock & { advance(ms: number): void } = fixedClock()) {
   const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock }, '/s/idle.jsonl');
   await store.append({ role: 'system', content: 'You are a test agent.' });
   for (let i = 0; i < 50; i++) {
@@ -54,6 +54,31 @@ async function setup() {
   };
   return { c, store, compactor, clock, view, notices, heldWhileIdle };
 }
+
+describe('host: the idle trigger measures idle time on the monotonic clock', () => {
+  it('does not fire when only the wall clock stepped forward (this VM steps it by minutes), and fires after the time itself', async () => {
+    let wall = 1_700_000_000_000;
+    let mono = 5_000;
+    const clock = {
+      now: () => wall,
+      monotonic: () => mono,
+      advance: (ms: number) => {
+        wall += ms;
+        mono += ms;
+      },
+    };
+    const { c } = await setup(clock);
+    try {
+      wall += IDLE_MS + 60_000;
+      mono += 1_000;
+      assert.equal(c.idleTick(), false, 'a step of the wall clock is not idle time');
+      mono += IDLE_MS;
+      assert.equal(c.idleTick(), true, 'a minute of idle time is');
+    } finally {
+      await c.dispose();
+    }
+  });
+});
 
 describe("host: a summary held while idle, and the user's own compaction", () => {
   let ctl: SessionController | undefined;

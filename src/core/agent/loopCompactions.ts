@@ -32,7 +32,8 @@ export class LoopCompactions {
     private readonly agentRunning: () => boolean,
     private readonly contextTokens: () => number,
   ) {
-    this.lastActivity = deps.clock.now();
+    // Idle time is a duration: on the monotonic clock, so a wall clock stepped forward does not fire the trigger early.
+    this.lastActivity = elapsedNow(deps.clock);
   }
 
   get current(): BackgroundCompaction | undefined {
@@ -46,7 +47,7 @@ export class LoopCompactions {
 
   /** The user or the agent did something: the idle clock restarts. */
   touch(): void {
-    this.lastActivity = this.deps.clock.now();
+    this.lastActivity = elapsedNow(this.deps.clock);
   }
 
   /** A step ended or a message arrived: the background run may judge against it. */
@@ -234,7 +235,7 @@ export class LoopCompactions {
   /** The host's idle timer calls this; compacts in the background when the user has been away. */
   maybeIdleCompact(): boolean {
     if (this.agentRunning() || this.background) return false;
-    const now = this.deps.clock.now();
+    const now = elapsedNow(this.deps.clock);
     const usedTokens = this.contextTokens();
     const windowTokens = this.settings.contextWindow;
     const idle = { nowMs: now, lastActivityMs: this.lastActivity, lastIdleCompactionMs: this.lastIdleCompaction, usedTokens, windowTokens };
