@@ -449,7 +449,7 @@ describe('parallel block compaction', () => {
 
   it('flags a drop in open loops and checks pins survive', async () => {
     const { store } = await sessionWith(6);
-    await store.setPins([{ id: 'p1', text: 'Never drop the users table', kind: 'constraint', source: 'user', createdAt: 1 }]);
+    await store.updatePins(() => [{ id: 'p1', text: 'Never drop the users table', kind: 'constraint', source: 'user', createdAt: 1 }]);
     const snap = snapOf(store, { strategy: 'recent-turns' });
     const model = new FakeModel(() => 'DECISIONS:\n- none\nOPEN:\n- none');
     const pc = createCompaction(snap, settings(), deps(model));

@@ -111,7 +111,7 @@ describe('pins changed concurrently', () => {
     it('sees the pins of every change queued before it, and writes nothing for undefined or an unchanged list', async () => {
       const { storage, store } = await memory();
       const seen: string[][] = [];
-      const set = store.setPins([pin('p1', 'one')]);
+      const set = store.updatePins(() => [pin('p1', 'one')]);
       const update = store.updatePins((pins) => {
         seen.push(pins.map((p) => p.id));
         return [...pins, pin('p2', 'two')];
@@ -137,7 +137,7 @@ describe('pins changed concurrently', () => {
 
     it('a failed write or an invalid list rejects and leaves the pins as they were; later changes still go through', async () => {
       const { storage, d, store } = await memory();
-      await store.setPins([pin('p1', 'one')]);
+      await store.updatePins(() => [pin('p1', 'one')]);
       storage.failNextAppend = new Error('EIO: disk full');
       const failing = store.updatePins((pins) => [...pins, pin('p2', 'two')]);
       const next = store.updatePins((pins) => [...pins, pin('p3', 'three')]);

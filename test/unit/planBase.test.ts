@@ -83,7 +83,7 @@ describe('compactions carry the snapshot they were planned on', () => {
     assert.equal(v0, `none|${frameEnd(store.active().messages)}`);
     await store.append({ role: 'user', content: 'appended' });
     assert.equal(version(), v0);
-    await store.setPins([{ id: 'p1', text: 'never drop the users table', kind: 'constraint', source: 'user', createdAt: 0 }]);
+    await store.updatePins(() => [{ id: 'p1', text: 'never drop the users table', kind: 'constraint', source: 'user', createdAt: 0 }]);
     const v1 = version();
     assert.notEqual(v1, v0);
     const p = plan();

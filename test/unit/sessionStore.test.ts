@@ -39,7 +39,7 @@ describe('session store', () => {
 
   it('splices [system, pinned, summary, …tail] and undo peels compactions one layer at a time', async () => {
     const { store, ids, d } = await seeded();
-    await store.setPins([{ id: 'p1', text: 'Never drop the users table', kind: 'constraint', source: 'user', createdAt: 1 }]);
+    await store.updatePins(() => [{ id: 'p1', text: 'Never drop the users table', kind: 'constraint', source: 'user', createdAt: 1 }]);
     const c1 = await store.adoptCompaction({
       summary: summary('sum1', 'S1'),
       tailStartId: ids.u2.id,

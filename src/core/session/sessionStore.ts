@@ -217,11 +217,6 @@ export class SessionStore {
     return top;
   }
 
-  /** Replaces the whole list. To change it from what it is, use updatePins: a list read earlier may be stale by now. */
-  async setPins(pins: PinItem[]): Promise<void> {
-    await this.commit({ type: 'pins', pins, at: this.clock.now() });
-  }
-
   /**
    * Changes the pins from the list current when the change's turn comes in
    * the commit queue, so overlapping changes (a user pin while the agent's
