@@ -78,7 +78,10 @@ function byteLength(text: string): number {
 const SAFE_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}$/;
 
 export class SessionLibrary {
-  /** Non-active sessions do not change under us; their summaries are cached by id. */
+  /**
+   * Summaries by id. The active session is invalidated as it changes; another process (`splitpoint compact --adopt`)
+   * may write any other one, so an entry is read again when the file's size is not the one it was summarised at.
+   */
   private readonly cache = new Map<string, LibraryEntry>();
 
   constructor(
@@ -103,6 +106,7 @@ export class SessionLibrary {
     for (const name of names) {
       const id = name.slice(0, -EXT.length);
       let entry = this.cache.get(id);
+      if (entry && this.storage.size && (await this.storage.size(entry.path)) !== entry.bytes) entry = undefined;
       if (!entry) {
         const text = await this.storage.read(this.pathFor(id));
         if (text === undefined) continue;

@@ -127,4 +127,13 @@ export class NodeFileStorage implements SessionStorage {
   join(...parts: string[]): string {
     return join(...parts);
   }
+
+  async size(path: string): Promise<number | undefined> {
+    try {
+      return (await fs.stat(path)).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
 }

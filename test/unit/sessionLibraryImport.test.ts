@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SessionStore } from '../../src/core/session/sessionStore';
 import { SessionLibrary } from '../../src/host/sessionLibrary';
+import { NodeFileStorage } from '../../src/node/fileStorage';
 import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
 
 describe('SessionLibrary.importText: a log whose last line is torn', () => {
@@ -42,5 +47,29 @@ describe('SessionLibrary.importText: a log whose last line is torn', () => {
     const imported = await lib.importText(intact.slice(0, -1), '/tmp/unterminated.jsonl');
     assert.equal(await storage.read(imported.store.path), intact);
     assert.deepEqual(imported.store.repairs, []);
+  });
+});
+
+describe('SessionLibrary.list: a session another process wrote', () => {
+  it('is summarised again when its file changed size (the CLI compacted or ran it), and read from the cache when not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-library-'));
+    const storage = new NodeFileStorage();
+    const lib = new SessionLibrary(storage, dir, fixedClock(), counterIds());
+    const { id, store } = await lib.create('elsewhere');
+    await store.append({ role: 'user', content: 'first' });
+    await store.close();
+    const count = async () => (await lib.list()).find((e) => e.id === id)!.messageCount;
+    assert.equal(await count(), 1);
+    // `splitpoint run --session` on the same log, in another process: it appends two messages.
+    const cli = await SessionStore.open({ storage: new NodeFileStorage(undefined, 'splitpoint run') }, lib.pathFor(id));
+    await cli.append({ role: 'assistant', content: 'done' });
+    await cli.append({ role: 'user', content: 'thanks' });
+    await cli.close();
+    assert.equal(await count(), 3);
+    let reads = 0;
+    const read = storage.read.bind(storage);
+    storage.read = (p) => (reads++, read(p));
+    assert.equal(await count(), 3);
+    assert.equal(reads, 0, 'an unchanged file is not read again');
   });
 });

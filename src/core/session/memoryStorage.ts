@@ -18,6 +18,10 @@ export class MemoryStorage implements SessionStorage {
   async writeAtomic(path: string, text: string): Promise<void> {
     this.files.set(path, text);
   }
+  async size(path: string): Promise<number | undefined> {
+    const t = this.files.get(path);
+    return t === undefined ? undefined : new TextEncoder().encode(t).length;
+  }
   async create(path: string, text: string): Promise<void> {
     if (this.files.has(path)) throw new Error(`EEXIST: file already exists ${path}`);
     this.files.set(path, text);

@@ -16,6 +16,8 @@ export interface SessionStorage {
   /** File names (not paths) in a directory; empty when it does not exist. */
   list(dir: string): Promise<string[]>;
   join(...parts: string[]): string;
+  /** Size in bytes, or undefined when the file does not exist: tells a listing which cached summaries are stale. */
+  size?(path: string): Promise<number | undefined>;
   /**
    * Takes the session's writer lock, or throws SessionLockedError naming the process that holds it. Two processes
    * appending to one log (the CLI's `compact --adopt` while the editor has the session open) each write from their own
