@@ -21,6 +21,17 @@ import { CALIBRATE_HELP, calibrateCommand } from './calibrateCommand';
 import { mainThreadCpuSince } from '../node/threadCpu';
 import { forgetCountsAfterNow } from '../core/tokens/memoCounter';
 
+/** The runs bench makes without --runs. */
+const DEFAULT_RUN_NAMES = [
+  'sequential/cache-aligned/cold',
+  'parallel/cache-aligned/cold',
+  'parallel/cache-aligned/cold/longest-first',
+  'parallel/cache-aligned/warm',
+  'parallel/cache-aligned/warm/nostream',
+  'parallel/target-block/cold',
+  'sequential/target-block/cold',
+];
+
 export const BENCH_HELP = `splitpoint bench --session FILE --endpoint URL [options]
 
   Runs the sequential baseline and parallel block compaction on one endpoint
@@ -32,10 +43,11 @@ export const BENCH_HELP = `splitpoint bench --session FILE --endpoint URL [optio
 ${ENDPOINT_HELP}
   --block-tokens N      tokens per block (default 4096)
   --strategy S          ${STRATEGY_NAMES.join(' | ')} (default token-fraction)
-  --runs LIST           comma-separated runs (default: all); each is
+  --runs LIST           comma-separated runs; each is
                         MODE/LAYOUT/CACHE[/longest-first][/nostream] with MODE
                         sequential|parallel, LAYOUT cache-aligned|target-block,
-                        CACHE cold|warm
+                        CACHE cold|warm (default: these ${DEFAULT_RUN_NAMES.length} runs:
+                        ${DEFAULT_RUN_NAMES.join(',\n                        ')})
   --json                print one JSON object
 
 ${CALIBRATE_HELP}`;
@@ -60,17 +72,7 @@ export interface RunSpec {
   stream: boolean;
 }
 
-export const DEFAULT_RUNS: RunSpec[] = parseRuns(
-  [
-    'sequential/cache-aligned/cold',
-    'parallel/cache-aligned/cold',
-    'parallel/cache-aligned/cold/longest-first',
-    'parallel/cache-aligned/warm',
-    'parallel/cache-aligned/warm/nostream',
-    'parallel/target-block/cold',
-    'sequential/target-block/cold',
-  ].join(','),
-);
+export const DEFAULT_RUNS: RunSpec[] = parseRuns(DEFAULT_RUN_NAMES.join(','));
 
 /** MODE/LAYOUT/CACHE followed by optional flags: longest-first, nostream. */
 export function parseRuns(text: string): RunSpec[] {

@@ -20,7 +20,7 @@ import type { SessionStore } from '../core/session/sessionStore';
 import { importToLog } from './importCommand';
 import { openSession } from './openSession';
 import { intOption, oneOf, parseCommandArgs, requireString } from './args';
-import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
+import { ENDPOINT_OPTIONS, connect, endpointHelp } from './endpoint';
 import type { CliIO } from './io';
 
 export const COMPACT_HELP = `splitpoint compact --session FILE --endpoint URL [options]
@@ -29,7 +29,7 @@ export const COMPACT_HELP = `splitpoint compact --session FILE --endpoint URL [o
   --adopt the compaction is written to the session log; a messages array
   (.json) is first imported into a new log next to it (FILE.jsonl).
 
-${ENDPOINT_HELP}
+${endpointHelp({ concurrency: false })}
   By default the planner predicts each way to compact (the sequential call,
   cache-aligned and target-block workers at several block sizes and
   concurrencies) on the server's performance profile and runs the fastest;
@@ -93,7 +93,7 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   try {
     const endpoint = await connect(values, io);
     // Adopting needs a log to write to: a messages array is imported into FILE.jsonl first (the .json is left as it was).
-    if (values.adopt && !opened.isLog) imported = await importToLog(path);
+    if (values.adopt && !opened.isLog) imported = await importToLog(path, undefined, undefined, 'compact');
     const store = imported ?? opened.store;
     if (store !== opened.store) io.err(`imported ${path} into ${store.path}; the compaction is adopted there`);
     const ledger = new TokenLedger(await loadTiktokenCounter());

@@ -12,12 +12,22 @@ export const ENDPOINT_OPTIONS = {
   'request-timeout': { type: 'string' },
 } as const;
 
-export const ENDPOINT_HELP = `  --endpoint URL      OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (required)
-  --model M           model id (default: the first one the server lists)
-  --window N          context window in tokens (default: the server's max_model_len)
-  --concurrency N     compaction requests in flight at once (default 8)
-  --request-timeout S longest one model request may take (default 600); a begun reply's wait for its next token is 120 s, or this if shorter
-  The API key, if the server needs one, is read from SPLITPOINT_API_KEY.`;
+/**
+ * The help lines for ENDPOINT_OPTIONS. `concurrency: false` leaves out the
+ * --concurrency line, for a command whose help gives its own default.
+ */
+export function endpointHelp(o: { concurrency?: boolean } = {}): string {
+  return [
+    `  --endpoint URL      OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (required)`,
+    `  --model M           model id (default: the first one the server lists)`,
+    `  --window N          context window in tokens (default: the server's max_model_len)`,
+    ...(o.concurrency === false ? [] : [`  --concurrency N     compaction requests in flight at once (default 8)`]),
+    `  --request-timeout S longest one model request may take (default 600); a begun reply's wait for its next token is 120 s, or this if shorter`,
+    `  The API key, if the server needs one, is read from SPLITPOINT_API_KEY.`,
+  ].join('\n');
+}
+
+export const ENDPOINT_HELP = endpointHelp();
 
 export interface Endpoint {
   client: VllmClient;

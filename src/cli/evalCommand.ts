@@ -40,7 +40,8 @@ export const EVAL_HELP = `splitpoint eval [--session FILE] [--endpoint URL] [opt
                           session with planted facts is generated
   --endpoint URL          OpenAI-compatible base URL; without it the bundled
                           simulator is started (dist/sim.js)
-  --model M / --window N / --concurrency N   as for "splitpoint compact"
+  --model M / --window N  as for "splitpoint compact"
+  --concurrency N         requests in flight at once (default 8)
   --strategy S            ${STRATEGY_NAMES.join(' | ')} (default token-fraction; generated sessions
                           split where the planted turns end)
   --split N               split at message N instead

@@ -28,9 +28,16 @@ export function defaultLogPath(source: string): string {
 /**
  * Imports a messages array into a new session log. Refuses a file that is
  * already a session log, a file that is not JSON, and an existing target.
+ * `caller` words that last refusal: `import` can name another --out, while
+ * `compact --adopt` has no --out and always imports into FILE.jsonl.
  */
-export async function importToLog(source: string, out: string = defaultLogPath(source), title?: string): Promise<SessionStore> {
-  const storage = new NodeFileStorage(undefined, 'splitpoint import');
+export async function importToLog(
+  source: string,
+  out: string = defaultLogPath(source),
+  title?: string,
+  caller: 'import' | 'compact' = 'import',
+): Promise<SessionStore> {
+  const storage = new NodeFileStorage(undefined, caller === 'compact' ? 'splitpoint compact --adopt' : 'splitpoint import');
   const text = await storage.read(source);
   if (text === undefined) throw new Error(`No such file: ${source}`);
   if (isSessionLog(text)) throw new Error(`${source} is already a Splitpoint session log; use it as it is (--session ${source}).`);
@@ -41,7 +48,12 @@ export async function importToLog(source: string, out: string = defaultLogPath(s
     throw new Error(`${source} is not valid JSON (${(err as Error).message}); expected an OpenAI messages array.`, { cause: err });
   }
   if (await storage.exists(out))
-    throw new Error(`${out} already exists; pass --out NEW.jsonl, or use the existing log with --session ${out}.`);
+    throw new Error(
+      caller === 'compact'
+        ? `${out} already exists (an earlier import of ${source}?); adopt into it with --session ${out}, or import ` +
+            `${source} into another log first (splitpoint import ${source} --out NEW.jsonl) and compact that.`
+        : `${out} already exists; pass --out NEW.jsonl, or use the existing log with --session ${out}.`,
+    );
   const name = title ?? source.replace(/^.*[\\/]/, '').replace(/\.[^.]+$/, '');
   return SessionStore.importArray({ storage }, out, raw, name);
 }
