@@ -19,6 +19,8 @@ import { PostListeners } from './postListeners';
 import { ServerConnection } from './serverConnection';
 import { SessionController } from './sessionController';
 import { SessionLibrary, titleFrom } from './sessionLibrary';
+import { importDemoSession } from './demoSession';
+import { SerialQueue } from './serialQueue';
 import type { SessionViewProvider } from './sessionViewProvider';
 import { HostStatus } from './statusBar';
 import { previewCall, vscodeWorkspaceTools, type ToolEnv } from './tools/workspaceTools';
@@ -69,6 +71,8 @@ export class SplitpointHost implements vscode.Disposable {
   /** The open session's controller, starting the host on first use. */
   ensureStarted(): Promise<SessionController> {
     if (this.controller) return Promise.resolve(this.controller);
+    // Between sessions (attach disposed the old controller): the one being attached, not a second start.
+    if (this.attaching.pending) return this.attaching.pending;
     this.starting ??= this.start().finally(() => (this.starting = undefined));
     return this.starting;
   }
@@ -88,34 +92,21 @@ export class SplitpointHost implements vscode.Disposable {
     this.library = new SessionLibrary(storage, vscode.Uri.joinPath(base, 'sessions').fsPath, systemClock, randomIds);
     const last = this.context.workspaceState.get<string>('splitpoint.lastSession');
     let entries = await this.library.list();
-    if (entries.length === 0 && (await this.importDemoSession())) entries = await this.library.list();
+    if (entries.length === 0 && (await importDemoSession(this.library, this.log))) entries = await this.library.list();
     const target = entries.find((e) => e.id === last) ?? entries[0];
-    let controller: SessionController | undefined;
-    if (target) controller = await this.tryOpen(target.id);
-    controller ??= await this.openNew();
-    this.log.info(`started in ${elapsedNow(systemClock) - t0} ms: ${entries.length} session(s), storage ${this.library.dir}`);
-    void this.server.probe();
-    return controller;
+    // A window reloading: the old extension host may still hold the session while it shuts down (up to ~5 s).
+    const opened = target ? await this.tryOpen(target.id, 6_000) : undefined;
+    if (opened instanceof SessionController) return this.started(opened, t0, entries.length);
+    const controller = await this.openNew();
+    // Held by another process, the last session is still the one to reopen next time.
+    if (opened instanceof SessionLockedError) await this.context.workspaceState.update('splitpoint.lastSession', target!.id);
+    return this.started(controller, t0, entries.length);
   }
 
-  /**
-   * `npm start` sets SPLITPOINT_DEMO_SESSION to the example session, so a new
-   * user opens onto a conversation to compact. Only into an empty library:
-   * it never touches existing sessions. A failure is logged, not shown.
-   */
-  private async importDemoSession(): Promise<boolean> {
-    const file = process.env.SPLITPOINT_DEMO_SESSION;
-    if (!file) return false;
-    try {
-      const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(file)));
-      const { store } = await this.library!.importText(text, file);
-      await store.close();
-      this.log.info(`imported the demo session ${file}: ${store.snapshot.messages.length} messages`);
-      return true;
-    } catch (err) {
-      this.log.warn(`could not import the demo session ${file}: ${(err as Error).message}`);
-      return false;
-    }
+  private started(controller: SessionController, t0: number, sessions: number): SessionController {
+    this.log.info(`started in ${elapsedNow(systemClock) - t0} ms: ${sessions} session(s), storage ${this.library!.dir}`);
+    void this.server.probe();
+    return controller;
   }
 
   /** Listeners and UI that only make sense once the host runs. */
@@ -188,8 +179,17 @@ export class SplitpointHost implements vscode.Disposable {
     this.listCache = (await this.library.list()).map(({ path: _path, damaged: _damaged, ...item }) => item);
   }
 
-  /** Makes the store the active session (an opened, created or imported one), closing the one before. */
-  async attach(id: string, store: SessionStore): Promise<SessionController> {
+  private readonly attaching = new SerialQueue<SessionController>();
+
+  /**
+   * Makes the store the active session (opened, created or imported), closing the one before. One at a time, so two
+   * sessions opened together (quick picks) each close the one before; a store that cannot be attached is closed.
+   */
+  attach(id: string, store: SessionStore): Promise<SessionController> {
+    return this.attaching.run(() => this.attachNow(id, store).catch((err: unknown) => store.close().then(() => Promise.reject(err))));
+  }
+
+  private async attachNow(id: string, store: SessionStore): Promise<SessionController> {
     const old = this.controller;
     this.controller = undefined;
     if (old) await old.dispose();
@@ -249,10 +249,10 @@ export class SplitpointHost implements vscode.Disposable {
     return controller;
   }
 
-  /** Opens a session; a damaged file is reported (line, backup) and left untouched. */
-  private async tryOpen(id: string): Promise<SessionController | undefined> {
+  /** Opens a session; a damaged or locked file is reported (line and backup, or its holder) and left untouched. */
+  private async tryOpen(id: string, waitForLockMs = 0): Promise<SessionController | Error> {
     try {
-      return await this.attach(id, await this.library!.open(id));
+      return await this.attach(id, await this.library!.open(id, waitForLockMs));
     } catch (err) {
       const plain = err instanceof SessionCorruptError || err instanceof SessionLockedError;
       const message = plain ? err.message : `Could not open session ${id}: ${(err as Error).message}`;
@@ -260,7 +260,7 @@ export class SplitpointHost implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Splitpoint: ${message}`, 'Open File').then((a) => {
         if (a) void vscode.window.showTextDocument(vscode.Uri.file(this.library!.pathFor(id)));
       });
-      return undefined;
+      return err as Error;
     }
   }
 
@@ -288,7 +288,7 @@ export class SplitpointHost implements vscode.Disposable {
     if (this.controller?.isRunning)
       return this.post({ type: 'notice', level: 'warning', text: 'Stop the agent before switching sessions.' });
     const opened = await this.tryOpen(id);
-    if (!opened) {
+    if (!(opened instanceof SessionController)) {
       const text = `Session ${id} could not be opened; the current session stays open. See the notification for details.`;
       this.post({ type: 'notice', level: 'error', text });
     }

@@ -1,6 +1,6 @@
-import { SessionCorruptError } from '../core/session/errors';
+import { SessionCorruptError, SessionLockedError } from '../core/session/errors';
 import { isSessionLog, parseLog, SessionStore } from '../core/session/sessionStore';
-import type { Clock, IdSource, SessionStorage } from '../core/session/storage';
+import { elapsedNow, type Clock, type IdSource, type SessionStorage } from '../core/session/storage';
 import type { SessionListItem } from '../protocol/messages';
 
 /**
@@ -135,10 +135,21 @@ export class SessionLibrary {
     return { id, store };
   }
 
-  /** Opens a session. A damaged file raises the core's SessionCorruptError (line, backup) and is left as it is. */
-  async open(id: string): Promise<SessionStore> {
+  /**
+   * Opens a session. A damaged file raises the core's SessionCorruptError (line, backup) and is left as it is; one
+   * another process writes raises SessionLockedError, after waiting up to `waitForLockMs` for it to be freed.
+   */
+  async open(id: string, waitForLockMs = 0): Promise<SessionStore> {
     this.cache.delete(id);
-    return SessionStore.open({ storage: this.storage, clock: this.clock, ids: this.ids }, this.pathFor(id));
+    const until = elapsedNow(this.clock) + waitForLockMs;
+    for (;;) {
+      try {
+        return await SessionStore.open({ storage: this.storage, clock: this.clock, ids: this.ids }, this.pathFor(id));
+      } catch (err) {
+        if (!(err instanceof SessionLockedError) || elapsedNow(this.clock) >= until) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
   }
 
   /**

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { SessionStore } from '../../src/core/session/sessionStore';
 import { SessionLibrary } from '../../src/host/sessionLibrary';
 import { NodeFileStorage } from '../../src/node/fileStorage';
+import { SessionLockedError } from '../../src/core/session/errors';
+import { exited, holdInChild } from './helpers/sessionLockHolder';
 import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
 
 describe('SessionLibrary.importText: a log whose last line is torn', () => {
@@ -71,5 +73,27 @@ describe('SessionLibrary.list: a session another process wrote', () => {
     storage.read = (p) => (reads++, read(p));
     assert.equal(await count(), 3);
     assert.equal(reads, 0, 'an unchanged file is not read again');
+  });
+});
+
+describe('SessionLibrary.open: a session another process holds', () => {
+  it('waits up to the time given for it to be freed (a reloading window), and without one refuses at once', async function () {
+    this.timeout(20_000);
+    const dir = mkdtempSync(join(tmpdir(), 'sp-library-'));
+    const lib = new SessionLibrary(new NodeFileStorage(), dir, fixedClock(), counterIds());
+    const { id, store } = await lib.create('held');
+    await store.close();
+    const other = await holdInChild(lib.pathFor(id));
+    try {
+      await assert.rejects(lib.open(id), SessionLockedError);
+      setTimeout(() => other.stdin!.end(), 600);
+      const t0 = performance.now();
+      const opened = await lib.open(id, 10_000);
+      assert.ok(performance.now() - t0 >= 500, 'it waited for the holder');
+      await opened.close();
+    } finally {
+      other.kill('SIGKILL');
+      await exited(other);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir, uptime } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SessionLockedError, SessionStateError } from '../../src/core/session/errors';
 import { SessionStore } from '../../src/core/session/sessionStore';
@@ -14,6 +14,13 @@ async function newLog(): Promise<{ dir: string; path: string; text: string }> {
   await store.append({ role: 'user', content: 'hello' });
   await store.close();
   return { dir, path, text: readFileSync(path, 'utf8') };
+}
+
+/** The boot id and a process's start time, as the lock records them on Linux. */
+function identityOf(pid: number): { boot: string; start: string } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
+  return { boot: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(), start };
 }
 
 function writeLock(path: string, record: Record<string, unknown>): void {
@@ -84,10 +91,13 @@ describe('session writer lock (two processes never write one log)', function () 
     await store.close();
   });
 
-  it('takes over a lock from before the machine booted, and an empty lock file left by a crash', async () => {
+  it('takes over a lock from another boot, one whose process id was given to another process since, and an empty one', async () => {
     const { path } = await newLog();
-    // pid 1 is always alive: only the boot time says this holder is gone.
-    writeLock(path, { pid: 1, since: Date.now() - uptime() * 1000 - 3_600_000 });
+    const init = identityOf(1);
+    // pid 1 is always alive: only the boot id or the start time says this holder is gone.
+    writeLock(path, { pid: 1, boot: 'an-earlier-boot', start: init.start });
+    await (await SessionStore.open({ storage }, path)).close();
+    writeLock(path, { pid: 1, boot: init.boot, start: String(Number(init.start) + 1) });
     await (await SessionStore.open({ storage }, path)).close();
     writeFileSync(`${path}.lock`, '');
     const old = new Date(Date.now() - 60_000);
@@ -96,13 +106,37 @@ describe('session writer lock (two processes never write one log)', function () 
     assert.equal(existsSync(`${path}.lock`), false);
   });
 
-  it('holds a lock of a live process since boot, and one from another machine', async () => {
+  it('holds the lock of a live holder whatever the wall clock says, and one from another machine', async () => {
     const { path, text } = await newLog();
-    writeLock(path, { pid: 1 });
+    // Taken, by the wall clock, long before this boot (a VM's clock stepped forward since): the holder still runs.
+    writeLock(path, { pid: 1, since: Date.now() - 30 * 86_400_000, ...identityOf(1) });
     await assert.rejects(SessionStore.open({ storage }, path), /open for writing in VS Code \(process 1, since /);
+    // An older lock without the identity: the process id alone decides.
+    writeLock(path, { pid: 1 });
+    await assert.rejects(SessionStore.open({ storage }, path), SessionLockedError);
     writeLock(path, { pid: 999_999_999, host: 'other-box' });
     await assert.rejects(SessionStore.open({ storage }, path), /\(process 999999999 on other-box, since .*delete .*s\.jsonl\.lock/);
     assert.equal(readFileSync(path, 'utf8'), text);
+  });
+
+  it('makes two imports to one path: the first writes the log, the second is refused and does not replace it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-lock-'));
+    const path = join(dir, 'imported.jsonl');
+    const raw = (n: number) => [{ role: 'user', content: `import ${n}` }];
+    const results = await Promise.allSettled([
+      SessionStore.importArray({ storage }, path, raw(1)),
+      SessionStore.importArray({ storage: new NodeFileStorage() }, path, raw(2)),
+    ]);
+    const ok = results.filter((r): r is PromiseFulfilledResult<SessionStore> => r.status === 'fulfilled');
+    assert.equal(ok.length, 1);
+    assert.match(
+      String((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason),
+      /Refusing to import over existing file/,
+    );
+    const content = ok[0]!.value.snapshot.messages[0]!.content;
+    await ok[0]!.value.close();
+    const reopened = await SessionStore.open({ storage }, path, { readOnly: true });
+    assert.equal(reopened.snapshot.messages[0]!.content, content, 'the log on disk is the one the winner opened');
   });
 
   it('is counted within one process, and a release never removes a lock someone else took over', async () => {

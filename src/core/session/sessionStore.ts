@@ -131,9 +131,18 @@ export class SessionStore {
     const messages = importMessages(raw, ids, clock);
     const header: SessionEvent = { type: 'session', v: 1, id: ids.next('s'), createdAt: clock.now(), ...(title ? { title } : {}) };
     const lines = [header, ...messages.map((message): SessionEvent => ({ type: 'message', message }))].map((e) => JSON.stringify(e));
-    if (await deps.storage.exists(path)) throw new Error(`Refusing to import over existing file ${path}`);
-    await deps.storage.writeAtomic(path, lines.join('\n') + '\n');
-    return SessionStore.open(deps, path);
+    const exists = new Error(`Refusing to import over existing file ${path}`);
+    if (await deps.storage.exists(path)) throw exists;
+    // Created exclusively, so of two imports to one path the second fails instead of replacing the first one's log.
+    const lock = await deps.storage.lock?.(path);
+    try {
+      await deps.storage.create(path, lines.join('\n') + '\n').catch(async (err: unknown) => {
+        throw (await deps.storage.exists(path)) ? exists : err;
+      });
+      return await SessionStore.open(deps, path);
+    } finally {
+      await lock?.release();
+    }
   }
 
   get id(): string {

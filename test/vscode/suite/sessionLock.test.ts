@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, newSession, PostLog, sim, suiteConfig, waitFor } from './api';
 import { exited, holdInChild } from '../../unit/helpers/sessionLockHolder';
@@ -48,6 +48,22 @@ describe('one writer per session log (the editor and the CLI)', function () {
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, new RegExp(`open for writing in VS Code \\(process ${process.pid},`));
     assert.equal(readFileSync(log, 'utf8'), before);
+  });
+
+  it('opens two sessions picked at once one after the other: the session left behind is closed and its lock freed', async () => {
+    const a = await api();
+    const first = await newSession(a);
+    const second = await newSession(a);
+    const before = await newSession(a);
+    await Promise.all([a.receive({ type: 'switch-session', sessionId: first }), a.receive({ type: 'switch-session', sessionId: second })]);
+    const current = await waitFor('a picked session to be open', () => {
+      const id = a.snapshot().session.id;
+      return id === first || id === second ? id : undefined;
+    });
+    const left = current === first ? second : first;
+    assert.equal(existsSync(`${logOf(current)}.lock`), true, 'the open session holds its lock');
+    assert.equal(existsSync(`${logOf(left)}.lock`), false, 'the one opened and left is closed');
+    assert.equal(existsSync(`${logOf(before)}.lock`), false, 'the one open before is closed');
   });
 
   it('does not switch to a session another process is writing, says why, and keeps the current one; switches once it is free', async () => {
