@@ -9,6 +9,8 @@
  */
 import type { BlockProgress, BlockView, CompactionView, GaugeView, SplitView, ViewMessage } from './messages';
 
+export { excerptAround } from '../core/fidelity/excerpt';
+
 export type FactKindView = 'identifier' | 'path' | 'number' | 'error' | 'test' | 'decision' | 'constraint' | 'instruction' | 'pin';
 
 /** A fact of the head that no summary carries. */

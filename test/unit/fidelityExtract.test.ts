@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { excerptAround } from '../../src/core/fidelity/excerpt';
 import { extractFacts, hasKey, lossReport } from '../../src/core/fidelity';
 import type { Fact } from '../../src/core/fidelity';
 import { asst, result, sys, toolPair, user, call } from './helpers/build';
@@ -148,5 +149,36 @@ describe('fidelity: loss report', () => {
     const r = lossReport(facts, new Set());
     assert.deepEqual(r.missingPins, ['m4']);
     assert.equal(r.headline, 'dropped 1 of 1 facts: 1 pin');
+  });
+});
+
+describe('a fact from a long line shows the part of the line that holds its key', () => {
+  const paragraph =
+    'The check passed: parser ok: 12 rules, and `^` is the only right-associative operator. ' +
+    'We kept the Pratt parser because precedence climbing stays readable as operators are added later on. ' +
+    'Lexing stays allocation-free per character, which the benchmark in bench/lex.bench.ts confirmed today. ' +
+    'What is left: fix the number scanner in src/lexer.ts so 1.2.3 raises SyntaxError at 3 instead of NaN.';
+
+  it('the sentence that holds the key, marked where it was cut, and never a text without the key', () => {
+    assert.ok(paragraph.length > 300);
+    const facts = extractFacts([{ role: 'assistant', content: paragraph, id: 'm1', kind: 'normal' }]);
+    const number = facts.find((f) => f.kind === 'number' && f.key === '1.2.3');
+    const path = facts.find((f) => f.kind === 'path' && f.key === 'src/lexer.ts');
+    assert.ok(number && path, JSON.stringify(facts.map((f) => [f.kind, f.key])));
+    for (const f of [number, path]) {
+      assert.equal(f.text, '…What is left: fix the number scanner in src/lexer.ts so 1.2.3 raises SyntaxError at 3 instead of NaN.');
+      assert.equal(f.cut, true, 'a cut text makes no probe');
+    }
+    // Every fact's text holds its key (before, each showed the paragraph's first 197 characters).
+    for (const f of facts) assert.ok(f.text.toLowerCase().includes(f.key.toLowerCase()), `${f.kind} ${f.key}: ${f.text}`);
+  });
+
+  it('the words around the key when its sentence is too long, a short line whole', () => {
+    const long = `${'alpha beta gamma '.repeat(20)}the key KEY_42 sits here ${'delta epsilon '.repeat(20)}`;
+    const e = excerptAround(long, 'KEY_42', 80);
+    assert.ok(e.length <= 80 && e.startsWith('…') && e.endsWith('…') && e.includes('KEY_42'), e);
+    assert.match(e, /^…\w/, 'cut at a space, not inside a word');
+    assert.equal(excerptAround('short line with KEY', 'KEY', 80), 'short line with KEY');
+    assert.equal(excerptAround('x'.repeat(100), 'absent', 50), `${'x'.repeat(49)}…`);
   });
 });

@@ -2,6 +2,7 @@ import { formatTokens, indicesHold, summaryTokens, type CompactionView } from '.
 import { blockStatusWord } from '../../src/protocol/runningText';
 import {
   droppedCount,
+  excerptAround,
   kindLabel,
   lossHeadline,
   type FactKindView,
@@ -171,8 +172,8 @@ export function renderLoss(into: HTMLElement, r: LossReportView | null, a: LossA
           'aria-label': `Regenerate block ${f.block + 1} with it: ${f.key}`,
         });
         refocus.addEventListener('click', () => a.refocus(f));
-        // For lines and statements the key alone does not say what was lost: show the line, shortened.
-        const line = f.text !== f.key ? ` “${f.text.length > 90 ? `${f.text.slice(0, 87)}…` : f.text}”` : '';
+        // For lines and statements the key alone does not say what was lost: show the line, shortened around the key.
+        const line = f.text !== f.key ? ` “${excerptAround(f.text, f.key, 90)}”` : '';
         list.append(
           h(
             'li',

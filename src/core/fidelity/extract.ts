@@ -6,6 +6,7 @@ import { originalId } from '../session/sessionState';
 import { DEFAULT_PRETRIM } from '../pretrim';
 import type { PretrimOptions } from '../pretrim';
 import type { Fact, FactKind, FactPosition } from './types';
+import { EXCERPT_MAX, excerptAround } from './excerpt';
 import {
   CONSTRAINT_RE,
   DECISION_RE,
@@ -63,7 +64,8 @@ function add(c: Ctx, f: Candidate, positionOf: (lineNo: number) => FactPosition)
     id: `${f.kind}:${f.key}`,
     kind: f.kind,
     key: f.key,
-    text: shown.length > 200 ? `${shown.slice(0, 197)}...` : shown,
+    text: excerptAround(shown, f.key),
+    ...(shown.length > EXCERPT_MAX ? { cut: true } : {}),
     messageId: c.messageId,
     messageIndex: c.messageIndex,
     position: positionOf(f.lineNo),

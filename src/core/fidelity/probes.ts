@@ -24,7 +24,8 @@ export interface Probe {
 
 /** The sentence of a fact's line that carries its key, with the key blanked. */
 function cloze(fact: Fact): string | undefined {
-  if (fact.text.endsWith('...')) return undefined;
+  // Cut from a longer line: the sentence around the blank may be cut too.
+  if (fact.cut) return undefined;
   const re = fact.kind === 'number' ? new RegExp(escapeRe(fact.key).replace('\\ ', '\\s?')) : new RegExp(escapeRe(fact.key));
   const sentence = fact.text.split(/(?<=[.!?])\s+(?=[A-Z])/).find((s) => re.test(s));
   if (!sentence) return undefined;

@@ -59,8 +59,10 @@ export interface Fact {
    * name, or a pin's whole text.
    */
   key: string;
-  /** The line or statement the fact was taken from, for display. */
+  /** The line or statement the fact was taken from, for display; from a long line, the part around the key (excerptAround). */
   text: string;
+  /** `text` is part of a longer line. */
+  cut?: boolean;
   /** Id of the (stored, original) message the fact first appears in; for a pin without a source, the pin id. */
   messageId: string;
   /** Index of that message in the context the facts were extracted from (-1 for pins). */
