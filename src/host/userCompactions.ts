@@ -244,7 +244,8 @@ export class UserCompactions {
     this.owned = undefined;
     const after = loop.contextTokens();
     this.d.log.info(`[${this.d.store.id}] adopted ${id} by hand: ${before} → ${after} tokens`);
-    this.d.notice('info', `Compacted: ${before} → ${after} tokens. Undo Last Compaction restores the originals.`);
+    const n = (t: number): string => t.toLocaleString('en-US');
+    this.d.notice('info', `Compacted: ${n(before)} → ${n(after)} tokens. Undo Last Compaction restores the originals.`);
   }
 
   async cancel(id: string): Promise<void> {

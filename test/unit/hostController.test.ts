@@ -306,6 +306,8 @@ describe('host: session controller (fake model, memory storage)', () => {
 
     await c.handle({ type: 'compaction-adopt', compactionId: ready.id });
     assert.equal(store.snapshot.compactions.length, 1);
+    const done = posted.filter((m) => m.type === 'notice').pop() as Extract<HostToWebview, { type: 'notice' }>;
+    assert.match(done.text, /^Compacted: \d{1,3}(,\d{3})+ → \d{1,3}(,\d{3})* tokens\./, 'token counts read as elsewhere, with separators');
     const s = lastSnapshot(posted);
     assert.equal(s.compactionDepth, 1);
     const summary = s.messages.find((m) => m.origin === 'summary')!;
