@@ -23,10 +23,10 @@ import { importDemoSession } from './demoSession';
 import { SerialQueue } from './serialQueue';
 import type { SessionViewProvider } from './sessionViewProvider';
 import { HostStatus } from './statusBar';
-import { previewCall, vscodeWorkspaceTools, type ToolEnv } from './tools/workspaceTools';
+import { previewCall, vscodeWorkspaceTools } from './tools/workspaceTools';
+import { hostToolEnv } from './tools/toolEnv';
 import { dispatchWebview, type SessionOps } from './webviewDispatch';
 import { fullTextOf, type FullText } from './review/lossSources';
-import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
 
 export const API_KEY_SECRET = 'splitpoint.apiKey';
 
@@ -143,22 +143,6 @@ export class SplitpointHost implements vscode.Disposable {
 
   // ------------------------------------------------------------ sessions
 
-  private toolEnv(): ToolEnv {
-    return {
-      root: () => vscode.workspace.workspaceFolders?.[0]?.uri,
-      folders: () => (vscode.workspace.workspaceFolders ?? []).map((f) => ({ name: f.name, uri: f.uri })),
-      trusted: () => vscode.workspace.isTrusted,
-      // Restricted Mode ignores the allowlist: nothing runs without the user there.
-      allowlist: () => (vscode.workspace.isTrusted ? (this.server.settings?.commandAllowlist ?? []) : []),
-      timeoutSeconds: () => this.server.settings?.commandTimeoutSeconds ?? 120,
-      commandEnv: () => this.server.settings?.commandEnv ?? [...DEFAULT_COMMAND_ENV],
-      sandbox: () => ({
-        mode: this.server.settings?.commandSandbox ?? 'auto',
-        allowNetwork: this.server.settings?.commandNetwork ?? false,
-      }),
-    };
-  }
-
   private listCache: SessionListItem[] = [];
 
   private describeSessions(store: SessionStore): { session: SessionListItem; sessions: SessionListItem[] } {
@@ -206,7 +190,7 @@ export class SplitpointHost implements vscode.Disposable {
       this.log.warn(`token counts: ${(err as Error).message}`),
     );
     this.ledger!.calibration.load(store.snapshot.calibration);
-    const tools = this.toolEnv();
+    const tools = hostToolEnv(() => this.server.settings);
     const controller = new SessionController({
       store,
       ledger: this.ledger!,

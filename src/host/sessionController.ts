@@ -2,29 +2,27 @@ import { AgentLoop } from '../core/agent/agentLoop';
 import { onAgentEvent, type AgentEvent } from '../core/agent/events';
 import { pinTool } from '../core/agent/pinTool';
 import { recallTool } from '../core/agent/recall';
-import type { SpillPort } from '../core/agent/toolOutput';
-import { ToolRegistry, type AgentTool } from '../core/agent/tools';
+import { ToolRegistry } from '../core/agent/tools';
 import type { SplitpointSettings } from '../core/config/settings';
 import type { SessionEvent } from '../core/session/schema';
 import type { SessionStore } from '../core/session/sessionStore';
-import { elapsedNow, type Clock, type IdSource } from '../core/session/storage';
-import type { TokenLedger } from '../core/tokens/tokenLedger';
-import type { ApprovalView, HostToWebview, SessionListItem, VerdictView, ViewSnapshot, WebviewToHost } from '../protocol/messages';
+import { elapsedNow } from '../core/session/storage';
+import type { HostToWebview, VerdictView, ViewSnapshot, WebviewToHost } from '../protocol/messages';
 import { parseSlashCommand } from '../protocol/messages';
 import { agentSettingsFrom } from './agentSettings';
 import { withWindow, type ControllerEnvironment } from './controllerEnvironment';
-import { ApprovalBroker, type ApprovalCall, type ApprovalPreview } from './approvals';
+import { ApprovalBroker } from './approvals';
 import { controllerAgentEvents, type AgentEventSink } from './agentEventLog';
 import { CompactionTracker } from './compactionTracker';
 import { PostCoalescer } from './postCoalescer';
 import { AgentWait, waitSink } from './agentWait';
-import type { HostLog } from './log';
 import { PinActions } from './pinActions';
 import { lossHeadline } from './review/lossHeadline';
 import { contextRef, sessionGauge, sessionSnapshot, sessionSplit, viewMessages } from './sessionSnapshot';
 import { UserCompactions } from './userCompactions';
 import { toViewMessage, verdictView } from './viewModel';
 import { dispatchWebview, type SessionOps } from './webviewDispatch';
+import type { ControllerDeps } from './controllerDeps';
 
 /**
  * One session in the extension: its SessionStore, the AgentLoop that works
@@ -33,38 +31,6 @@ import { dispatchWebview, type SessionOps } from './webviewDispatch';
  * No 'vscode' here: the host injects the model ports, the workspace tools,
  * and hooks; the unit tests drive it with a fake model and memory storage.
  */
-
-export interface ControllerDeps {
-  store: SessionStore;
-  ledger: TokenLedger;
-  env: ControllerEnvironment;
-  /** The workspace tools (read/list/search/edit/write/run); recall and pin are added here. */
-  workspaceTools: (broker: ApprovalBroker) => AgentTool[];
-  approvalPreview: (call: ApprovalCall) => Promise<ApprovalPreview>;
-  spill?: SpillPort;
-  clock: Clock;
-  ids: IdSource;
-  post: (msg: HostToWebview) => void;
-  log: HostLog;
-  /** The session list and this session's entry, from the host's library. */
-  sessions: () => { session: SessionListItem; sessions: SessionListItem[] };
-  connection: () => ViewSnapshot['connection'];
-  trusted: () => boolean;
-  /** Persist a strategy chosen in the view (the host writes the setting). */
-  setStrategy: (s: SplitpointSettings['strategy']) => void;
-  /** An agent error, for the host to turn into an actionable notification. */
-  onError?: (message: string) => void;
-  onApprovalAsked?: (view: ApprovalView) => void;
-  onApprovalResolved?: (callId: string) => void;
-  /** Gauge, depth or running state changed (status bar, context keys). */
-  onStateChange?: () => void;
-  /**
-   * False while nobody would receive session deltas (the view is hidden and
-   * nothing else listens): the controller then builds none, and the view gets
-   * a full snapshot when it is shown again. Default: always true.
-   */
-  wantsDeltas?: () => boolean;
-}
 
 export class SessionController {
   readonly store: SessionStore;

@@ -1,4 +1,4 @@
-import type { ControllerDeps } from '../../../src/host/sessionController';
+import type { ControllerDeps } from '../../../src/host/controllerDeps';
 import { MemoryLog } from '../../../src/host/log';
 import type { SessionStore } from '../../../src/core/session/sessionStore';
 
