@@ -238,6 +238,15 @@ export class SplitpointHost implements vscode.Disposable {
     try {
       return await this.attach(id, await this.library!.open(id, waitForLockMs));
     } catch (err) {
+      if (err instanceof SessionLockedError && waitForLockMs > 0) {
+        // On start (another window has it, or a second window without a folder shares the library): not a fault.
+        this.log.info(err.message);
+        void vscode.window.showInformationMessage(
+          `Splitpoint: the last session is open for writing in ${err.holder}, so this window started a new one. ` +
+            'Pick the last one from the session list once that window has closed it.',
+        );
+        return err;
+      }
       const plain = err instanceof SessionCorruptError || err instanceof SessionLockedError;
       const message = plain ? err.message : `Could not open session ${id}: ${(err as Error).message}`;
       this.log.error(message);
