@@ -173,6 +173,15 @@ describe('a fact from a long line shows the part of the line that holds its key'
     for (const f of facts) assert.ok(f.text.toLowerCase().includes(f.key.toLowerCase()), `${f.kind} ${f.key}: ${f.text}`);
   });
 
+  it("an error in a paragraph is the sentence that says it, keyed from that sentence, not the paragraph's", () => {
+    const errors = extractFacts([{ role: 'assistant', content: paragraph, id: 'm1', kind: 'normal' }]).filter((f) => f.kind === 'error');
+    // Before: one error fact keyed "bench/lex.bench.ts", showing the benchmark's sentence.
+    assert.deepEqual(
+      errors.map((f) => [f.key, f.text]),
+      [['src/lexer.ts', 'What is left: fix the number scanner in src/lexer.ts so 1.2.3 raises SyntaxError at 3 instead of NaN.']],
+    );
+  });
+
   it('the words around the key when its sentence is too long, a short line whole', () => {
     const long = `${'alpha beta gamma '.repeat(20)}the key KEY_42 sits here ${'delta epsilon '.repeat(20)}`;
     const e = excerptAround(long, 'KEY_42', 80);

@@ -148,8 +148,12 @@ function scan(text: string, prose: boolean, user: boolean): Candidates {
     const t = testLine(line);
     if (t) push('test', t.name, line, n, { status: t.status });
     if (ERROR_LINE_RE.test(line)) {
-      const key = errorKey(line);
-      if (key) push('error', key, line, n);
+      // In prose a line is often a paragraph: the error is the sentence that says it, and its key comes from there.
+      const said = prose ? sentences(line).filter((s) => ERROR_LINE_RE.test(s)) : [];
+      for (const s of said.length > 0 ? said : [line]) {
+        const key = errorKey(s);
+        if (key) push('error', key, s, n);
+      }
     }
     // Tool output (a design doc, CONTRIBUTING.md) states decisions and constraints only when it tags them.
     const tagged = !prose && TAGGED_STATEMENT_RE.test(line);
