@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -379,6 +380,24 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.equal(h.store.snapshot.focus, 'keep the port numbers');
     assert.equal(h.of('compaction-superseded')[0]!.focus, 'keep the port numbers');
     assert.match(h.store.active().messages[1]!.content!, /Focus kept: keep the port numbers/);
+  });
+
+  it('a 10 MB one-line tool output of dense text is cut to a third of the window in tokens, and the turn goes on', async () => {
+    const h = await harness();
+    // Base64 counts about one token per 1.4 characters: 60,000 characters of it were 43K tokens, over this 12K window.
+    writeFileSync(join(h.dir, 'blob.txt'), randomBytes(7_500_000).toString('base64'));
+    sim.setScript([
+      { content: 'Reading it.', tool_calls: [{ name: 'read_file', arguments: { path: 'blob.txt', startLine: 1, endLine: 1 } }] },
+      { content: 'It is one long base64 line.' },
+    ]);
+    const outcome = await h.loop.send('What is in blob.txt?', new AbortController().signal);
+    assert.equal(outcome.reason, 'answer', JSON.stringify(h.of('error')));
+    assert.deepEqual(h.of('error'), []);
+    const result = h.store.snapshot.messages.find((m) => m.role === 'tool')!;
+    assert.match(result.content ?? '', /\[Output truncated: .* chars cut\./);
+    const tokens = ledger.calibrated(ledger.countText(result.content ?? ''));
+    assert.ok(tokens <= WINDOW / 3, `${tokens} tokens in a ${WINDOW}-token window`);
+    assert.equal(sim.stats.requests.filter((r) => r.httpStatus === 400).length, 0, 'no request over the window');
   });
 
   it('recall returns exact excerpts of compacted-away messages, and pins survive compaction', async () => {

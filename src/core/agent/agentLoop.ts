@@ -10,6 +10,7 @@ import { LoopCompactions } from './loopCompactions';
 import { Cancelled, isOverflow } from './loopSupport';
 import type { AgentDeps, AgentSettings, RunOutcome } from './loopTypes';
 import { runToolCalls } from './toolRunner';
+import { TOOL_OUTPUT_WINDOW_SHARE } from './toolOutput';
 
 export type { AgentDeps, AgentSettings, RunOutcome } from './loopTypes';
 
@@ -105,7 +106,12 @@ export class AgentLoop {
           this.emit({ type: 'done', reason: 'answer', steps: steps + 1 });
           return { reason: 'answer', steps: steps + 1 };
         }
-        await runToolCalls({ ...this.deps, emit: this.emit }, calls, signal, cutOff && !textCalls ? this.settings.replyReserve : undefined);
+        const outputBudget = {
+          maxTokens: Math.floor(this.settings.contextWindow * TOOL_OUTPUT_WINDOW_SHARE),
+          count: (text: string) => this.deps.ledger.calibrated(this.deps.ledger.countText(text)),
+        };
+        const cutOffAt = cutOff && !textCalls ? this.settings.replyReserve : undefined;
+        await runToolCalls({ ...this.deps, outputBudget, emit: this.emit }, calls, signal, cutOffAt);
         this.compactions.notifyStep();
         this.compactions.touch();
       }

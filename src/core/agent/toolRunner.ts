@@ -2,7 +2,7 @@ import type { ToolCall } from '../messages';
 import type { SessionStore } from '../session/sessionStore';
 import type { AgentEvent } from './events';
 import { Cancelled } from './loopSupport';
-import type { SpillPort } from './toolOutput';
+import type { SpillPort, ToolOutputBudget } from './toolOutput';
 import { capToolOutput } from './toolOutput';
 import type { ApprovalPort, ToolRegistry } from './tools';
 import { parseArguments, ToolInputError } from './tools';
@@ -12,6 +12,8 @@ export interface ToolRunnerDeps {
   tools: ToolRegistry;
   approvals: ApprovalPort;
   spill?: SpillPort | undefined;
+  /** Caps each output in tokens too (capToolOutput); without it, in characters only. */
+  outputBudget?: ToolOutputBudget;
   emit: (e: AgentEvent) => void;
 }
 
@@ -99,6 +101,6 @@ export async function runToolCalls(d: ToolRunnerDeps, calls: readonly ToolCall[]
       content = err instanceof ToolInputError ? `Invalid arguments: ${err.message}` : `Error: ${(err as Error).message}`;
       isError = true;
     }
-    await appendResult(call.id, await capToolOutput(content, call.id, d.spill), isError);
+    await appendResult(call.id, await capToolOutput(content, call.id, d.spill, d.outputBudget), isError);
   }
 }

@@ -48,6 +48,11 @@ export class TokenLedger {
     return cached !== undefined && cached.size === size(message) ? cached.n : this.counter.countMessage(message);
   }
 
+  /** Local estimate for a bare text (a tool output before it becomes a message). */
+  countText(text: string): number {
+    return this.counter.countText(text);
+  }
+
   /** Per-message local estimates, in order. */
   countAll(messages: readonly StoredMessage[]): number[] {
     return messages.map((m) => this.count(m));
