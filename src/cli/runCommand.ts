@@ -11,7 +11,7 @@ import { agentSystemPrompt } from '../core/agent/systemPrompt';
 import type { ApprovalPort } from '../core/agent/tools';
 import { ToolRegistry } from '../core/agent/tools';
 import { DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
-import { SessionStore } from '../core/session/sessionStore';
+import { isSessionLog, SessionStore } from '../core/session/sessionStore';
 import { randomIds, systemClock } from '../core/session/storage';
 import { STRATEGY_NAMES } from '../core/splitPoint';
 import type { StrategyName } from '../core/splitPoint';
@@ -24,6 +24,7 @@ import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
 import { escapeControls } from '../protocol/commandText';
 import { intOption, oneOf, parseCommandArgs, requireString, UsageError } from './args';
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
+import { defaultLogPath } from './importCommand';
 import type { CliIO } from './io';
 
 export const RUN_HELP = `splitpoint run --endpoint URL --workspace DIR --task TEXT [options]
@@ -91,9 +92,13 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
   if (problems.length > 0) throw new UsageError(problems.join('; '));
   const maxSteps = intOption(values['max-steps'], '--max-steps', 40);
 
-  const endpoint = await connect(values, io);
   const storage = new NodeFileStorage(undefined, 'splitpoint run');
   const sessionPath = values.session ? resolve(values.session) : join(tmpdir(), `splitpoint-run-${Date.now()}.jsonl`);
+  // Checked before connecting and before opening for writing, so nothing (not even a backup) is written next to it.
+  const existing = await storage.read(sessionPath);
+  if (existing !== undefined && !isSessionLog(existing)) throw new Error(notASessionLog(sessionPath, existing));
+
+  const endpoint = await connect(values, io);
   const deps = { storage };
   const store = (await storage.exists(sessionPath))
     ? await SessionStore.open(deps, sessionPath)
@@ -154,6 +159,25 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
     process.off('SIGINT', stop);
     await store.close();
   }
+}
+
+/**
+ * Why `run --session FILE` refuses a FILE that exists but is not a session log: a plain messages array is
+ * imported into a log first (run appends to its session, and would otherwise report the array as damaged).
+ */
+function notASessionLog(path: string, text: string): string {
+  let json = true;
+  try {
+    JSON.parse(text);
+  } catch {
+    json = false;
+  }
+  const log = defaultLogPath(path);
+  return json
+    ? `${path} is not a Splitpoint session log (a plain messages array?); run only continues session logs. ` +
+        `Import it first: \`splitpoint import ${path}\` writes ${log}; then run with --session ${log}. ${path} was left as it is.`
+    : `${path} is neither a Splitpoint session log nor a JSON messages array (its first line is not a session header); ` +
+        `pass a session log, or a new file name to start one. ${path} was left as it is.`;
 }
 
 function approvals(yes: boolean): ApprovalPort {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { main } from '../../src/cli/main';
 import { startSimulator } from '../sim';
 import type { SimHandle } from '../sim';
 
@@ -80,6 +81,27 @@ describe('splitpoint run (built CLI) against the scripted simulator', function (
       .map((l) => JSON.parse(l))
       .find((e: { type: string; approved?: boolean }) => e.type === 'tool-approval' && e.approved === false);
     assert.match(rejected.reason, /pass --yes/);
+  });
+
+  it('refuses a plain messages array as --session, points to import, and writes nothing next to it', async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'sp-run-'));
+    const dir = mkdtempSync(join(tmpdir(), 'sp-run-array-'));
+    const file = join(dir, 'chat.json');
+    const array = JSON.stringify([{ role: 'user', content: 'hi' }]);
+    writeFileSync(file, array);
+    const err: string[] = [];
+    // In process, so the refusal is tested from the source without rebuilding dist/cli.js.
+    const code = await main(['run', '--endpoint', sim.url, '--workspace', ws, '--task', 'x', '--session', file, '--yes'], {
+      out: () => undefined,
+      err: (t) => err.push(t),
+    });
+    assert.equal(code, 1);
+    const message = err.join('\n');
+    assert.doesNotMatch(message, /damaged/);
+    assert.match(message, /is not a Splitpoint session log/);
+    assert.ok(message.includes(`splitpoint import ${file}`) && message.includes(`--session ${join(dir, 'chat.jsonl')}`), message);
+    assert.deepEqual(readdirSync(dir), ['chat.json'], 'no backup, no log, no spill folder');
+    assert.equal(readFileSync(file, 'utf8'), array);
   });
 
   it('rejects a workspace that does not exist with a usage error', async () => {

@@ -129,6 +129,23 @@ describe('huge tool output', () => {
     assert.equal(readFileSync(where, 'utf8'), lines, 'nothing is lost');
   });
 
+  it('a reused call id, or ids that sanitise to one name, never overwrite an earlier spilled output', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-spill-'));
+    const spill = fileSpill(dir);
+    const paths = [
+      await spill.spill('call/1', 'first'),
+      await spill.spill('call/1', 'second, same id'),
+      await spill.spill('call:1', 'third, same sanitised name'),
+      await spill.spill('call_1-2', 'fourth, the name of a suffixed one'),
+    ];
+    assert.equal(new Set(paths).size, 4, paths.join());
+    assert.deepEqual(
+      paths.map((p) => readFileSync(p, 'utf8')),
+      ['first', 'second, same id', 'third, same sanitised name', 'fourth, the name of a suffixed one'],
+    );
+    assert.ok(paths.every((p) => p.startsWith(dir)));
+  });
+
   it('small outputs pass through untouched', async () => {
     assert.equal(await capToolOutput('ok', 'c', undefined), 'ok');
   });

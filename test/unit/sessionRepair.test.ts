@@ -90,6 +90,25 @@ describe('session repair on open', () => {
     );
     assert.deepEqual(storage.files, before);
   });
+
+  it('a damaged log says to import the copy only when a copy was made', async () => {
+    const { d, storage } = await seeded();
+    storage.files.set(PATH, storage.files.get(PATH)! + 'garbage\n');
+    const readOnly = await SessionStore.open(d, PATH, { readOnly: true }).then(
+      () => assert.fail('opened a damaged log'),
+      (e: unknown) => e as SessionCorruptError,
+    );
+    assert.equal(readOnly.backupPath, undefined);
+    assert.match(readOnly.message, /damaged at line 4: .*The file has not been changed; fix or remove that line\.$/);
+    assert.doesNotMatch(readOnly.message, /copy/);
+    const writing = await SessionStore.open(d, PATH).then(
+      () => assert.fail('opened a damaged log'),
+      (e: unknown) => e as SessionCorruptError,
+    );
+    assert.ok(writing.backupPath && storage.files.has(writing.backupPath));
+    assert.ok(writing.message.includes(`A copy was saved to ${writing.backupPath}.`), writing.message);
+    assert.match(writing.message, /fix or remove that line, or import the copy as a new session\.$/);
+  });
 });
 
 describe('tool calls left without results', () => {

@@ -1,4 +1,7 @@
-/** The session file could not be read as a session. It has been backed up and left untouched. */
+/**
+ * The session file could not be read as a session. It has been left untouched, and
+ * backed up when the open was one that writes (backupPath); read-only opens make no copy.
+ */
 export class SessionCorruptError extends Error {
   constructor(
     readonly path: string,
@@ -9,8 +12,9 @@ export class SessionCorruptError extends Error {
   ) {
     super(
       `Session file ${path} is damaged at line ${line}: ${reason}. ` +
-        (backupPath ? `A copy was saved to ${backupPath}. ` : '') +
-        'The file has not been changed; fix or remove that line, or import the copy as a new session.',
+        (backupPath
+          ? `A copy was saved to ${backupPath}. The file has not been changed; fix or remove that line, or import the copy as a new session.`
+          : 'The file has not been changed; fix or remove that line.'),
     );
     this.name = 'SessionCorruptError';
   }

@@ -25,14 +25,25 @@ export function nodeWorkspaceTools(root: string, opts: Partial<RunCommandOptions
   ];
 }
 
-/** Full tool outputs that were too big for the session go to files next to it. */
+/**
+ * Full tool outputs that were too big for the session go to files next to it.
+ * Each file is created exclusively: a reused call id, or two ids that sanitise
+ * to one name, get a counter suffix instead of replacing an earlier output.
+ */
 export function fileSpill(dir: string): SpillPort {
   return {
     async spill(callId, text) {
       await fs.mkdir(dir, { recursive: true });
-      const path = join(dir, `${callId.replace(/[^\w.-]/g, '_')}.txt`);
-      await fs.writeFile(path, text);
-      return path;
+      const base = callId.replace(/[^\w.-]/g, '_');
+      for (let n = 1; ; n++) {
+        const path = join(dir, n === 1 ? `${base}.txt` : `${base}-${n}.txt`);
+        try {
+          await fs.writeFile(path, text, { flag: 'wx' });
+          return path;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        }
+      }
     },
   };
 }
