@@ -14,6 +14,28 @@ export interface ActionableError {
   settingsQuery?: string;
 }
 
+/** Connection codes that mean nothing answers at the endpoint, as opposed to a server that answered and then failed. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * A connection failure as the client named it: only when nothing answers is it "cannot reach". A stream the server
+ * dropped, a certificate this machine does not trust or a refused port each say so in the client's own message.
+ */
+function connectionFailure(err: { code?: unknown; message?: unknown }, url: string): ActionableError {
+  const code = typeof err.code === 'string' ? err.code : undefined;
+  const own = typeof err.message === 'string' ? err.message : '';
+  if (code === undefined || UNREACHABLE.has(code) || !own) {
+    return {
+      message: `Splitpoint cannot reach the model server at ${url}. Start vLLM there, or point the splitpoint.endpoint setting at your server.`,
+      actions: ['Open Settings', 'Show Log'],
+      settingsQuery: 'splitpoint.endpoint',
+    };
+  }
+  if (/splitpoint\.tls\.caFile/.test(own))
+    return { message: own, actions: ['Open Settings', 'Show Log'], settingsQuery: 'splitpoint.tls.caFile' };
+  return { message: own, actions: ['Show Log'] };
+}
+
 /**
  * Turns a model-client failure into a message that says what to do. `err`
  * is the typed error from src/llm when known (matched by `kind`, so no
@@ -24,11 +46,7 @@ export function describeFailure(err: unknown, text: string, endpoint: string): A
   const url = ((err as { url?: unknown } | undefined)?.url as string | undefined) ?? endpoint;
   switch (kind) {
     case 'connection':
-      return {
-        message: `Splitpoint cannot reach the model server at ${url}. Start vLLM there, or point the splitpoint.endpoint setting at your server.`,
-        actions: ['Open Settings', 'Show Log'],
-        settingsQuery: 'splitpoint.endpoint',
-      };
+      return connectionFailure(err as { code?: unknown; message?: unknown }, url);
     case 'auth':
       return {
         message: `The server at ${url} rejected the API key. Set the right one with "Splitpoint: Set API Key".`,

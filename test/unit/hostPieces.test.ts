@@ -295,6 +295,24 @@ describe('host: user-facing texts', () => {
     assert.equal(a.settingsQuery, 'splitpoint.endpoint');
   });
 
+  it("says 'cannot reach' only when nothing answers: a dropped stream or an untrusted certificate keeps the client's words", () => {
+    const dropped = { kind: 'connection', code: 'ECONNRESET', url: 'http://gpu:8000/v1' };
+    const text = 'The connection to http://gpu:8000/v1 was dropped (ECONNRESET): terminated: the server closed the response early';
+    const a = describeFailure({ ...dropped, message: text }, text, 'http://gpu:8000/v1');
+    assert.equal(a.message, text);
+    assert.doesNotMatch(a.message, /cannot reach/);
+    const tls = 'The model server at https://gpu/v1 presented a TLS certificate … name its PEM file in the splitpoint.tls.caFile setting';
+    const t = describeFailure(
+      { kind: 'connection', code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', url: 'https://gpu/v1', message: tls },
+      tls,
+      'u',
+    );
+    assert.equal(t.message, tls);
+    assert.equal(t.settingsQuery, 'splitpoint.tls.caFile');
+    const refused = describeFailure({ kind: 'connection', code: 'ECONNREFUSED', url: 'http://gpu:8000/v1', message: 'x' }, 'x', 'u');
+    assert.match(refused.message, /cannot reach the model server at http:\/\/gpu:8000\/v1/);
+  });
+
   it('says compaction ran and retried when the server still refuses the length', () => {
     const a = describeFailure(
       undefined,
