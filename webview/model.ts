@@ -77,6 +77,9 @@ export class Model {
         }
         return d;
       }
+      case 'assistant-reset':
+        s.agent.streaming = '';
+        return { streaming: true };
       case 'assistant-delta':
         s.agent.streaming += msg.text;
         // The host ends the wait with the text without posting it (agentWait.ts).

@@ -11,6 +11,8 @@ export interface AgentEventSink {
   notice(level: 'info' | 'warning' | 'error', text: string): void;
   /** Streamed reply text so far (kept for a snapshot mid-reply), or '' to reset it. */
   streamed(text: string | null): void;
+  /** The reply streamed so far is void (its request is sent again): the view drops it. */
+  replyReset(): void;
   /** What the running agent now waits on (null: nothing; reply text ends a wait on its own, see streamed). */
   waiting(on: AgentWaitView['on'] | null, detail?: string): void;
   /** The turn stops for this compaction (or for the judge's check of it). */
@@ -37,6 +39,11 @@ const pct = (f: number) => (100 * f).toFixed(0);
 export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   // Reply text ends any wait (streamed() says so; the view ends it on its own when the text comes).
   'assistant-delta': (e, s) => s.streamed(e.text),
+  'reply-reset': (e, s) => {
+    s.replyReset();
+    s.waiting('model');
+    s.notice('warning', `The connection dropped while the reply streamed; the request is sent again (attempt ${e.attempt}): ${e.reason}`);
+  },
   'assistant-message': (_e, s) => {
     s.waiting(null);
     s.streamed(null);

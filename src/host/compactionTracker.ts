@@ -288,6 +288,7 @@ export class CompactionTracker {
     // The rest are the conversation's, not the compaction view's.
     'step-started': () => [],
     'assistant-delta': () => [],
+    'reply-reset': () => [],
     'reasoning-delta': () => [],
     'assistant-message': () => [],
     'tool-call': () => [],

@@ -28,6 +28,11 @@ export class PostCoalescer {
     this.schedule();
   }
 
+  /** Drops reply text not sent yet (the reply it belongs to is void). */
+  discardText(): void {
+    this.text = '';
+  }
+
   post(msg: HostToWebview): void {
     if (msg.type !== 'block-progress') {
       this.flush();

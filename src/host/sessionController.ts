@@ -119,6 +119,11 @@ export class SessionController {
         this.wait.endSilently();
         this.deltas.delta(text);
       },
+      replyReset: () => {
+        this.streaming = '';
+        this.deltas.discardText();
+        this.deltas.post({ type: 'assistant-reset' });
+      },
       ...waitSink(this.wait),
       recordVerdict: (id, v) => this.verdicts.set(id, v),
       held: (id) => this.compactions.held(id),

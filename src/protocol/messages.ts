@@ -310,6 +310,8 @@ export type HostToWebview =
   | { type: 'snapshot'; snapshot: ViewSnapshot }
   | { type: 'message-added'; message: ViewMessage; gauge: GaugeView; split: SplitView | SplitChange }
   | { type: 'assistant-delta'; text: string }
+  /** The reply streamed so far is void: the connection dropped and its request is sent again. */
+  | { type: 'assistant-reset' }
   | { type: 'agent-state'; running: boolean }
   /** What the running agent now waits on while no reply text streams; null once text streams or the turn ends. */
   | { type: 'agent-waiting'; waiting: AgentWaitView | null }

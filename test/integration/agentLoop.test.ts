@@ -269,6 +269,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
         streaming = text === null ? '' : streaming + text;
         if (text !== null) wait.endSilently();
       },
+      replyReset: () => (streaming = ''),
       ...waitSink(wait),
       recordVerdict: quiet,
       held: quiet,
@@ -380,6 +381,23 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.equal(h.store.snapshot.focus, 'keep the port numbers');
     assert.equal(h.of('compaction-superseded')[0]!.focus, 'keep the port numbers');
     assert.match(h.store.active().messages[1]!.content!, /Focus kept: keep the port numbers/);
+  });
+
+  it('a reply whose connection drops mid-stream is voided in the stream and sent again: the text after the reset is the answer', async () => {
+    const h = await harness({}, { profile: 'unit', timeScale: 0.3 });
+    sim.setScript([{ content: 'The retry loop backs off exponentially and gives up after five attempts, logging each one.' }]);
+    sim.injectFault({ dropAfterChunks: 4 });
+    const outcome = await h.loop.send('How does the retry loop work?', new AbortController().signal);
+    assert.equal(outcome.reason, 'answer');
+    const kinds = h.events.map((e) => e.type).filter((t) => t === 'assistant-delta' || t === 'reply-reset');
+    const reset = kinds.indexOf('reply-reset');
+    assert.ok(reset > 0, `deltas of the dropped attempt, then the reset: ${kinds.join(' ')}`);
+    const after = h.events
+      .slice(h.events.findIndex((e) => e.type === 'reply-reset') + 1)
+      .flatMap((e) => (e.type === 'assistant-delta' ? [e.text] : []))
+      .join('');
+    const stored = h.store.snapshot.messages.filter((m) => m.role === 'assistant').pop()!;
+    assert.equal(after, stored.content, 'what streams after the reset is exactly the stored reply');
   });
 
   it('a 10 MB one-line tool output of dense text is cut to a third of the window in tokens, and the turn goes on', async () => {

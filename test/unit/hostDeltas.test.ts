@@ -125,3 +125,36 @@ describe('host: deltas only when someone listens, and only what changed', () => 
     }
   });
 });
+
+describe('host: a reply streamed again after a dropped connection', () => {
+  it("voids what the view streamed of the dropped attempt, says so, and streams the retry's text", async () => {
+    const { c, posted } = await setup(undefined, async (_req, opts) => {
+      opts?.onDelta?.({ type: 'content', text: 'The retry loop backs o' });
+      // Let the coalescer send the partial text, as a real stream's pause would.
+      await new Promise((r) => setImmediate(r));
+      opts?.onDelta?.({ type: 'content', text: 'ff and' });
+      opts?.onDelta?.({ type: 'reset', attempt: 2, reason: 'the connection was dropped' });
+      opts?.onDelta?.({ type: 'content', text: 'It backs off exponentially.' });
+      return { message: { role: 'assistant', content: 'It backs off exponentially.' }, usage: undefined, finishReason: 'stop' };
+    });
+    try {
+      await c.handle({ type: 'ready' });
+      await c.handle({ type: 'send', text: 'How does the retry loop work?' });
+      const stream = posted.filter((m) => m.type === 'assistant-delta' || m.type === 'assistant-reset');
+      const reset = stream.findIndex((m) => m.type === 'assistant-reset');
+      assert.ok(reset > 0, JSON.stringify(stream));
+      const text = (from: number, to?: number) =>
+        stream
+          .slice(from, to)
+          .map((m) => (m.type === 'assistant-delta' ? m.text : ''))
+          .join('');
+      assert.equal(text(0, reset), 'The retry loop backs o', "the dropped attempt's text not sent yet is not sent at all");
+      assert.equal(text(reset + 1), 'It backs off exponentially.');
+      assert.ok(
+        posted.some((m) => m.type === 'notice' && m.level === 'warning' && /dropped while the reply streamed.*attempt 2/.test(m.text)),
+      );
+    } finally {
+      await c.dispose();
+    }
+  });
+});

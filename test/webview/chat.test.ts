@@ -83,6 +83,11 @@ describe('webview: chat, /compact, approvals, pins', function () {
     await view.send({ type: 'assistant-delta', text: ' and `code`' });
     const stream = view.page.locator('article.streaming');
     assert.match((await stream.innerHTML()) ?? '', /<strong>bold<\/strong> and <code>code<\/code>/);
+    // The connection dropped and the request is sent again: what streamed is void, the retry streams afresh.
+    await view.send({ type: 'assistant-reset' });
+    await view.send({ type: 'assistant-delta', text: 'Here is **bold**' });
+    await view.send({ type: 'assistant-delta', text: ' and `code`' });
+    assert.equal(((await stream.textContent()) ?? '').split('Here is bold and code').length, 2, 'the reply once, not twice');
     await view.clearPosted();
     await view.page.locator('.stop-btn').click();
     assert.deepEqual(await view.posted(), [{ type: 'stop' }]);

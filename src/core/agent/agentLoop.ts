@@ -213,6 +213,7 @@ export class AgentLoop {
             onDelta: (d) => {
               if (d.type === 'content') this.emit({ type: 'assistant-delta', text: d.text });
               else if (d.type === 'reasoning') this.emit({ type: 'reasoning-delta', text: d.text });
+              else if (d.type === 'reset') this.emit({ type: 'reply-reset', attempt: d.attempt, reason: d.reason });
             },
           },
         );

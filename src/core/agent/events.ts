@@ -8,6 +8,8 @@ export type TriggerKind = 'budget' | 'block' | 'structural' | 'temporal' | 'reac
 export type AgentEvent =
   | { type: 'step-started'; step: number; contextTokens: number; window: number }
   | { type: 'assistant-delta'; text: string }
+  /** The reply streamed so far is void: the connection dropped mid-reply and the request is sent again (attempt n). */
+  | { type: 'reply-reset'; attempt: number; reason: string }
   | { type: 'reasoning-delta'; text: string }
   | { type: 'assistant-message'; message: StoredMessage }
   | { type: 'tool-call'; call: ToolCall; needsApproval: boolean }

@@ -82,6 +82,7 @@ export class ReviewBridge {
       case 'notice':
         return { type: 'review-notice', level: msg.level, text: msg.text };
       case 'assistant-delta':
+      case 'assistant-reset':
       case 'agent-state':
       case 'agent-waiting':
       case 'approval-requested':
