@@ -8,7 +8,7 @@ import type { ChatMessage } from '../core/messages';
 import { normalizeBaseURL, serverRoot } from './endpoint';
 import type { Reply } from './chatResult';
 import { replyFromBody } from './chatResult';
-import { AbortedError, LlmError, NotFoundError, ProtocolError, ToolsUnsupportedError, classifyError } from './errors';
+import { AbortedError, LlmError, NotFoundError, ProtocolError, ToolsUnsupportedError, classifyError, unexpectedAnswer } from './errors';
 import type { Semaphore } from './limiter';
 import { parseModelList } from './models';
 import { DEFAULT_RETRY_POLICY, type RetryInfo, type RetryPolicy, type Sleep, withRetry } from './retry';
@@ -221,8 +221,7 @@ export class VllmClient implements ModelClient {
       const paceMs = batchInterval(req.deltaBatchMs, idleMs);
       const fetchOptions = paceMs ? ({ paceMs } satisfies PacedRequestInit as SdkFetchOptions) : undefined;
       const headers = { 'content-type': 'application/json', ...req.headers };
-      const call = this.sdk.post('/chat/completions', { body, signal: ctl.signal, headers, fetchOptions });
-      const resp = await call.asResponse();
+      const resp = await this.sdk.post('/chat/completions', { body, signal: ctl.signal, headers, fetchOptions }).asResponse();
       let reply: Reply;
       if (stream) {
         timer.idleAfterStart(idleMs);
@@ -236,7 +235,7 @@ export class VllmClient implements ModelClient {
       // Redacted here, where the error is made: retry notices and the reset delta quote it before chat() throws it.
       if (userAborted) throw this.redacted(classifyError(e, { url, abortReason: 'user' }));
       if (timer.fired) throw timer.error(url);
-      throw this.redacted(classifyError(e, { url, timeoutMs: deadline.ms }));
+      throw this.redacted(classifyError(e, { url, timeoutMs: deadline.ms, route: `POST ${url}/chat/completions` }));
     } finally {
       timer.stop();
       opts.signal?.removeEventListener('abort', onUserAbort);
@@ -279,11 +278,12 @@ export class VllmClient implements ModelClient {
 
   // ---------------------------------------------------------------- models
 
-  /** GET /v1/models → ids and max_model_len. */
+  /** GET /v1/models → ids and max_model_len. A 200 without a list (a web page, another API) is a wrong endpoint: an error. */
   async listModels(opts: { signal?: AbortSignal } = {}): Promise<ModelInfo[]> {
-    const body = await this.simpleRequest((signal) => this.sdk.get('/models', { signal }), opts.signal);
-    this.models = parseModelList(body);
-    return this.models;
+    const route = `GET ${this.baseURL}/models`;
+    const body = await this.simpleRequest((signal) => this.sdk.get('/models', { signal }), opts.signal, route);
+    if (!Array.isArray(Object(body).data)) throw this.redacted(unexpectedAnswer(route, 'no model list', body, this.baseURL));
+    return (this.models = parseModelList(body));
   }
 
   /** The context window of `model` (default: the client's model, else the first listed). */
@@ -335,7 +335,7 @@ export class VllmClient implements ModelClient {
   }
 
   /** A small JSON request with timeout, cancellation, classification and retry. */
-  private async simpleRequest(fn: (signal: AbortSignal) => PromiseLike<unknown>, signal?: AbortSignal): Promise<unknown> {
+  private async simpleRequest(fn: (signal: AbortSignal) => PromiseLike<unknown>, signal?: AbortSignal, route?: string): Promise<unknown> {
     const timeoutMs = Math.min(this.opts.timeoutMs ?? 30_000, 30_000);
     return withRetry(
       async () => {
@@ -354,7 +354,7 @@ export class VllmClient implements ModelClient {
         try {
           return await fn(ctl.signal);
         } catch (e) {
-          throw this.redacted(classifyError(e, { url: this.baseURL, abortReason: reason, timeoutMs }));
+          throw this.redacted(classifyError(e, { url: this.baseURL, abortReason: reason, timeoutMs, route }));
         } finally {
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);

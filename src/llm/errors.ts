@@ -190,12 +190,47 @@ export function parseRetryAfter(headers: { get(name: string): string | null } | 
   return undefined;
 }
 
-/** Classifies an HTTP error status plus body into a typed error. */
+/**
+ * What to check when a route under the base URL is missing or answers with something else (a web page, another
+ * API): the endpoint is likely not the OpenAI base URL.
+ */
+export function baseUrlHint(baseURL: string): string {
+  const v1 = /^(https?:\/\/[^/]+(?:\/.*?)?\/v1)\/./i.exec(baseURL);
+  if (v1) return `Is ${baseURL} the OpenAI base URL? It usually ends in /v1: perhaps ${v1[1]}.`;
+  if (/\/v1$/i.test(baseURL)) return `Is ${baseURL} the OpenAI base URL of an OpenAI-compatible server (such as vLLM)?`;
+  return `Is ${baseURL} the OpenAI base URL? It usually ends in /v1.`;
+}
+
+/** The start of a body for a message: at most `max` characters, quoted, control characters escaped. */
+export function quoteBody(body: unknown, max = 200): string {
+  const text = typeof body === 'string' ? body : (JSON.stringify(body) ?? String(body));
+  if (text.length === 0) return 'an empty body';
+  // JSON escapes C0 controls; C1 controls (a terminal reads 0x9b as CSI) and line separators are escaped too.
+  const quoted = JSON.stringify(text.slice(0, max)).replace(
+    /[\u007f-\u009f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return text.length > max ? `${quoted}…` : quoted;
+}
+
+/**
+ * A 200 answer that is not what `route` ("POST http://h/v1/chat/completions") gives: `what` says what came instead.
+ * Not retried: another attempt gets the same answer.
+ */
+export function unexpectedAnswer(route: string, what: string, body: unknown, baseURL: string): ProtocolError {
+  return new ProtocolError(`${route} answered with ${what}: ${quoteBody(body)}. ${baseUrlHint(baseURL)}`, { url: baseURL, body });
+}
+
+/**
+ * Classifies an HTTP error status plus body into a typed error. `route` ("POST http://h/v1/chat/completions"), when
+ * known, is named in a 404, with what to check if the route itself is missing.
+ */
 export function errorFromStatus(
   status: number,
   body: unknown,
   headers: { get(name: string): string | null } | undefined,
   url: string,
+  route?: string,
 ): LlmError {
   const detail = errorBodyMessage(body) ?? `HTTP ${status}`;
   const init: LlmErrorInit = { status, url, body };
@@ -223,7 +258,16 @@ export function errorFromStatus(
   if (status === 401 || status === 403) {
     return new AuthError(`The server at ${url} rejected the API key (${status}): ${detail}`, init);
   }
-  if (status === 404) return new NotFoundError(`Not found (404) at ${url}: ${detail}`, init);
+  if (status === 404) {
+    if (!route) return new NotFoundError(`Not found (404) at ${url}: ${detail}`, init);
+    // A missing model is a 404 on a route that exists (vLLM: "The model `x` does not exist.", Ollama: "model 'x' not found").
+    if (/\bmodel\b[\s\S]*(does not exist|not found)/i.test(detail)) {
+      return new NotFoundError(`Not found (404) for ${route}: ${detail}`, init);
+    }
+    // The route is missing: what to check first, then the server's words (a proxy's 404 page quoted, not pasted whole).
+    const said = detail.length > 200 || detail.includes('\n') ? quoteBody(detail) : detail;
+    return new NotFoundError(`Not found (404) for ${route}: ${baseUrlHint(url)} The server said: ${said}`, init);
+  }
   if (status === 408) return new ServerError(`Request timeout (408) at ${url}: ${detail}`, parseRetryAfter(headers), init);
   if (status === 429) {
     return new RateLimitedError(`Rate limited (429) by ${url}: ${detail}`, parseRetryAfter(headers), init);
@@ -264,6 +308,8 @@ export interface ClassifyContext {
   /** Why our own controller fired, if it did. */
   abortReason?: 'user' | 'timeout';
   timeoutMs?: number;
+  /** The request, "METHOD url", for a 404's message. */
+  route?: string;
 }
 
 /**
@@ -283,7 +329,7 @@ export function classifyError(e: unknown, ctx: ClassifyContext): LlmError {
   }
   if (e instanceof APIError && e.status !== undefined) {
     const raw = (e as APIError & { rawBody?: unknown }).rawBody ?? e.error;
-    return errorFromStatus(e.status, raw, e.headers, ctx.url);
+    return errorFromStatus(e.status, raw, e.headers, ctx.url, ctx.route);
   }
   if (e instanceof APIConnectionTimeoutError) {
     return new TimeoutError(`Timed out talking to ${ctx.url}.`, ctx.timeoutMs, { url: ctx.url, cause: e });

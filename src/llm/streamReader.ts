@@ -1,6 +1,6 @@
-import { ConnectionError, errorFromStatus, ProtocolError } from './errors';
+import { ConnectionError, errorFromStatus, type LlmError, ProtocolError, unexpectedAnswer } from './errors';
 import type { Reply } from './chatResult';
-import { buildReply } from './chatResult';
+import { buildReply, replyFromBody } from './chatResult';
 import type { ReplyCaps } from './replyLimits';
 import { replyTooLarge } from './replyLimits';
 import { plainContent, plainContentBytes } from './plainContent';
@@ -23,18 +23,32 @@ export interface StreamContext {
   idle: { started(): void; progress(): void };
 }
 
+/** The response's media type, lower case, without parameters ('' when the server sent none). */
+function mediaType(resp: Response): string {
+  return (resp.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+const isJsonType = (type: string) => type === 'application/json' || type.endsWith('+json');
+
 /**
  * Reads a streamed chat completion: one read loop, no async generator, so
  * each network read costs only the parse of what it carried. Stops reading,
  * and cancels the body, once the reply passes what max_tokens allows.
+ * A body that is not an event stream (a web page: the endpoint is not the
+ * OpenAI base URL; JSON: a server that ignored stream:true) is read as such.
+ * One without a content type is read as a stream, and is not one if no event came.
  */
 export async function readChatStream(resp: Response, ctx: StreamContext): Promise<Reply> {
+  const type = mediaType(resp);
+  if (type !== '' && type !== 'text/event-stream') return readNotStreamed(resp, ctx, type);
   if (!resp.body) throw new ProtocolError(`Empty streaming response from ${ctx.url}.`, { url: ctx.url, retryable: true });
   const state = new ChatStreamState(ctx);
   const reader = resp.body.getReader();
   const parser = new SseByteParser();
   let finished = false;
   let bytes = 0;
+  // Without a content type, the start of the body, to quote if it holds no event.
+  const head: Buffer[] = [];
   try {
     while (!state.sawDone) {
       const r = await reader.read();
@@ -43,6 +57,7 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
         parser.end(state);
         break;
       }
+      if (type === '' && bytes < 256) head.push(Buffer.from(r.value.subarray(0, 256 - bytes)));
       bytes += r.value.byteLength;
       if (bytes > ctx.caps.bytes) throw replyTooLarge(ctx.url, ctx.caps, 'bytes');
       parser.push(r.value, state);
@@ -51,7 +66,46 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
     if (!finished) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }
+  if (type === '' && !state.begun) throw notAStream(ctx.url, 'no content type and no event', Buffer.concat(head).toString('utf8'));
   return state.reply();
+}
+
+/** A streamed chat request's answer that is no reply: `what` came instead. */
+function notAStream(url: string, what: string, body: string): ProtocolError {
+  return unexpectedAnswer(`POST ${url}/chat/completions`, what, body, url);
+}
+
+/**
+ * A streamed request's answer that is not an event stream. JSON may be an error (typed as the stream's error event
+ * would be) or a whole chat completion (the reply, as if asked without streaming); anything else is not a reply.
+ */
+async function readNotStreamed(resp: Response, ctx: StreamContext, type: string): Promise<Reply> {
+  if (!isJsonType(type)) throw notAStream(ctx.url, `${type}, not an event stream`, await readHead(resp, 256));
+  const text = await readBodyCapped(resp, ctx);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw notAStream(ctx.url, `${type} that is not JSON`, text);
+  }
+  if (body !== null && typeof body === 'object') {
+    const err = errorInBody(body, ctx.url);
+    if (err) throw err;
+    if (Array.isArray((body as { choices?: unknown }).choices)) return replyFromBody(body, ctx);
+  }
+  throw notAStream(ctx.url, 'JSON that is neither a chat completion nor an error', text);
+}
+
+/**
+ * vLLM's error object (`{"error": {...}}` or its legacy `{"object": "error", ...}`) as a typed error; undefined if `o`
+ * is not one (`"error": null` beside a reply is none).
+ */
+function errorInBody(o: object, url: string): LlmError | undefined {
+  const chunk = o as { error?: unknown; object?: unknown; code?: unknown };
+  if ((chunk.error === undefined || chunk.error === null) && chunk.object !== 'error') return undefined;
+  const err = chunk.error as { code?: unknown } | null | undefined;
+  const code = typeof err?.code === 'number' ? err.code : typeof chunk.code === 'number' ? chunk.code : 500;
+  return errorFromStatus(code, o, undefined, url);
 }
 
 /**
@@ -61,7 +115,8 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
  */
 class ChatStreamState implements SseSink {
   sawDone = false;
-  private begun = false;
+  /** An event (not a comment) arrived. */
+  begun = false;
   private readonly asm = new StreamAssembler(freshId);
   private readonly filter: TextToolStreamFilter | undefined;
   private chars = 0;
@@ -107,7 +162,7 @@ class ChatStreamState implements SseSink {
     // After the first chunk (which names the model), most chunks are one token of text: decode only that.
     const plain = this.asm.chunks > 0 ? plainContent(data) : undefined;
     if (plain !== undefined) return this.pushPlain(plain);
-    let chunk: RawChunk & { error?: unknown; object?: string };
+    let chunk: RawChunk;
     try {
       chunk = JSON.parse(data);
     } catch {
@@ -120,17 +175,9 @@ class ChatStreamState implements SseSink {
     if (chunk === null || typeof chunk !== 'object') {
       throw new ProtocolError(`Unexpected stream chunk from ${ctx.url}: ${data.slice(0, 200)}`, { url: ctx.url, retryable: true });
     }
-    if (chunk.error !== undefined || chunk.object === 'error') {
-      // vLLM reports failures after the stream started as a data event.
-      const err = chunk.error as { code?: unknown } | undefined;
-      const code =
-        typeof err?.code === 'number'
-          ? err.code
-          : typeof (chunk as { code?: unknown }).code === 'number'
-            ? (chunk as { code: number }).code
-            : 500;
-      throw errorFromStatus(code, chunk, undefined, ctx.url);
-    }
+    // vLLM reports failures after the stream started as a data event.
+    const err = errorInBody(chunk, ctx.url);
+    if (err) throw err;
     const finishBefore = this.asm.finishReason;
     const deltas = this.asm.push(chunk);
     if (deltas.length > 0 || this.asm.finishReason !== finishBefore) ctx.idle.progress();
@@ -152,6 +199,13 @@ class ChatStreamState implements SseSink {
   /** The reply, once the stream has ended. */
   reply(): Reply {
     const { asm, ctx, filter } = this;
+    // Stored, an empty reply would be an assistant turn that said nothing; another attempt may say something.
+    if (this.sawDone && asm.chunks === 0) {
+      throw new ProtocolError(`The server at ${ctx.url} ended the stream without a reply ([DONE] came before any chunk).`, {
+        url: ctx.url,
+        retryable: true,
+      });
+    }
     if (!this.sawDone && asm.finishReason === null) {
       throw new ConnectionError(`The stream from ${ctx.url} ended before the reply was complete.`, 'ECONNRESET', {
         url: ctx.url,
@@ -171,6 +225,26 @@ class ChatStreamState implements SseSink {
     }
     return buildReply({ ...base, content: asm.text.length > 0 ? asm.text : null, toolCalls: asm.toolCalls() });
   }
+}
+
+/** The first `max` bytes of a body (fewer if it is shorter), as text; the rest is not read. */
+async function readHead(resp: Response, max: number): Promise<string> {
+  if (!resp.body) return '';
+  const reader = resp.body.getReader();
+  const parts: Buffer[] = [];
+  let bytes = 0;
+  try {
+    while (bytes < max) {
+      const r = await reader.read();
+      if (r.done) break;
+      parts.push(Buffer.from(r.value));
+      bytes += r.value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+  return Buffer.concat(parts).subarray(0, max).toString('utf8');
 }
 
 /** Reads a non-streamed body as text, refusing more than `maxBytes`. */

@@ -3,6 +3,9 @@
  * simulator over real HTTP.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect } from '../../src/cli/endpoint';
 import { VllmClient, type VllmClientOptions } from '../../src/llm/client';
 import {
   AbortedError,
@@ -370,5 +373,200 @@ describe('VllmClient failures against the simulator', () => {
     assert.equal((await c.listModels())[0].id, sim.model);
     assert.equal((await c.tokenize(convo)).source, 'server');
     assert.equal(sleeps.length, 2);
+  });
+});
+
+/** One answer of the stub server below: status (default 200), headers and body. */
+type StubAnswer = { status?: number; headers?: Record<string, string>; body: string };
+
+/**
+ * Servers that are not what the client expects behind its base URL: a web page, a server that ignores stream:true,
+ * one that answers [DONE] alone. `answers` are used in order, one per request; the last one repeats.
+ */
+describe('VllmClient against a server that answers with something else', () => {
+  let server: http.Server | undefined;
+  let sleeps: number[];
+  let requests: string[];
+  const serve = async (...answers: StubAnswer[]): Promise<string> => {
+    requests = [];
+    server = http.createServer((req, res) => {
+      req.resume();
+      requests.push(`${req.method} ${req.url}`);
+      const a = answers[Math.min(requests.length - 1, answers.length - 1)]!;
+      res.writeHead(a.status ?? 200, a.headers ?? {});
+      res.end(a.body);
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+  const client = (baseURL: string, o: Partial<VllmClientOptions> = {}) =>
+    new VllmClient({ baseURL, model: 'm', sleep: async (ms) => void sleeps.push(ms), random: () => 0.5, ...o });
+  const sse = (...events: unknown[]) => events.map((e) => `data: ${typeof e === 'string' ? e : JSON.stringify(e)}\n\n`).join('');
+  const chunk = (content: string, finish: string | null = null) => ({
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    model: 'm',
+    choices: [{ index: 0, delta: { content }, finish_reason: finish }],
+  });
+  const completion = {
+    id: 'c1',
+    object: 'chat.completion',
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'whole reply' }, finish_reason: 'stop' }],
+  };
+  beforeEach(() => {
+    sleeps = [];
+  });
+  /** Stops the stub (its kept-alive sockets too), for the next `serve`. */
+  const stop = async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => (server ? server.close(r) : r(undefined)));
+    server = undefined;
+  };
+  afterEach(stop);
+
+  it('a web page in answer to a streamed chat: a ProtocolError at once, quoting the page (controls escaped) and asking for the /v1 base URL', async () => {
+    const page = '<!doctype html>\n<html><title>\u001b[31mDashboard\u009b2J</title>' + '<p>welcome</p>'.repeat(40) + '</html>';
+    const origin = await serve({ headers: { 'content-type': 'text/html; charset=utf-8' }, body: page });
+    const e = await rejectsWith(client(`${origin}/api`).chat({ messages: convo }), ProtocolError);
+    assert.equal(e.retryable, false);
+    assert.equal(e.attempts, 1);
+    assert.deepEqual(sleeps, []);
+    assert.deepEqual(requests, ['POST /api/chat/completions']);
+    assert.ok(
+      e.message.startsWith(`POST ${origin}/api/chat/completions answered with text/html, not an event stream: "<!doctype html>\\n<html>`),
+      e.message,
+    );
+    assert.ok(e.message.includes(String.raw`<title>\u001b[31mDashboard\u009b2J</title>`), e.message);
+    assert.ok(
+      ![...e.message].some((c) => c.charCodeAt(0) < 0x20 || (c.charCodeAt(0) >= 0x7f && c.charCodeAt(0) <= 0x9f)),
+      'no raw control character',
+    );
+    assert.ok(e.message.length < 400, `quotes only the start of the page: ${e.message.length} characters`);
+    assert.match(e.message, new RegExp(`Is ${origin}/api the OpenAI base URL\\? It usually ends in /v1\\.$`));
+  });
+
+  it('an empty 200 without a content type: not an event stream, not retried', async () => {
+    const origin = await serve({ body: '' });
+    const e = await rejectsWith(client(`${origin}/api`).chat({ messages: convo }), ProtocolError);
+    assert.equal(e.retryable, false);
+    assert.deepEqual(sleeps, []);
+    assert.match(e.message, /answered with no content type and no event: an empty body\. Is .*\/api the OpenAI base URL\?/);
+  });
+
+  it('an event stream is read whatever its content type says of charset, or if it has none', async () => {
+    const body = sse(
+      { ...chunk('Hel'), choices: [{ index: 0, delta: { role: 'assistant', content: 'Hel' }, finish_reason: null }] },
+      chunk('lo'),
+      chunk('', 'stop'),
+      '[DONE]',
+    );
+    const types: Record<string, string>[] = [
+      { 'content-type': 'text/event-stream' },
+      { 'content-type': 'Text/Event-Stream; charset=utf-8' },
+      {},
+    ];
+    for (const headers of types) {
+      const origin = await serve({ headers, body });
+      const r = await client(`${origin}/v1`).chat({ messages: convo });
+      assert.equal(r.message.content, 'Hello', JSON.stringify(headers));
+      await stop();
+    }
+  });
+
+  it('JSON in answer to a streamed chat: a whole completion is the reply, an error object its typed error, other JSON a ProtocolError', async () => {
+    const json = { 'content-type': 'application/json' };
+    // `"error": null` beside a reply (some gateways add it) is no error.
+    const origin = await serve({ headers: json, body: JSON.stringify({ ...completion, error: null }) });
+    const deltas: ChatDelta[] = [];
+    const r = await client(`${origin}/v1`).chat({ messages: convo }, { onDelta: (d) => deltas.push(d) });
+    assert.equal(r.message.content, 'whole reply');
+    assert.equal(r.finishReason, 'stop');
+    assert.deepEqual(deltas, [{ type: 'content', text: 'whole reply' }]);
+    await stop();
+
+    const overflow =
+      "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (5000 in the messages, 0 in the completion).";
+    const errOrigin = await serve({
+      headers: json,
+      body: JSON.stringify({ object: 'error', message: overflow, type: 'BadRequestError', code: 400 }),
+    });
+    const o = await rejectsWith(client(`${errOrigin}/v1`).chat({ messages: convo }), ContextOverflowError);
+    assert.equal(o.window, 4096);
+    assert.deepEqual(sleeps, []);
+    await stop();
+
+    const otherOrigin = await serve({ headers: json, body: JSON.stringify({ status: 'ok', version: '2.1' }) });
+    const p = await rejectsWith(client(`${otherOrigin}/api`).chat({ messages: convo }), ProtocolError);
+    assert.equal(p.retryable, false);
+    assert.match(
+      p.message,
+      /answered with JSON that is neither a chat completion nor an error: "\{\\"status\\":\\"ok\\",\\"version\\":\\"2\.1\\"\}"\. Is /,
+    );
+    assert.deepEqual(sleeps, []);
+  });
+
+  it('a stream of [DONE] alone is no reply: retried, and a ProtocolError if it never says more', async () => {
+    const stream = { 'content-type': 'text/event-stream' };
+    const reply = sse(chunk('Hi'), chunk('', 'stop'), '[DONE]');
+    const origin = await serve({ headers: stream, body: sse('[DONE]') }, { headers: stream, body: reply });
+    const r = await client(`${origin}/v1`).chat({ messages: convo });
+    assert.equal(r.message.content, 'Hi');
+    assert.equal(r.attempts, 2);
+    await stop();
+
+    sleeps = [];
+    const emptyOrigin = await serve({ headers: stream, body: sse('[DONE]') });
+    const e = await rejectsWith(client(`${emptyOrigin}/v1`).chat({ messages: convo }), ProtocolError);
+    assert.equal(e.retryable, true);
+    assert.equal(e.attempts, DEFAULT_RETRY_POLICY.maxRetries + 1);
+    assert.equal(requests.length, DEFAULT_RETRY_POLICY.maxRetries + 1);
+    assert.match(e.message, /ended the stream without a reply/);
+  });
+
+  it('/models answering 200 with no model list: an error naming the route, and the CLI assumes no window', async () => {
+    const origin = await serve({ headers: { 'content-type': 'text/html' }, body: '<html><body>Grafana</body></html>' });
+    const e = await rejectsWith(client(`${origin}/api`).contextWindow(), ProtocolError);
+    assert.equal(e.retryable, false);
+    assert.equal(
+      e.message,
+      `GET ${origin}/api/models answered with no model list: "<html><body>Grafana</body></html>". Is ${origin}/api the OpenAI base URL? It usually ends in /v1.`,
+    );
+    const said: string[] = [];
+    const io = { out: (t: string) => said.push(t), err: (t: string) => said.push(t) };
+    await assert.rejects(connect({ endpoint: `${origin}/api`, model: 'm' }, io), /answered with no model list/);
+    assert.deepEqual(said, [], 'no "assuming a 32768-token window" note');
+  });
+});
+
+describe('VllmClient at a wrong path of a real server (the simulator)', () => {
+  let sim: SimHandle;
+  afterEach(async () => {
+    await sim?.close();
+  });
+
+  it('a 404 names the route asked for and suggests the base URL ending in /v1; a missing model does not', async () => {
+    sim = await startSimulator({ timeScale: 0 });
+    const api = `${sim.origin}/api`;
+    const chat = await rejectsWith(new VllmClient({ baseURL: api, model: sim.model }).chat({ messages: convo }), NotFoundError);
+    assert.equal(
+      chat.message,
+      `Not found (404) for POST ${api}/chat/completions: Is ${api} the OpenAI base URL? It usually ends in /v1. The server said: Not Found`,
+    );
+    // The whole chat URL given as the endpoint: the base URL inside it is named.
+    const whole = `${sim.url}/chat/completions`;
+    const listed = await rejectsWith(new VllmClient({ baseURL: whole }).listModels(), NotFoundError);
+    assert.equal(
+      listed.message,
+      `Not found (404) for GET ${whole}/models: Is ${whole} the OpenAI base URL? It usually ends in /v1: perhaps ${sim.url}. The server said: Not Found`,
+    );
+    // The CLI: the first request (the window) fails with the hint.
+    const io = { out: () => undefined, err: () => undefined };
+    await assert.rejects(
+      connect({ endpoint: api }, io),
+      /for GET .*\/api\/models: Is .*\/api the OpenAI base URL\? It usually ends in \/v1/,
+    );
+    const model = await rejectsWith(new VllmClient({ baseURL: sim.url, model: 'nope' }).chat({ messages: convo }), NotFoundError);
+    assert.equal(model.message, `Not found (404) for POST ${sim.url}/chat/completions: The model \`nope\` does not exist.`);
   });
 });
