@@ -230,7 +230,7 @@ const DESCRIBE: AgentEventTable<CliIO> = {
   error: (e, io) => io.err(`error: ${e.error}`),
   notice: (e, io) => io.err(e.text),
   'window-corrected': (e, io) => io.err(windowCorrectionText(e)),
-  'reply-reset': (e, io) => io.err(`[the connection dropped mid-reply; sent again (attempt ${e.attempt}): ${e.reason}]`),
+  'reply-reset': (e, io) => io.err(`[the reply failed partway; asked for again (attempt ${e.attempt}): ${e.reason}]`),
   // Streaming, progress and bookkeeping: the final messages above say it.
   'step-started': () => undefined,
   'assistant-delta': () => undefined,

@@ -42,7 +42,7 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   'reply-reset': (e, s) => {
     s.replyReset();
     s.waiting('model');
-    s.notice('warning', `The connection dropped while the reply streamed; the request is sent again (attempt ${e.attempt}): ${e.reason}`);
+    s.notice('warning', `The reply failed partway and is asked for again (attempt ${e.attempt}): ${e.reason}`);
   },
   'assistant-message': (_e, s) => {
     s.waiting(null);

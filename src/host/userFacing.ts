@@ -15,7 +15,15 @@ export interface ActionableError {
 }
 
 /** Connection codes that mean nothing answers at the endpoint, as opposed to a server that answered and then failed. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /**
  * A connection failure as the client named it: only when nothing answers is it "cannot reach". A stream the server

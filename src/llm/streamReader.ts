@@ -34,20 +34,22 @@ const isJsonType = (type: string) => type === 'application/json' || type.endsWit
  * Reads a streamed chat completion: one read loop, no async generator, so
  * each network read costs only the parse of what it carried. Stops reading,
  * and cancels the body, once the reply passes what max_tokens allows.
- * A body that is not an event stream (a web page: the endpoint is not the
- * OpenAI base URL; JSON: a server that ignored stream:true) is read as such.
- * One without a content type is read as a stream, and is not one if no event came.
+ * JSON (a server that ignored stream:true) is read as such. Any other body is
+ * read as a stream whatever its content type says (a gateway may send
+ * text/plain), and is not one if no event came (a web page: the endpoint is
+ * not the OpenAI base URL).
  */
 export async function readChatStream(resp: Response, ctx: StreamContext): Promise<Reply> {
   const type = mediaType(resp);
-  if (type !== '' && type !== 'text/event-stream') return readNotStreamed(resp, ctx, type);
+  if (isJsonType(type)) return readNotStreamed(resp, ctx, type);
+  const sniff = type !== 'text/event-stream';
   if (!resp.body) throw new ProtocolError(`Empty streaming response from ${ctx.url}.`, { url: ctx.url, retryable: true });
   const state = new ChatStreamState(ctx);
   const reader = resp.body.getReader();
   const parser = new SseByteParser();
   let finished = false;
   let bytes = 0;
-  // Without a content type, the start of the body, to quote if it holds no event.
+  // Not said to be an event stream: the start of the body, to quote if it holds no event.
   const head: Buffer[] = [];
   try {
     while (!state.sawDone) {
@@ -57,7 +59,7 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
         parser.end(state);
         break;
       }
-      if (type === '' && bytes < 256) head.push(Buffer.from(r.value.subarray(0, 256 - bytes)));
+      if (sniff && bytes < 256) head.push(Buffer.from(r.value.subarray(0, 256 - bytes)));
       bytes += r.value.byteLength;
       if (bytes > ctx.caps.bytes) throw replyTooLarge(ctx.url, ctx.caps, 'bytes');
       parser.push(r.value, state);
@@ -66,7 +68,9 @@ export async function readChatStream(resp: Response, ctx: StreamContext): Promis
     if (!finished) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }
-  if (type === '' && !state.begun) throw notAStream(ctx.url, 'no content type and no event', Buffer.concat(head).toString('utf8'));
+  if (sniff && !state.begun) {
+    throw notAStream(ctx.url, type ? `${type}, not an event stream` : 'no content type and no event', Buffer.concat(head).toString('utf8'));
+  }
   return state.reply();
 }
 
@@ -80,7 +84,6 @@ function notAStream(url: string, what: string, body: string): ProtocolError {
  * would be) or a whole chat completion (the reply, as if asked without streaming); anything else is not a reply.
  */
 async function readNotStreamed(resp: Response, ctx: StreamContext, type: string): Promise<Reply> {
-  if (!isJsonType(type)) throw notAStream(ctx.url, `${type}, not an event stream`, await readHead(resp, 256));
   const text = await readBodyCapped(resp, ctx);
   let body: unknown;
   try {
@@ -225,26 +228,6 @@ class ChatStreamState implements SseSink {
     }
     return buildReply({ ...base, content: asm.text.length > 0 ? asm.text : null, toolCalls: asm.toolCalls() });
   }
-}
-
-/** The first `max` bytes of a body (fewer if it is shorter), as text; the rest is not read. */
-async function readHead(resp: Response, max: number): Promise<string> {
-  if (!resp.body) return '';
-  const reader = resp.body.getReader();
-  const parts: Buffer[] = [];
-  let bytes = 0;
-  try {
-    while (bytes < max) {
-      const r = await reader.read();
-      if (r.done) break;
-      parts.push(Buffer.from(r.value));
-      bytes += r.value.byteLength;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-    reader.releaseLock();
-  }
-  return Buffer.concat(parts).subarray(0, max).toString('utf8');
 }
 
 /** Reads a non-streamed body as text, refusing more than `maxBytes`. */

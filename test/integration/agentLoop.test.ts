@@ -383,6 +383,22 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.match(h.store.active().messages[1]!.content!, /Focus kept: keep the port numbers/);
   });
 
+  it('three dense tool outputs in one step share the third of the window between them', async () => {
+    const h = await harness();
+    for (const f of ['a', 'b', 'c']) writeFileSync(join(h.dir, `${f}.txt`), randomBytes(300_000).toString('base64'));
+    const read = (path: string) => ({ name: 'read_file', arguments: { path, startLine: 1, endLine: 1 } });
+    sim.setScript([
+      { content: 'Reading all three.', tool_calls: [read('a.txt'), read('b.txt'), read('c.txt')] },
+      { content: 'Three base64 blobs.' },
+    ]);
+    const outcome = await h.loop.send('What is in a.txt, b.txt and c.txt?', new AbortController().signal);
+    assert.equal(outcome.reason, 'answer', JSON.stringify(h.of('error')));
+    const results = h.store.snapshot.messages.filter((m) => m.role === 'tool');
+    assert.equal(results.length, 3);
+    const tokens = results.reduce((n, m) => n + ledger.calibrated(ledger.countText(m.content ?? '')), 0);
+    assert.ok(tokens <= WINDOW / 3, `${tokens} tokens for the step in a ${WINDOW}-token window`);
+  });
+
   it('a reply whose connection drops mid-stream is voided in the stream and sent again: the text after the reset is the answer', async () => {
     const h = await harness({}, { profile: 'unit', timeScale: 0.3 });
     sim.setScript([{ content: 'The retry loop backs off exponentially and gives up after five attempts, logging each one.' }]);

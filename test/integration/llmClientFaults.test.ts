@@ -454,7 +454,7 @@ describe('VllmClient against a server that answers with something else', () => {
     assert.match(e.message, /answered with no content type and no event: an empty body\. Is .*\/api the OpenAI base URL\?/);
   });
 
-  it('an event stream is read whatever its content type says of charset, or if it has none', async () => {
+  it('an event stream is read whatever its content type says (a gateway may send text/plain), or if it has none', async () => {
     const body = sse(
       { ...chunk('Hel'), choices: [{ index: 0, delta: { role: 'assistant', content: 'Hel' }, finish_reason: null }] },
       chunk('lo'),
@@ -464,6 +464,8 @@ describe('VllmClient against a server that answers with something else', () => {
     const types: Record<string, string>[] = [
       { 'content-type': 'text/event-stream' },
       { 'content-type': 'Text/Event-Stream; charset=utf-8' },
+      { 'content-type': 'text/plain; charset=utf-8' },
+      { 'content-type': 'application/octet-stream' },
       {},
     ];
     for (const headers of types) {

@@ -188,6 +188,14 @@ describe('a fact from a long line shows the part of the line that holds its key'
     assert.ok(e.length <= 80 && e.startsWith('…') && e.endsWith('…') && e.includes('KEY_42'), e);
     assert.match(e, /^…\w/, 'cut at a space, not inside a word');
     assert.equal(excerptAround('short line with KEY', 'KEY', 80), 'short line with KEY');
+    // A number's key has a space its text may not ("250 ms" for "250ms"): found all the same.
+    const latency = `${'An intro sentence that pushes the line along. '.repeat(4)}Then p95 rose to 250ms after the change. ${'More. '.repeat(30)}`;
+    assert.equal(excerptAround(latency, '250 ms'), '…Then p95 rose to 250ms after the change.…');
+    // Text with few spaces (CJK, base64) keeps its context: a cut moves only to a space near it.
+    const cjk = `${'这是一个很长的中文段落没有空格'.repeat(10)} src/build/resolver.ts ${'继续写更多的中文文字没有空格'.repeat(10)}`;
+    const c = excerptAround(cjk, 'src/build/resolver.ts', 80);
+    assert.ok(c.length >= 70 && c.length <= 80 && c.includes('src/build/resolver.ts'), c);
+    assert.equal(excerptAround('x'.repeat(300), 'x'.repeat(250), 90).length <= 90, true);
     assert.equal(excerptAround('x'.repeat(100), 'absent', 50), `${'x'.repeat(49)}…`);
   });
 });

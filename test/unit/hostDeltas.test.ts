@@ -151,7 +151,12 @@ describe('host: a reply streamed again after a dropped connection', () => {
       assert.equal(text(0, reset), 'The retry loop backs o', "the dropped attempt's text not sent yet is not sent at all");
       assert.equal(text(reset + 1), 'It backs off exponentially.');
       assert.ok(
-        posted.some((m) => m.type === 'notice' && m.level === 'warning' && /dropped while the reply streamed.*attempt 2/.test(m.text)),
+        posted.some(
+          (m) =>
+            m.type === 'notice' &&
+            m.level === 'warning' &&
+            /reply failed partway and is asked for again \(attempt 2\): the connection was dropped/.test(m.text),
+        ),
       );
     } finally {
       await c.dispose();

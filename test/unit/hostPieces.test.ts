@@ -309,8 +309,11 @@ describe('host: user-facing texts', () => {
     );
     assert.equal(t.message, tls);
     assert.equal(t.settingsQuery, 'splitpoint.tls.caFile');
-    const refused = describeFailure({ kind: 'connection', code: 'ECONNREFUSED', url: 'http://gpu:8000/v1', message: 'x' }, 'x', 'u');
-    assert.match(refused.message, /cannot reach the model server at http:\/\/gpu:8000\/v1/);
+    for (const code of ['ECONNREFUSED', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']) {
+      const refused = describeFailure({ kind: 'connection', code, url: 'http://gpu:8000/v1', message: 'x' }, 'x', 'u');
+      assert.match(refused.message, /cannot reach the model server at http:\/\/gpu:8000\/v1/, code);
+      assert.equal(refused.settingsQuery, 'splitpoint.endpoint');
+    }
   });
 
   it('says compaction ran and retried when the server still refuses the length', () => {

@@ -106,8 +106,9 @@ export class AgentLoop {
           this.emit({ type: 'done', reason: 'answer', steps: steps + 1 });
           return { reason: 'answer', steps: steps + 1 };
         }
+        // The share is the step's: the calls of one step split it, since no compaction shrinks the tail they land in.
         const outputBudget = {
-          maxTokens: Math.floor(this.settings.contextWindow * TOOL_OUTPUT_WINDOW_SHARE),
+          maxTokens: Math.floor((this.settings.contextWindow * TOOL_OUTPUT_WINDOW_SHARE) / Math.max(1, calls.length)),
           count: (text: string) => this.deps.ledger.calibrated(this.deps.ledger.countText(text)),
         };
         const cutOffAt = cutOff && !textCalls ? this.settings.replyReserve : undefined;

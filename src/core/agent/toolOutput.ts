@@ -50,6 +50,6 @@ export async function capToolOutput(
 
 /** Whether the text counts more tokens than the budget; texts too short to do so are not counted. */
 function overBudget(text: string, budget: ToolOutputBudget | undefined): boolean {
-  // A token is at least one character (the calibration may scale counts by a little more).
-  return budget !== undefined && text.length * 1.25 > budget.maxTokens && budget.count(text) > budget.maxTokens;
+  // A UTF-16 unit counts at most ~2.5 tokens (rare CJK), the calibration a little more: shorter texts cannot be over.
+  return budget !== undefined && text.length * 3 > budget.maxTokens && budget.count(text) > budget.maxTokens;
 }
