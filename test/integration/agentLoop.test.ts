@@ -305,6 +305,21 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.ok(at > 0 && said[at - 1] === 'model null' && said[at + 1] === 'model null', said.join(' → '));
   });
 
+  it('a compaction that would leave the request still too long is not adopted: the session is unchanged, and the error says why', async () => {
+    const h = await harness({}, { summaryTokens: 200 });
+    sim.setScript(readingScript(6, 'Read six modules.'));
+    await h.loop.send('Review the first modules.', new AbortController().signal);
+    const before = h.store.snapshot.messages.length;
+    // One message longer than the window on its own: no summary of what came before can make room for it.
+    const huge = Array.from({ length: 2_400 }, (_, i) => `line ${i}: the parser keeps state ${i % 97}`).join('\n');
+    const outcome = await h.loop.send(`Check this log:\n${huge}`, new AbortController().signal);
+    assert.equal(outcome.reason, 'error');
+    assert.equal(h.store.snapshot.compactions.length, 0, 'no compaction adopted');
+    assert.equal(h.store.snapshot.messages.length, before + 1, 'only the message itself was added');
+    const error = h.of('error').at(-1)!.error;
+    assert.match(error, /^Compaction not adopted: it would leave \d+ tokens, more than the \d+ a request may use .*too long on their own/);
+  });
+
   it('cancelling a background compaction adopts nothing and the agent finishes its task', async () => {
     const h = await harness({}, { summaryTokens: 1500, timeScale: 0.3 });
     sim.setScript(readingScript(14));

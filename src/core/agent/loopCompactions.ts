@@ -205,6 +205,7 @@ export class LoopCompactions {
     try {
       const outcome = await bg.done;
       if (outcome.kind === 'accepted') {
+        this.refuseIfStillTooLong(outcome.pending, bg.id);
         await this.adopt(outcome.pending, false);
         return outcome.pending;
       }
@@ -215,6 +216,23 @@ export class LoopCompactions {
     } finally {
       o.signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * A compaction the agent waits for is adopted only if the request it waits to send then fits: one whose kept messages
+   * are too long on their own would replace the older ones with a summary and still fail, so the session stays as it is.
+   */
+  private refuseIfStillTooLong(pending: PendingCompaction, compactionId: string): void {
+    const { ledger, tools } = this.deps;
+    const local = pending.projectedContext().reduce((n, m) => n + ledger.estimate(m), 0) + ledger.toolTokens(tools.specs());
+    const left = ledger.calibrated(local);
+    const room = this.settings.contextWindow - this.settings.replyReserve;
+    if (left <= room) return;
+    const reason =
+      `it would leave ${left} tokens, more than the ${room} a request may use (the ${this.settings.contextWindow}-token window ` +
+      `less ${this.settings.replyReserve} for the reply): the messages it keeps are too long on their own`;
+    this.emit({ type: 'compaction-failed', compactionId, error: reason });
+    throw new Error(`Compaction not adopted: ${reason}. The session is unchanged; start a new session or give the server a larger window.`);
   }
 
   /** See AgentLoop.userCompact. */
