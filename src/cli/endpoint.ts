@@ -52,7 +52,15 @@ export async function connect(values: EndpointValues & { 'request-timeout'?: str
   const limiter = limiterFor(baseURL, intOption(values.concurrency, '--concurrency', 8));
   let contextWindow = values.window === undefined ? undefined : intOption(values.window, '--window', 0);
   if (contextWindow === undefined) {
-    contextWindow = await client.contextWindow(model);
+    const models = await client.listModels();
+    // A model the server does not serve would 404 on the first request; said here, with what it does serve.
+    if (model && !models.some((m) => m.id === model)) {
+      const served = models.map((m) => m.id).join(', ') || 'no model';
+      throw new Error(
+        `The server at ${baseURL} does not serve the model "${model}"; it serves: ${served}. Pass one of those with --model.`,
+      );
+    }
+    contextWindow = (model ? models.find((m) => m.id === model) : models[0])?.maxModelLen;
     if (contextWindow === undefined) {
       contextWindow = 32_768;
       io.err('note: the server does not report max_model_len; assuming a 32768-token window (set --window).');

@@ -348,6 +348,15 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
     }
   });
 
+  it('names the models the server serves when --model names one it does not', async () => {
+    const r = await cli('compact', '--session', fixture, '--endpoint', sim.url, '--model', 'no-such-model', '--plan');
+    assert.equal(r.status, 1);
+    assert.match(
+      r.stderr,
+      new RegExp(`does not serve the model "no-such-model"; it serves: ${sim.model}\\. Pass one of those with --model`),
+    );
+  });
+
   it('names the URL and how to start vLLM when nothing listens there', async () => {
     const closed = await freePort();
     const r = await cli('compact', '--session', fixture, '--endpoint', `http://127.0.0.1:${closed}/v1`);
