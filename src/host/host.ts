@@ -243,7 +243,7 @@ export class SplitpointHost implements vscode.Disposable {
         this.log.info(err.message);
         void vscode.window.showInformationMessage(
           `Splitpoint: the last session is open for writing in ${err.holder}, so this window started a new one. ` +
-            'Pick the last one from the session list once that window has closed it.',
+            'Pick the last one from the session list once it is closed there.',
         );
         return err;
       }

@@ -255,12 +255,18 @@ export async function readBodyCapped(resp: Response, ctx: { url: string; caps: R
   }
 }
 
-/** Reads a non-streamed body (capped as readBodyCapped) and parses it as JSON; a body that is not JSON is a retryable ProtocolError. */
+/**
+ * Reads a non-streamed chat body (capped as readBodyCapped) and parses it as JSON. A body that is not JSON is a
+ * retryable ProtocolError (it may have been cut off), except one said to be something else: a web page does not become
+ * JSON on a retry, and says the endpoint is not the OpenAI base URL.
+ */
 export async function readJsonBody(resp: Response, ctx: { url: string; caps: ReplyCaps }): Promise<unknown> {
   const text = await readBodyCapped(resp, ctx);
   try {
     return JSON.parse(text) as unknown;
   } catch {
+    const type = mediaType(resp);
+    if (type !== '' && !isJsonType(type)) throw unexpectedAnswer(`POST ${ctx.url}/chat/completions`, `${type}, not JSON`, text, ctx.url);
     throw new ProtocolError(`The response from ${ctx.url} is not JSON: ${JSON.stringify(text.slice(0, 200))}`, {
       url: ctx.url,
       retryable: true,

@@ -446,6 +446,14 @@ describe('VllmClient against a server that answers with something else', () => {
     assert.match(e.message, new RegExp(`Is ${origin}/api the OpenAI base URL\\? It usually ends in /v1\\.$`));
   });
 
+  it('a web page in answer to a chat asked without streaming (the judge, the tool probe): refused at once, not retried as "not JSON"', async () => {
+    const origin = await serve({ headers: { 'content-type': 'text/html' }, body: '<html><p>Sign in</p></html>' });
+    const e = await rejectsWith(client(`${origin}/api`).chat({ messages: convo, stream: false }), ProtocolError);
+    assert.equal(e.retryable, false);
+    assert.deepEqual(sleeps, []);
+    assert.match(e.message, /answered with text\/html, not JSON: "<html><p>Sign in<\/p><\/html>"\. Is .*\/api the OpenAI base URL\?/);
+  });
+
   it('an empty 200 without a content type: not an event stream, not retried', async () => {
     const origin = await serve({ body: '' });
     const e = await rejectsWith(client(`${origin}/api`).chat({ messages: convo }), ProtocolError);
