@@ -30,13 +30,17 @@ export async function capToolOutput(
   spill: SpillPort | undefined,
   budget?: ToolOutputBudget,
 ): Promise<string> {
-  if (text.length <= MAX_TOOL_OUTPUT_CHARS && !overBudget(text, budget)) return text;
+  const fits = text.length <= MAX_TOOL_OUTPUT_CHARS;
+  let over = fits ? tokensOver(text, budget) : undefined;
+  if (fits && over === undefined) return text;
   const cutTo = (maxChars: number) => truncateHeadTail(text, { maxLines: 800, maxChars, headLines: 300, tailLines: 300 });
   let cut = cutTo(MAX_TOOL_OUTPUT_CHARS);
+  // Each text is counted once: one that fits in characters was counted above, and is its own cut unless over 800 lines.
+  if (cut.text !== text) over = tokensOver(cut.text, budget);
   // Shrunk in proportion to the count until it fits: a few rounds, since the head and tail are denser than the average.
-  for (let round = 0; round < 4 && budget && overBudget(cut.text, budget); round++) {
-    const n = budget.count(cut.text);
-    cut = cutTo(Math.max(1_000, Math.floor((cut.text.length * budget.maxTokens * 0.95) / n)));
+  for (let round = 0; round < 4 && budget && over !== undefined; round++) {
+    cut = cutTo(Math.max(1_000, Math.floor((cut.text.length * budget.maxTokens * 0.95) / over)));
+    over = tokensOver(cut.text, budget);
   }
   let where = '';
   try {
@@ -48,8 +52,10 @@ export async function capToolOutput(
   return `${cut.text}\n[Output truncated: ${cutNote} Ask for a narrower range if you need the middle.]`;
 }
 
-/** Whether the text counts more tokens than the budget; texts too short to do so are not counted. */
-function overBudget(text: string, budget: ToolOutputBudget | undefined): boolean {
+/** The text's count when it is over the budget, else undefined; texts too short to be over are not counted. */
+function tokensOver(text: string, budget: ToolOutputBudget | undefined): number | undefined {
   // A UTF-16 unit counts at most ~2.5 tokens (rare CJK), the calibration a little more: shorter texts cannot be over.
-  return budget !== undefined && text.length * 3 > budget.maxTokens && budget.count(text) > budget.maxTokens;
+  if (budget === undefined || text.length * 3 <= budget.maxTokens) return undefined;
+  const n = budget.count(text);
+  return n > budget.maxTokens ? n : undefined;
 }
