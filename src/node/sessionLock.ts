@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { promises as fs, linkSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { SessionLockedError } from '../core/session/errors';
 import type { SessionLock } from '../core/session/storage';
 
@@ -29,8 +29,9 @@ interface LockRecord {
 /** Locks this process holds, by lock file: taken again, a lock is counted, and freed when the count is back at 0. */
 const held = new Map<string, { count: number; token: string }>();
 
-export function lockPathOf(path: string): string {
-  return `${path}.lock`;
+/** Absolute, so one process opening a log by two spellings of its path counts one lock, not two. */
+function lockPathOf(path: string): string {
+  return `${resolve(path)}.lock`;
 }
 
 const ATTEMPTS = 6;

@@ -58,13 +58,10 @@ export class SessionStore {
     const ids = deps.ids ?? randomIds;
     const header: SessionEvent = { type: 'session', v: 1, id: ids.next('s'), createdAt: clock.now(), ...(title ? { title } : {}) };
     const lock = await deps.storage.lock?.(path);
-    try {
+    return freedOnFailure(lock, async () => {
       await deps.storage.create(path, JSON.stringify(header) + '\n');
-    } catch (err) {
-      await lock?.release();
-      throw err;
-    }
-    return new SessionStore(path, emptyState(header.id, header.createdAt, title), deps.storage, clock, ids, false, lock);
+      return new SessionStore(path, emptyState(header.id, header.createdAt, title), deps.storage, clock, ids, false, lock);
+    });
   }
 
   /**
@@ -75,12 +72,7 @@ export class SessionStore {
   static async open(deps: StoreDeps, path: string, options: OpenOptions = {}): Promise<SessionStore> {
     // Taken before reading: what is read must be what the next append follows.
     const lock = options.readOnly === true ? undefined : await deps.storage.lock?.(path);
-    try {
-      return await SessionStore.openLocked(deps, path, options, lock);
-    } catch (err) {
-      await lock?.release();
-      throw err;
-    }
+    return freedOnFailure(lock, () => SessionStore.openLocked(deps, path, options, lock));
   }
 
   private static async openLocked(
@@ -135,14 +127,12 @@ export class SessionStore {
     if (await deps.storage.exists(path)) throw exists;
     // Created exclusively, so of two imports to one path the second fails instead of replacing the first one's log.
     const lock = await deps.storage.lock?.(path);
-    try {
+    return freedOnFailure(lock, async () => {
       await deps.storage.create(path, lines.join('\n') + '\n').catch(async (err: unknown) => {
         throw (await deps.storage.exists(path)) ? exists : err;
       });
-      return await SessionStore.open(deps, path);
-    } finally {
-      await lock?.release();
-    }
+      return SessionStore.openLocked(deps, path, {}, lock);
+    });
   }
 
   get id(): string {
@@ -343,6 +333,16 @@ async function backUp(storage: SessionStorage, path: string, text: string, kind:
     return target;
   } catch {
     return undefined;
+  }
+}
+
+/** Runs `f` holding the lock, which the store it makes keeps; freed again if `f` fails. */
+async function freedOnFailure<T>(lock: SessionLock | undefined, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (err) {
+    await lock?.release();
+    throw err;
   }
 }
 
