@@ -14,25 +14,14 @@ export interface ActionableError {
   settingsQuery?: string;
 }
 
-/** Connection codes that mean nothing answers at the endpoint, as opposed to a server that answered and then failed. */
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ETIMEDOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
 /**
  * A connection failure as the client named it: only when nothing answers is it "cannot reach". A stream the server
  * dropped, a certificate this machine does not trust or a refused port each say so in the client's own message.
  */
-function connectionFailure(err: { code?: unknown; message?: unknown }, url: string): ActionableError {
-  const code = typeof err.code === 'string' ? err.code : undefined;
+function connectionFailure(err: { unreachable?: unknown; message?: unknown }, url: string): ActionableError {
   const own = typeof err.message === 'string' ? err.message : '';
-  if (code === undefined || UNREACHABLE.has(code) || !own) {
+  // The client's ConnectionError says which it is (src/llm/errors.ts); anything else reads as unreachable.
+  if (err.unreachable !== false || !own) {
     return {
       message: `Splitpoint cannot reach the model server at ${url}. Start vLLM there, or point the splitpoint.endpoint setting at your server.`,
       actions: ['Open Settings', 'Show Log'],
@@ -54,7 +43,7 @@ export function describeFailure(err: unknown, text: string, endpoint: string): A
   const url = ((err as { url?: unknown } | undefined)?.url as string | undefined) ?? endpoint;
   switch (kind) {
     case 'connection':
-      return connectionFailure(err as { code?: unknown; message?: unknown }, url);
+      return connectionFailure(err as { unreachable?: unknown; message?: unknown }, url);
     case 'auth':
       return {
         message: `The server at ${url} rejected the API key. Set the right one with "Splitpoint: Set API Key".`,

@@ -94,13 +94,27 @@ export class TimeoutError extends LlmError {
   }
 }
 
+/** Connection codes that mean nothing answers at the endpoint, as opposed to a server that answered and then failed. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
 /** The server could not be reached, or the connection broke. */
 export class ConnectionError extends LlmError {
   /** ECONNREFUSED, ECONNRESET, ENOTFOUND, UND_ERR_SOCKET, ... when known. */
   readonly code: string | undefined;
+  /** Nothing answered at the endpoint (or the cause is unknown), as opposed to a dropped stream or a refused certificate. */
+  readonly unreachable: boolean;
   constructor(message: string, code: string | undefined, init: LlmErrorInit = {}) {
     super('connection', message, init);
     this.code = code;
+    this.unreachable = code === undefined || UNREACHABLE_CODES.has(code);
   }
 }
 

@@ -8,6 +8,7 @@ import { ApprovalBroker } from '../../src/host/approvals';
 import { CompactionTracker } from '../../src/host/compactionTracker';
 import { preview } from '../../src/host/log';
 import { redactSecrets } from '../../src/llm/redact';
+import { ConnectionError } from '../../src/llm/errors';
 import { proposeEdit, proposeWrite, unifiedDiff } from '../../src/host/proposedChange';
 import { SessionLibrary, summarizeLog } from '../../src/host/sessionLibrary';
 import { describeFailure, gaugeStatus } from '../../src/host/userFacing';
@@ -296,21 +297,16 @@ describe('host: user-facing texts', () => {
   });
 
   it("says 'cannot reach' only when nothing answers: a dropped stream or an untrusted certificate keeps the client's words", () => {
-    const dropped = { kind: 'connection', code: 'ECONNRESET', url: 'http://gpu:8000/v1' };
     const text = 'The connection to http://gpu:8000/v1 was dropped (ECONNRESET): terminated: the server closed the response early';
-    const a = describeFailure({ ...dropped, message: text }, text, 'http://gpu:8000/v1');
+    const a = describeFailure(new ConnectionError(text, 'ECONNRESET', { url: 'http://gpu:8000/v1' }), text, 'http://gpu:8000/v1');
     assert.equal(a.message, text);
     assert.doesNotMatch(a.message, /cannot reach/);
     const tls = 'The model server at https://gpu/v1 presented a TLS certificate … name its PEM file in the splitpoint.tls.caFile setting';
-    const t = describeFailure(
-      { kind: 'connection', code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', url: 'https://gpu/v1', message: tls },
-      tls,
-      'u',
-    );
+    const t = describeFailure(new ConnectionError(tls, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', { url: 'https://gpu/v1' }), tls, 'u');
     assert.equal(t.message, tls);
     assert.equal(t.settingsQuery, 'splitpoint.tls.caFile');
     for (const code of ['ECONNREFUSED', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']) {
-      const refused = describeFailure({ kind: 'connection', code, url: 'http://gpu:8000/v1', message: 'x' }, 'x', 'u');
+      const refused = describeFailure(new ConnectionError('x', code, { url: 'http://gpu:8000/v1' }), 'x', 'u');
       assert.match(refused.message, /cannot reach the model server at http:\/\/gpu:8000\/v1/, code);
       assert.equal(refused.settingsQuery, 'splitpoint.endpoint');
     }
