@@ -37,7 +37,7 @@ export async function importToLog(
   title?: string,
   caller: 'import' | 'compact' = 'import',
 ): Promise<SessionStore> {
-  const storage = new NodeFileStorage(undefined, caller === 'compact' ? 'splitpoint compact --adopt' : 'splitpoint import');
+  const storage = new NodeFileStorage(caller === 'compact' ? 'splitpoint compact --adopt' : 'splitpoint import');
   const text = await storage.read(source);
   if (text === undefined) throw new Error(`No such file: ${source}`);
   if (isSessionLog(text)) throw new Error(`${source} is already a Splitpoint session log; use it as it is (--session ${source}).`);

@@ -12,7 +12,7 @@ export async function openSession(
   path: string,
   options: { readOnly?: boolean; holder?: string } = {},
 ): Promise<{ store: SessionStore; isLog: boolean }> {
-  const storage = new NodeFileStorage(undefined, options.holder);
+  const storage = new NodeFileStorage(options.holder);
   const text = await storage.read(path);
   if (text === undefined) throw new Error(`No such file: ${path}`);
   if (isSessionLog(text))

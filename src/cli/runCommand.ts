@@ -92,7 +92,7 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
   if (problems.length > 0) throw new UsageError(problems.join('; '));
   const maxSteps = intOption(values['max-steps'], '--max-steps', 40);
 
-  const storage = new NodeFileStorage(undefined, 'splitpoint run');
+  const storage = new NodeFileStorage('splitpoint run');
   const sessionPath = values.session ? resolve(values.session) : join(tmpdir(), `splitpoint-run-${Date.now()}.jsonl`);
   // Checked before connecting and before opening for writing, so nothing (not even a backup) is written next to it.
   const existing = await storage.read(sessionPath);

@@ -88,7 +88,7 @@ export class SplitpointHost implements vscode.Disposable {
     // The tokenizer loads here, off the activation path, on first use of the view or a command.
     this.ledger = new TokenLedger(await loadTiktokenCounter());
     const base = this.context.storageUri ?? this.context.globalStorageUri;
-    const storage = new NodeFileStorage(undefined, 'VS Code'); // the name another process's refusal shows
+    const storage = new NodeFileStorage('VS Code'); // the name another process's refusal shows
     this.library = new SessionLibrary(storage, vscode.Uri.joinPath(base, 'sessions').fsPath, systemClock, randomIds);
     const last = this.context.workspaceState.get<string>('splitpoint.lastSession');
     let entries = await this.library.list();

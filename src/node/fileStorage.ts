@@ -30,9 +30,9 @@ async function writeAll(fh: fs.FileHandle, text: string, path: string): Promise<
  */
 export class NodeFileStorage implements SessionStorage {
   constructor(
-    private readonly open: OpenFile = (path, flags) => fs.open(path, flags),
     /** Who writes, in the words another process's refusal shows ("VS Code", "splitpoint compact --adopt"). */
     private readonly holder = 'another Splitpoint process',
+    private readonly open: OpenFile = (path, flags) => fs.open(path, flags),
   ) {}
 
   lock(path: string): Promise<SessionLock> {

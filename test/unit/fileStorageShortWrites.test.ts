@@ -40,7 +40,7 @@ describe('NodeFileStorage: short writes', () => {
 
   it('append, writeAtomic and create write the whole text when each write call takes at most 7 bytes', async () => {
     const w = shortWriter(() => 7);
-    const storage = new NodeFileStorage(w.open);
+    const storage = new NodeFileStorage(undefined, w.open);
     const text = line(1) + line(2);
     const log = join(dir, 'a.jsonl');
     await storage.create(log, text);
@@ -57,7 +57,7 @@ describe('NodeFileStorage: short writes', () => {
     const log = join(dir, 'a.jsonl');
     writeFileSync(log, line(1));
     // Two short writes, then the disk is full.
-    const storage = new NodeFileStorage(shortWriter((call) => (call < 2 ? 5 : 0)).open);
+    const storage = new NodeFileStorage(undefined, shortWriter((call) => (call < 2 ? 5 : 0)).open);
     await assert.rejects(storage.append(log, line(2)), /a\.jsonl stopped after 10 of \d+ bytes/);
     assert.equal(readFileSync(log, 'utf8'), line(1), 'the partial line was cut off again');
   });
@@ -65,14 +65,14 @@ describe('NodeFileStorage: short writes', () => {
   it('writeAtomic that stops writing keeps the old file and leaves no temporary file', async () => {
     const log = join(dir, 'a.jsonl');
     writeFileSync(log, line(1));
-    const storage = new NodeFileStorage(shortWriter((call) => (call < 3 ? 4 : 0)).open);
+    const storage = new NodeFileStorage(undefined, shortWriter((call) => (call < 3 ? 4 : 0)).open);
     await assert.rejects(storage.writeAtomic(log, line(5) + line(6)), /a\.jsonl\.tmp-.* stopped after 12 of \d+ bytes/);
     assert.equal(readFileSync(log, 'utf8'), line(1), 'a truncated temp file was not renamed over the log');
     assert.deepEqual(readdirSync(dir), ['a.jsonl']);
   });
 
   it('create that stops writing creates nothing', async () => {
-    const storage = new NodeFileStorage(shortWriter((call) => (call < 1 ? 3 : 0)).open);
+    const storage = new NodeFileStorage(undefined, shortWriter((call) => (call < 1 ? 3 : 0)).open);
     await assert.rejects(storage.create(join(dir, 'new.jsonl'), line(1)), /new\.jsonl\..*\.creating stopped after 3 of \d+ bytes/);
     assert.deepEqual(readdirSync(dir), []);
   });

@@ -63,7 +63,7 @@ describe('SessionLibrary.list: a session another process wrote', () => {
     const count = async () => (await lib.list()).find((e) => e.id === id)!.messageCount;
     assert.equal(await count(), 1);
     // `splitpoint run --session` on the same log, in another process: it appends two messages.
-    const cli = await SessionStore.open({ storage: new NodeFileStorage(undefined, 'splitpoint run') }, lib.pathFor(id));
+    const cli = await SessionStore.open({ storage: new NodeFileStorage('splitpoint run') }, lib.pathFor(id));
     await cli.append({ role: 'assistant', content: 'done' });
     await cli.append({ role: 'user', content: 'thanks' });
     await cli.close();

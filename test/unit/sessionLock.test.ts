@@ -29,7 +29,7 @@ function writeLock(path: string, record: Record<string, unknown>): void {
 
 describe('session writer lock (two processes never write one log)', function () {
   this.timeout(30_000);
-  const storage = new NodeFileStorage(undefined, 'splitpoint compact --adopt');
+  const storage = new NodeFileStorage('splitpoint compact --adopt');
 
   it('is held from opening for writing to close, and freed by close', async () => {
     const { path } = await newLog();

@@ -3,7 +3,7 @@
 import { SessionStore } from '../../../src/core/session/sessionStore';
 import { NodeFileStorage } from '../../../src/node/fileStorage';
 
-void SessionStore.open({ storage: new NodeFileStorage(undefined, 'VS Code') }, process.argv[2]!).then((store) => {
+void SessionStore.open({ storage: new NodeFileStorage('VS Code') }, process.argv[2]!).then((store) => {
   process.stdout.write('held\n');
   process.stdin.resume();
   process.stdin.on('end', () => void store.close().then(() => process.exit(0)));
