@@ -133,8 +133,9 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   },
   notice: (e, s) => s.notice('info', e.text),
   'window-corrected': (e, s) => {
-    s.log.warn(`[${s.sid}] ${windowCorrectionText(e)}`);
-    s.notice('warning', windowCorrectionText(e));
+    const text = windowCorrectionText(e);
+    s.log.warn(`[${s.sid}] ${text}`);
+    s.notice('warning', text);
     s.windowCorrected(e.window);
   },
   error: (e, s) => {

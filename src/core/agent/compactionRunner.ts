@@ -161,7 +161,7 @@ export class BackgroundCompaction {
   private start(): void {
     if (this.begun) return;
     this.begun = true;
-    if (this.abort.signal.aborted) return this.settle((this.settledOutcome = { kind: 'cancelled' }));
+    if (this.abort.signal.aborted) return this.settle((this.settledOutcome = CANCELLED));
     this.pipeline().then((o) => this.settle((this.settledOutcome = o)), this.fail);
   }
 
@@ -266,7 +266,7 @@ export class BackgroundCompaction {
   private async pipeline(): Promise<BackgroundOutcome> {
     try {
       await this.current.start();
-      if (this.abort.signal.aborted || this.current.isCancelled) return { kind: 'cancelled' };
+      if (this.abort.signal.aborted || this.current.isCancelled) return CANCELLED;
       if (!this.current.isComplete()) {
         await this.current.retryFailed();
         if (!this.current.isComplete()) {
@@ -292,10 +292,10 @@ export class BackgroundCompaction {
       while (this.awaitingStep) {
         await this.waitForStep();
       }
-      if (this.abort.signal.aborted) return { kind: 'cancelled' };
+      if (this.abort.signal.aborted) return CANCELLED;
       if (this.released) return { kind: 'held', pending: this.current, reason: RELEASED };
       const first = await this.judgeNow(1);
-      if (first === undefined) return { kind: 'cancelled' };
+      if (first === undefined) return CANCELLED;
       if (first.kind === 'error') return { kind: 'held', pending: this.current, reason: first.message };
       if (first.accepted) return { kind: 'accepted', pending: this.current, verdict: first };
       // Targeted update: the same snapshot, summarised in one pass with the judge's diagnosis beside the earlier summary.
@@ -311,15 +311,15 @@ export class BackgroundCompaction {
         ...(first.diagnosis.trim() ? { amendNotes: first.diagnosis } : {}),
       });
       await this.current.start();
-      if (this.abort.signal.aborted || this.current.isCancelled) return { kind: 'cancelled' };
+      if (this.abort.signal.aborted || this.current.isCancelled) return CANCELLED;
       if (!this.current.isComplete()) return { kind: 'fallback', reason: 'the targeted update failed' };
       const second = await this.judgeNow(2);
-      if (second === undefined) return { kind: 'cancelled' };
+      if (second === undefined) return CANCELLED;
       if (second.kind === 'error') return { kind: 'held', pending: this.current, reason: second.message };
       if (second.accepted) return { kind: 'accepted', pending: this.current, verdict: second };
       return { kind: 'fallback', reason: `the judge rejected the summary twice (last score ${second.overall}: ${second.diagnosis})` };
     } catch (err) {
-      if (this.abort.signal.aborted) return { kind: 'cancelled' };
+      if (this.abort.signal.aborted) return CANCELLED;
       return { kind: 'failed', reason: (err as Error).message };
     }
   }
