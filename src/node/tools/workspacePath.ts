@@ -64,10 +64,15 @@ export function resolveWorkspacePath(root: string, given: string): ResolvedPath 
     parts.unshift(...to.split(sep).filter(Boolean));
     done = sep === '/' ? '/' : `${parts.shift()}${sep}`;
   }
-  if (done !== realRoot && !done.startsWith(realRoot + sep)) {
+  if (!isUnder(realRoot, done)) {
     throw new ToolInputError(link ? `"${given}" is outside the workspace (${link})` : `"${given}" is outside the workspace`);
   }
   return link ? { path: done, link } : { path: done };
+}
+
+/** Whether a resolved path is the resolved root or inside it. */
+function isUnder(realRoot: string, real: string): boolean {
+  return real === realRoot || real.startsWith(realRoot + sep);
 }
 
 /**
@@ -89,7 +94,7 @@ export function insideWorkspace(root: string): (path: string) => boolean {
     if (ok === undefined) {
       try {
         const real = realpathSync(dir);
-        ok = real === realRoot || real.startsWith(realRoot + sep);
+        ok = isUnder(realRoot, real);
       } catch {
         ok = false;
       }
