@@ -232,31 +232,33 @@ function programName(word: string): string {
   return ALIASES[base] ?? base;
 }
 
+/** A program's and its subcommand's rules together, with the options risky for every program: built once per command. */
 function mergeRules(a: ProgramRule = {}, b: ProgramRule = {}): ProgramRule {
   return {
-    short: (a.short ?? '') + (b.short ?? ''),
-    long: [...(a.long ?? []), ...(b.long ?? [])],
+    short: RISKY_SHORT + (a.short ?? '') + (b.short ?? ''),
+    long: [...RISKY_LONG, ...(a.long ?? []), ...(b.long ?? [])],
     names: a.names === true || b.names === true,
     words: [...(a.words ?? []), ...(b.words ?? [])],
     bundled: a.bundled === true || b.bundled === true,
   };
 }
 
+/** `rule` is a mergeRules result: the common risky options are in it. */
 function riskyOption(word: string, owners: readonly string[], rule: ProgramRule): string | undefined {
   if (RISKY_WORDS.has(word)) return word;
+  const head = word.split('=')[0]!;
   // Go takes -name=value and --name as well as -name value.
-  const flag = word.split('=')[0]!.replace(/^--/, '-');
+  const flag = head.replace(/^--/, '-');
   if (rule.words?.includes(flag)) return flag;
   if (word.startsWith('--')) {
-    const name = word.split('=')[0]!.toLowerCase();
+    const name = head.toLowerCase();
     // One letter is enough for getopt when it is unambiguous: sed's --e is --expression, sort's --o is --output.
     if (name.length < 3 || OWN_LONG[name]?.some((p) => p === '*' || owners.includes(p))) return undefined;
-    const full = [...RISKY_LONG, ...(rule.long ?? [])].find((o) => o.startsWith(name));
+    const full = rule.long?.find((o) => o.startsWith(name));
     return full === undefined ? undefined : full === name ? name : `${name} (${full})`;
   }
   if (word.startsWith('-') && word.length > 1 && !rule.names) {
-    const letters = RISKY_SHORT + (rule.short ?? '');
-    const hit = [...word.slice(1)].find((c) => letters.includes(c));
+    const hit = [...word.slice(1)].find((c) => rule.short?.includes(c));
     return hit === undefined ? undefined : `-${hit}`;
   }
   return undefined;
