@@ -17,8 +17,8 @@ export interface AgentEventSink {
   waiting(on: AgentWaitView['on'] | null, detail?: string): void;
   /** The turn stops for this compaction (or for the judge's check of it). */
   compacting(compactionId: string, detail?: CompactingDetail): void;
-  /** The judge rejected this compaction's summary, which is rewritten. */
-  amending(compactionId: string): void;
+  /** The judge rejected this compaction's summary; `rewriteId` rewrites it. */
+  amending(compactionId: string, rewriteId: string): void;
   /** A compaction ended; a turn that stopped for it waits on the model again. */
   compactionEnded(compactionId: string): void;
   recordVerdict(compactionId: string, verdict: VerdictView): void;
@@ -92,7 +92,7 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
     s.log.info(`[${s.sid}] judge on ${e.compactionId} (attempt ${e.attempt}, ${e.nextSteps} next steps): ${result}`);
   },
   // The tracker shows amending and superseding in the compaction view; a turn that waits on it says so.
-  'compaction-amending': (e, s) => s.amending(e.compactionId),
+  'compaction-amending': (e, s) => s.amending(e.compactionId, e.rewriteId),
   'compaction-superseded': () => undefined,
   'compaction-held': (e, s) => {
     s.log.info(`[${s.sid}] compaction ${e.compactionId} held: ${e.reason}`);

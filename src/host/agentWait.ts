@@ -45,16 +45,14 @@ export class AgentWait {
     if (this.on === 'compaction') this.compactionId = compactionId;
   }
 
-  /** The judge rejected the summary the turn waits on: it is rewritten before the agent goes on. */
-  amending(compactionId: string): void {
-    if (this.on === 'compaction' && this.compactionId === compactionId) this.compacting(compactionId, 'amending');
+  /** The judge rejected the summary the turn waits on: the turn now waits on its rewrite, a compaction of its own. */
+  amending(compactionId: string, rewriteId: string): void {
+    if (this.on === 'compaction' && this.compactionId === compactionId) this.compacting(rewriteId, 'amending');
   }
 
   /** That compaction ended: the turn waits on the model again (a request retried after one has no step-started). */
   compactionEnded(compactionId: string): void {
-    if (this.on !== 'compaction' || this.compactionId === undefined) return;
-    // The judge's rewrite runs under an id of its own: the held summary's wait ends with whichever ends.
-    if (this.compactionId === compactionId || this.detail === 'verdict' || this.detail === 'amending') this.update('model');
+    if (this.on === 'compaction' && this.compactionId === compactionId) this.update('model');
   }
 
   /**
@@ -76,7 +74,7 @@ export function waitSink(w: AgentWait): Pick<AgentEventSink, 'waiting' | 'compac
   return {
     waiting: (on, detail) => w.update(on, detail ?? null),
     compacting: (id, detail) => w.compacting(id, detail),
-    amending: (id) => w.amending(id),
+    amending: (id, rewriteId) => w.amending(id, rewriteId),
     compactionEnded: (id) => w.compactionEnded(id),
   };
 }

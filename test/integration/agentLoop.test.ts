@@ -204,6 +204,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.ok(amendRequest.length >= 2);
     assert.equal(h.of('compaction-fallback').length, 0);
     const adoptedId = h.of('compaction-adopted')[0]!.compactionId;
+    assert.equal(h.of('compaction-amending')[0]!.rewriteId, adoptedId, 'the amending event names the rewrite that is adopted');
     const record = h.store.snapshot.compactions.find((c) => c.id === adoptedId) ?? h.store.snapshot.undone.find((c) => c.id === adoptedId);
     assert.equal(record!.stats!.blocks, 1, 'the targeted update is one pass over the head');
     // The diagnosis reached the worker as fenced review notes (not as the focus) and steered what the update kept.

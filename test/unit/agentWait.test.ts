@@ -61,20 +61,25 @@ describe('AgentWait: what the running agent waits on', () => {
     assert.equal(posted.length, before, 'ended by the reply text or the turn: the view ends it itself');
   });
 
-  it("the judge's check of a held summary, then its rewrite, are said for that summary only, until either ends", () => {
+  it("the judge's check of a held summary, then its rewrite, are said for that summary only, until its end", () => {
     const { w, posted } = setup();
     w.compacting('c1', 'verdict');
-    w.amending('c0');
+    w.amending('c0', 'c9');
     assert.equal(w.view()?.detail, 'verdict', "another compaction's rewrite (one running in the background)");
-    w.amending('c1');
-    // The rewrite is a compaction of its own: its adoption ends the wait.
+    w.compactionEnded('c0');
+    assert.equal(w.view()?.detail, 'verdict', 'another compaction ended while the judge checks this one');
+    w.amending('c1', 'c2');
+    w.compactionEnded('c1');
+    w.compactionEnded('c9');
+    assert.equal(w.view()?.detail, 'amending', 'the rejected summary, or another compaction, ended: the rewrite still runs');
+    // The rewrite is a compaction of its own: its end (adopted, held or failed) ends the wait.
     w.compactionEnded('c2');
     assert.deepEqual(
       posted.map((x) => (x ? `${x.on} ${x.detail}` : null)),
       ['compaction verdict', 'compaction amending', 'model null'],
     );
     w.update('tool', 'read_file');
-    w.amending('c1');
+    w.amending('c1', 'c3');
     assert.equal(w.view()?.on, 'tool', 'a rewrite while the turn waits on something else changes nothing');
   });
 });

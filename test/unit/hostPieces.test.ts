@@ -146,7 +146,12 @@ describe('host: compaction tracker (engine events → protocol deltas)', () => {
         accepted: false,
       },
     });
-    const amending = t.onAgentEvent({ type: 'compaction-amending', compactionId: 'b1', diagnosis: 'lost the migration file name' });
+    const amending = t.onAgentEvent({
+      type: 'compaction-amending',
+      compactionId: 'b1',
+      rewriteId: 'b2',
+      diagnosis: 'lost the migration file name',
+    });
     assert.match((amending[0] as Extract<HostToWebview, { type: 'compaction' }>).compaction!.note!, /amending/);
     const planned2 = t.onAgentEvent({
       type: 'compaction',

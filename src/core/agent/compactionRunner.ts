@@ -299,17 +299,17 @@ export class BackgroundCompaction {
       if (first.kind === 'error') return { kind: 'held', pending: this.current, reason: first.message };
       if (first.accepted) return { kind: 'accepted', pending: this.current, verdict: first };
       // Targeted update: the same snapshot, summarised in one pass with the judge's diagnosis beside the earlier summary.
-      const previous = this.current.summaryText();
-      this.deps.emit({ type: 'compaction-amending', compactionId: this.current.id, diagnosis: first.diagnosis });
-      const standing = this.current.currentFocus;
+      const rejected = this.current;
       // The diagnosis quotes the conversation: it goes to the worker as fenced data, not into the focus line.
       this.current = this.create({
         ...this.settings.compaction,
         mode: 'sequential',
-        focus: standing,
-        amendOf: previous,
+        focus: rejected.currentFocus,
+        amendOf: rejected.summaryText(),
         ...(first.diagnosis.trim() ? { amendNotes: first.diagnosis } : {}),
       });
+      // Told before the rewrite's first event, with its id: whatever waits on the rejected summary now waits on it.
+      this.deps.emit({ type: 'compaction-amending', compactionId: rejected.id, rewriteId: this.current.id, diagnosis: first.diagnosis });
       await this.current.start();
       if (this.abort.signal.aborted || this.current.isCancelled) return CANCELLED;
       if (!this.current.isComplete()) return { kind: 'fallback', reason: 'the targeted update failed' };

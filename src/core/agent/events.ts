@@ -22,7 +22,8 @@ export type AgentEvent =
   /** A summary made while the agent was idle is judged against the new message before the agent answers it. */
   | { type: 'judging-held-compaction'; compactionId: string }
   | { type: 'judge-verdict'; compactionId: string; attempt: number; verdict: Verdict; nextSteps: number }
-  | { type: 'compaction-amending'; compactionId: string; diagnosis: string }
+  /** The judge rejected `compactionId`'s summary; `rewriteId` is the targeted update that rewrites it, planned already. */
+  | { type: 'compaction-amending'; compactionId: string; rewriteId: string; diagnosis: string }
   | { type: 'compaction-held'; compactionId: string; reason: string }
   | { type: 'compaction-adopted'; compactionId: string; tokensBefore: number; tokensAfter: number; judged: boolean }
   | { type: 'compaction-fallback'; compactionId: string; reason: string }
