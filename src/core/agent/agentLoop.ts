@@ -39,7 +39,7 @@ export class AgentLoop {
       this.settings,
       this.emit,
       () => this.running,
-      () => this.contextTokens(),
+      (projected) => this.contextTokens(projected),
     );
   }
 
@@ -65,13 +65,25 @@ export class AgentLoop {
     return this.compactions.waitMs;
   }
 
-  /** Tokens the next request would send, as the server would count them: the messages and the tool definitions. */
-  contextTokens(): number {
-    return this.deps.ledger.calibrated(this.localPromptTokens(this.deps.store.active().messages));
+  /**
+   * Tokens the next request would send, as the server would count them: the messages and the tool definitions. The
+   * messages are the active context's, or `projected`, the context a compaction would leave.
+   */
+  contextTokens(projected?: readonly ChatMessage[]): number {
+    const { ledger } = this.deps;
+    // A projected context is not the session's (yet): estimated, not cached.
+    const local = projected
+      ? this.withTools(projected.reduce((n, m) => n + ledger.estimate(m), 0))
+      : this.localPromptTokens(this.deps.store.active().messages);
+    return ledger.calibrated(local);
   }
 
   private localPromptTokens(context: readonly StoredMessage[]): number {
-    return this.deps.ledger.total(context) + this.deps.ledger.toolTokens(this.deps.tools.specs());
+    return this.withTools(this.deps.ledger.total(context));
+  }
+
+  private withTools(messageTokens: number): number {
+    return messageTokens + this.deps.ledger.toolTokens(this.deps.tools.specs());
   }
 
   /** Adds the user's message and runs the agent until it answers, stops, or is cancelled. */

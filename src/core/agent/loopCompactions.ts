@@ -1,4 +1,5 @@
 import type { PendingCompaction } from '../compaction/pendingCompaction';
+import type { ChatMessage } from '../messages';
 import type { BudgetState } from '../triggers';
 import { evaluateBudget, evaluateIdle, INITIAL_BUDGET_STATE } from '../triggers';
 import type { BackgroundOutcome } from './compactionRunner';
@@ -30,7 +31,8 @@ export class LoopCompactions {
     private readonly settings: AgentSettings,
     private readonly emit: (e: AgentEvent) => void,
     private readonly agentRunning: () => boolean,
-    private readonly contextTokens: () => number,
+    /** The next request's prompt tokens, server-counted: of the active context, or of a compaction's `projected` one. */
+    private readonly contextTokens: (projected?: readonly ChatMessage[]) => number,
   ) {
     // Idle time is a duration: on the monotonic clock, so a wall clock stepped forward does not fire the trigger early.
     this.lastActivity = elapsedNow(deps.clock);
@@ -223,9 +225,7 @@ export class LoopCompactions {
    * are too long on their own would replace the older ones with a summary and still fail, so the session stays as it is.
    */
   private refuseIfStillTooLong(pending: PendingCompaction, compactionId: string): void {
-    const { ledger, tools } = this.deps;
-    const local = pending.projectedContext().reduce((n, m) => n + ledger.estimate(m), 0) + ledger.toolTokens(tools.specs());
-    const left = ledger.calibrated(local);
+    const left = this.contextTokens(pending.projectedContext());
     const room = this.settings.contextWindow - this.settings.replyReserve;
     if (left <= room) return;
     const reason =
