@@ -1,4 +1,5 @@
 import { constants, promises as fs } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { SessionLock, SessionStorage } from '../core/session/storage';
 import { acquireSessionLock } from './sessionLock';
@@ -79,7 +80,8 @@ export class NodeFileStorage implements SessionStorage {
 
   async writeAtomic(path: string, text: string): Promise<void> {
     await fs.mkdir(dirname(path), { recursive: true });
-    const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
+    // Unique per call: two writes of one path in one millisecond must not share (and interleave in) one temporary file.
+    const tmp = `${path}.tmp-${process.pid}-${randomUUID().slice(0, 8)}`;
     await this.writeTemp(tmp, 'w', text);
     await fs.rename(tmp, path);
   }
@@ -93,7 +95,7 @@ export class NodeFileStorage implements SessionStorage {
    */
   async create(path: string, text: string): Promise<void> {
     await fs.mkdir(dirname(path), { recursive: true });
-    const tmp = `${path}.${process.pid}.${Date.now()}.creating`;
+    const tmp = `${path}.${process.pid}.${randomUUID().slice(0, 8)}.creating`;
     await this.writeTemp(tmp, 'wx', text);
     try {
       await fs.link(tmp, path);
