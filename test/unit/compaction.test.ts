@@ -88,6 +88,34 @@ describe('partition', () => {
     );
   });
 
+  it('never leaves a block far below B: it joins the block before it, or the unit after it when it comes first', () => {
+    // The task (8 tokens), then a tool call whose results make one unit far above B: no worker for 8 tokens alone.
+    const msgs = [
+      sys('s'),
+      user('Please check the parser'),
+      call('read_file', {}, 'c1'),
+      result('c1', 'r'),
+      asst('a'),
+      user('u'),
+      asst('end'),
+    ];
+    let blocks = partitionHead(msgs, [1, 2, 3, 4, 5, 6], [10, 8, 100, 2_600, 300, 40, 30], { blockTokens: 512 });
+    assert.deepEqual(
+      blocks.map((b) => [b.messageIndices, b.tokens]),
+      [
+        [[1, 2, 3], 2_708],
+        [[4, 5, 6], 370],
+      ],
+      'the 8-token task joins the call after it; the last 30 tokens join the block before them',
+    );
+    // A small block that is not far below B keeps its own worker.
+    blocks = partitionHead(msgs, [1, 2, 3, 4], [10, 200, 100, 2_600, 300], { blockTokens: 512 });
+    assert.deepEqual(
+      blocks.map((b) => b.messageIndices),
+      [[1], [2, 3], [4]],
+    );
+  });
+
   it('splits only a message bigger than B, into parts', () => {
     const big = user('line\n'.repeat(2000));
     const msgs = [sys('s'), user('small'), big, asst('ok')];

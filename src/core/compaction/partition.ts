@@ -78,8 +78,19 @@ export function partitionHead(
     blocks.push({ ...b, index: blocks.length });
   };
   let cur: Unit | undefined;
+  // A block far below B would cost a worker call for a summary no shorter than itself (the summary's headings alone
+  // are tens of tokens): it joins the block before it when that one is plain messages, or the unit after it.
+  const tiny = (u: Unit): boolean => u.tokens < B / 8;
+  const plainBefore = (): Block | undefined => {
+    const last = blocks.at(-1);
+    return last && !last.part && !last.isPriorSummary ? last : undefined;
+  };
   const flush = (): void => {
-    if (cur && cur.indices.length > 0) push({ messageIndices: cur.indices, tokens: cur.tokens });
+    const before = plainBefore();
+    if (cur && tiny(cur) && before) {
+      before.messageIndices.push(...cur.indices);
+      before.tokens += cur.tokens;
+    } else if (cur && cur.indices.length > 0) push({ messageIndices: cur.indices, tokens: cur.tokens });
     cur = undefined;
   };
   for (const i of head) {
@@ -101,7 +112,8 @@ export function partitionHead(
     }
     // Close the block at whichever edge lands nearer to B, so N ≈ head / B.
     const withUnit = cur.tokens + u.tokens;
-    if (withUnit > B && Math.abs(withUnit - B) > Math.abs(cur.tokens - B)) {
+    const closes = withUnit > B && Math.abs(withUnit - B) > Math.abs(cur.tokens - B);
+    if (closes && !(tiny(cur) && !plainBefore())) {
       flush();
       cur = { indices: [...u.indices], tokens: u.tokens };
     } else {
