@@ -17,7 +17,7 @@ import { STRATEGY_NAMES } from '../core/splitPoint';
 import type { StrategyName } from '../core/splitPoint';
 import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
 import { TokenLedger } from '../core/tokens/tokenLedger';
-import { DEFAULT_THRESHOLDS, validateThresholds } from '../core/triggers';
+import { DEFAULT_THRESHOLDS, thresholdsOfWindow, validateThresholds } from '../core/triggers';
 import { NodeFileStorage } from '../node/fileStorage';
 import { fileSpill, nodeWorkspaceTools } from '../node/tools';
 import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
@@ -37,7 +37,8 @@ ${ENDPOINT_HELP}
   --max-steps N       stop after N model calls (default 40)
   --session FILE      session log to create or continue (default: a new file in the temp folder)
   --strategy S        ${STRATEGY_NAMES.join(' | ')} (default token-fraction)
-  --hi X --lo X --block X   budget thresholds as fractions of the window (0.75 / 0.4 / 0.95)
+  --hi X --lo X --block X   budget thresholds as fractions of the prompt's room, the window less the
+                            4,096 tokens each request reserves for the reply (0.75 / 0.4 / 0.95)
   --no-async          compact only synchronously, at the block threshold
   --no-judge          adopt background summaries without the judge
   --allow CMD         a command that needs no approval (repeatable; its words are a prefix of the command's,
@@ -48,6 +49,9 @@ ${ENDPOINT_HELP}
   --allow-network     let sandboxed commands use the network
   --yes               approve every write and command
   --json              one JSON event per line on stdout`;
+
+/** The tokens each request asks for as max_tokens: the prompt may use the window less these. */
+const REPLY_RESERVE = 4096;
 
 const OPTIONS = {
   ...ENDPOINT_OPTIONS,
@@ -128,7 +132,7 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
     },
     {
       contextWindow: endpoint.contextWindow,
-      replyReserve: 4096,
+      replyReserve: REPLY_RESERVE,
       thresholds,
       strategy,
       // The summary volume is bounded so the context lands at --lo, as in the extension.
@@ -136,7 +140,7 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
         ...DEFAULT_COMPACTION_SETTINGS,
         contextWindow: endpoint.contextWindow,
         model: endpoint.model,
-        targetFraction: thresholds.lo,
+        targetFraction: thresholdsOfWindow(thresholds, endpoint.contextWindow, REPLY_RESERVE).lo,
       },
       asyncCompaction: !values['no-async'],
       judge: { enabled: !values['no-judge'], threshold: 7, model: endpoint.model },

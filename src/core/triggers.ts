@@ -4,13 +4,28 @@
  * reads a clock.
  */
 
+/**
+ * Fractions of the prompt's room, the window less the reply reserve: every request asks for the reserve as max_tokens,
+ * so a prompt past the room is refused by the server however far it is from the window.
+ */
 export interface BudgetThresholds {
-  /** Start background compaction at this fraction of the window (0.75). */
+  /** Start background compaction at this fraction of the room (0.75). */
   hi: number;
   /** Compaction aims to bring usage down to this fraction (0.4). */
   lo: number;
   /** At this fraction the agent must wait for compaction (0.95). */
   block: number;
+}
+
+/** The tokens a prompt may use: the window less the tokens reserved for the reply. */
+export function promptRoom(window: number, replyReserve: number): number {
+  return Math.max(1, window - replyReserve);
+}
+
+/** The thresholds as fractions of the whole window, where the gauges draw them. */
+export function thresholdsOfWindow(t: BudgetThresholds, window: number, replyReserve: number): BudgetThresholds {
+  const k = window > 0 ? promptRoom(window, replyReserve) / window : 1;
+  return { hi: t.hi * k, lo: t.lo * k, block: t.block * k };
 }
 
 export const DEFAULT_THRESHOLDS: BudgetThresholds = { hi: 0.75, lo: 0.4, block: 0.95 };
@@ -47,15 +62,16 @@ export type BudgetDecision =
   | { kind: 'wait'; usedFraction: number; targetTokens: number }
   | { kind: 'in-progress'; usedFraction: number };
 
+/** `roomTokens`: the prompt's room (promptRoom), which the thresholds are fractions of; `usedFraction` is of it too. */
 export function evaluateBudget(
   usedTokens: number,
-  windowTokens: number,
+  roomTokens: number,
   t: BudgetThresholds,
   state: BudgetState,
   compactionRunning: boolean,
 ): { decision: BudgetDecision; state: BudgetState } {
-  const f = windowTokens > 0 ? usedTokens / windowTokens : 1;
-  const targetTokens = Math.floor(t.lo * windowTokens);
+  const f = roomTokens > 0 ? usedTokens / roomTokens : 1;
+  const targetTokens = Math.floor(t.lo * roomTokens);
   if (f >= t.block) {
     return { decision: { kind: 'wait', usedFraction: f, targetTokens }, state: { armed: false } };
   }

@@ -1,6 +1,8 @@
 import type { AgentSettings } from '../core/agent/agentLoop';
 import { DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
 import type { SplitpointSettings } from '../core/config/settings';
+import { thresholdsOfWindow, type BudgetThresholds } from '../core/triggers';
+import { normalizeBaseURL } from '../llm/endpoint';
 
 /** Which model each role uses; undefined = the server's first listed model. */
 export interface ModelChoice {
@@ -20,12 +22,27 @@ export function modelChoice(s: SplitpointSettings): ModelChoice {
   return { agent: s.model, compactor, judge };
 }
 
+/** Whether compaction workers run on the agent's own server, where its prefix is cached and its batch is shared. */
+export function compactorOnAgentServer(s: SplitpointSettings): boolean {
+  return normalizeBaseURL(s.compactor.endpoint ?? s.endpoint) === normalizeBaseURL(s.endpoint);
+}
+
+/** The tokens each request reserves for the reply: the setting, but never more than half the window. */
+function replyReserveFor(s: SplitpointSettings, contextWindow: number): number {
+  return Math.min(s.replyReserve, Math.floor(contextWindow / 2));
+}
+
+/** The budget thresholds as fractions of the whole window, where the gauges draw them. */
+export function windowThresholds(s: SplitpointSettings, contextWindow: number): BudgetThresholds {
+  return thresholdsOfWindow(s.thresholds, contextWindow, replyReserveFor(s, contextWindow));
+}
+
 /** The agent loop's settings from the user's settings and the resolved window. Pure. */
 export function agentSettingsFrom(s: SplitpointSettings, contextWindow: number): AgentSettings {
   const models = modelChoice(s);
   return {
     contextWindow,
-    replyReserve: Math.min(s.replyReserve, Math.floor(contextWindow / 2)),
+    replyReserve: replyReserveFor(s, contextWindow),
     thresholds: { ...s.thresholds },
     strategy: s.strategy,
     compaction: {
@@ -36,7 +53,9 @@ export function agentSettingsFrom(s: SplitpointSettings, contextWindow: number):
       verbosity: s.verbosity,
       contextWindow,
       // The summary volume is bounded so the context lands at the user's lo, as the side bar projects it.
-      targetFraction: s.thresholds.lo,
+      targetFraction: windowThresholds(s, contextWindow).lo,
+      // Another server has none of the agent's prefix in its cache.
+      ...(compactorOnAgentServer(s) ? {} : { cache: 'cold' as const }),
       model: models.compactor,
       maxConcurrency: s.maxConcurrency,
     },

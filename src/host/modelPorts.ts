@@ -5,7 +5,7 @@ import { VllmClient, limiterFor, normalizeBaseURL } from '../llm';
 import type { Semaphore } from '../llm';
 import type { TimingSink } from '../llm/timing';
 import { TimedModel } from '../llm/timing';
-import { modelChoice } from './agentSettings';
+import { compactorOnAgentServer, modelChoice } from './agentSettings';
 import { keysFor, type RoleKeys } from './apiKeys';
 import type { HostLog } from './log';
 import { redactSecrets } from '../llm/redact';
@@ -100,7 +100,7 @@ export function buildEndpoints(
   const compactorModel = modelChoice(s).compactor;
   const compactorLimiter = limiterFor(compactorURL, s.maxConcurrency);
   // Compaction workers on the agent's server make its timings those of a shared batch, not of the agent alone.
-  const sameServer = normalizeBaseURL(compactorURL) === normalizeBaseURL(s.endpoint);
+  const sameServer = compactorOnAgentServer(s);
   const compactorClient = s.compactor.endpoint ? make(s.compactor.endpoint, s.compactor.model, byRole.compactor) : client;
   const judgeClient = s.judgeEndpoint.endpoint ? make(s.judgeEndpoint.endpoint, s.judgeEndpoint.model, byRole.judge) : compactorClient;
   const replicaClients = s.compactionEndpoints

@@ -9,7 +9,7 @@ import type { SessionStore } from '../core/session/sessionStore';
 import { elapsedNow } from '../core/session/storage';
 import type { HostToWebview, VerdictView, ViewSnapshot, WebviewToHost } from '../protocol/messages';
 import { parseSlashCommand } from '../protocol/messages';
-import { agentSettingsFrom } from './agentSettings';
+import { agentSettingsFrom, compactorOnAgentServer } from './agentSettings';
 import { withWindow, type ControllerEnvironment } from './controllerEnvironment';
 import { ApprovalBroker } from './approvals';
 import { controllerAgentEvents, type AgentEventSink } from './agentEventLog';
@@ -160,6 +160,7 @@ export class SessionController {
         compactor: env.compactor,
         compactorLimiter: env.compactorLimiter,
         ...(env.replicas ? { replicas: env.replicas } : {}),
+        compactorOnAgentServer: compactorOnAgentServer(env.settings),
         ...(env.profile ? { profile: env.profile } : {}),
         ...(env.serverLoad ? { serverLoad: () => env.serverLoad!.latest() } : {}),
         judge: env.judge,

@@ -3,7 +3,7 @@ import type { SessionStore } from '../core/session/sessionStore';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import { frameEnd } from '../core/splitPoint';
 import type { CompactionView, GaugeView, SessionListItem, SplitView, VerdictView, ViewMessage, ViewSnapshot } from '../protocol/messages';
-import { agentSettingsFrom } from './agentSettings';
+import { agentSettingsFrom, windowThresholds } from './agentSettings';
 import type { ControllerEnvironment } from './controllerEnvironment';
 import type { ContextRef } from './contextShift';
 import { gaugeView, pinView, splitView, toViewMessage } from './viewModel';
@@ -50,7 +50,7 @@ export function contextRef(store: SessionStore): ContextRef {
 }
 
 export function sessionGauge(contextTokens: number, env: ControllerEnvironment): GaugeView {
-  return gaugeView(contextTokens, env.contextWindow, env.settings.thresholds);
+  return gaugeView(contextTokens, env.contextWindow, windowThresholds(env.settings, env.contextWindow));
 }
 
 export function sessionSplit(store: SessionStore, ledger: TokenLedger, env: ControllerEnvironment): SplitView {

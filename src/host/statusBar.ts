@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { CONTEXT_KEYS } from './commandTable';
 import type { SessionController } from './sessionController';
+import { sessionGauge } from './sessionSnapshot';
 import { gaugeStatus } from './userFacing';
 
 /** The status bar gauge and the context keys that enable the view's commands. */
@@ -13,7 +14,7 @@ export class HostStatus implements vscode.Disposable {
   }
 
   update(c: SessionController | undefined): void {
-    const g = c ? { used: c.contextTokens(), window: c.environment.contextWindow, ...c.environment.settings.thresholds } : undefined;
+    const g = c ? sessionGauge(c.contextTokens(), c.environment) : undefined;
     const s = gaugeStatus(g, c?.isRunning ?? false, c?.environment.settings.asyncCompaction ?? true);
     const item = this.item;
     item.text = s.text;

@@ -255,11 +255,14 @@ export class UserCompactions {
     if (this.owned?.id === id) return this.dropOwned();
     const bg = loop.backgroundCompaction;
     if (bg && bg.pending.id === id) return loop.cancelCompaction();
-    if (this.d.tracker.owns(id) && this.d.tracker.isActive && this.d.running()) {
+    if (!this.d.tracker.owns(id) || !this.d.tracker.isActive) return;
+    if (this.d.running()) {
       // The loop's synchronous compaction runs on the turn's signal: stopping is the only way to cancel it.
       this.d.notice('info', 'This compaction is part of the running turn; stopping the agent.');
       return this.d.stop();
     }
+    // The synchronous compaction a twice-rejected background summary fell back to while the agent was idle.
+    loop.cancelCompaction();
   }
 
   async undo(): Promise<void> {

@@ -182,6 +182,25 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.ok(a.all.length - 1 > snapshotEnd, 'there were steps after the snapshot');
   });
 
+  it('with a reply reserve a quarter of the window, the background compaction is adopted before any request is refused', async () => {
+    // Every request asks for the reserve as max_tokens: a prompt past the window less the reserve is refused, however
+    // far below `block` of the whole window it is. The thresholds are of that room, so the budget fires first.
+    const h = await harness({ replyReserve: 3_000 }, { summaryTokens: 300 });
+    sim.setScript(readingScript(24));
+    sim.queueJudgeVerdicts(Array.from({ length: 4 }, () => ({ alignment: 9, non_contradiction: 9, diagnosis: 'covers the modules' })));
+    const outcome = await h.loop.send('Review every module under src/ for off-by-one errors.', new AbortController().signal);
+    await h.loop.settle();
+    assert.equal(outcome.reason, 'answer');
+    const triggers = h.of('trigger-fired').map((e) => e.trigger);
+    assert.equal(triggers[0], 'budget');
+    assert.ok(!triggers.includes('reactive'), `no request was refused as too long: ${triggers.join(', ')}`);
+    assert.equal(
+      h.of('compaction-adopted')[0]?.compactionId,
+      h.of('compaction-started')[0]!.compactionId,
+      'the background run was adopted',
+    );
+  });
+
   it('on a reject makes one targeted update with the diagnosis, judged again, then adopts', async () => {
     const h = await harness({}, { summaryTokens: 300 });
     sim.setScript(readingScript(16));
@@ -209,7 +228,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.equal(record!.stats!.blocks, 1, 'the targeted update is one pass over the head');
     // The diagnosis reached the worker as fenced review notes (not as the focus) and steered what the update kept.
     assert.match(record!.summary.content!, /handler5_7/, 'the update was steered by the diagnosis');
-    assert.doesNotMatch(record!.summary.content!, /Focus kept: .*handler5_7/, 'the diagnosis is not presented as the developer focus');
+    assert.doesNotMatch(record!.summary.content!, /Focus requested: .*handler5_7/, 'the diagnosis is not presented as the developer focus');
     // Verdicts and the calibration survive a reopen: they are events in the log.
     const reopened = await SessionStore.open({ storage: new NodeFileStorage() }, h.store.path);
     const kept = reopened.snapshot.verdicts[adoptedId]!;
@@ -396,7 +415,7 @@ describe('agent loop with compaction, against the scripted simulator', function 
     await h.loop.settle();
     assert.equal(h.store.snapshot.focus, 'keep the port numbers');
     assert.equal(h.of('compaction-superseded')[0]!.focus, 'keep the port numbers');
-    assert.match(h.store.active().messages[1]!.content!, /Focus kept: keep the port numbers/);
+    assert.match(h.store.active().messages[1]!.content!, /Focus requested: keep the port numbers/);
   });
 
   it('three dense tool outputs in one step share the third of the window between them', async () => {

@@ -12,7 +12,7 @@ describe('a background compaction cancelled after it settled', () => {
   it('an accepted summary not yet adopted (the agent adopts at its next step) is cancelled, not adopted', async () => {
     const store = await history(8);
     // No judge: accepted as soon as the summary is written.
-    const bg = new BackgroundCompaction(backgroundDeps(store), settingsWith(false), [], undefined);
+    const bg = new BackgroundCompaction(backgroundDeps(store), settingsWith(false), [], undefined, true);
     bg.begin(true);
     await bg.done;
     assert.equal(bg.outcome?.kind, 'accepted');
@@ -29,7 +29,13 @@ describe('a background compaction whose verdict the log cannot keep', () => {
     const store = await history(8);
     store.recordVerdict = () => Promise.reject(new Error('ENOSPC: no space left on device'));
     const judge = new FakeModel(() => '{"alignment": 9, "non_contradiction": 9, "diagnosis": "ok"}');
-    const bg = new BackgroundCompaction(backgroundDeps(store, { compactor: new FakeModel(), judge }), settingsWith(true), [], undefined);
+    const bg = new BackgroundCompaction(
+      backgroundDeps(store, { compactor: new FakeModel(), judge }),
+      settingsWith(true),
+      [],
+      undefined,
+      true,
+    );
     bg.begin(true);
     bg.hurry();
     await bg.done;

@@ -213,7 +213,7 @@ describe('host compaction wiring', () => {
   it('maxAgentSlowdown reaches background compactions, and only them', async () => {
     const store = await history(8);
     const settings = agentSettingsFrom(settingsWith({ maxAgentSlowdown: 1.2, blockTokens: 256 }), 32_768);
-    const bg = new BackgroundCompaction(backgroundDeps(store), settings, [], undefined);
+    const bg = new BackgroundCompaction(backgroundDeps(store), settings, [], undefined, true);
     bg.cancel();
     await bg.done;
     assert.deepEqual(bg.pending.plan.settings.background, { maxSlowdown: 1.2 });
@@ -224,6 +224,16 @@ describe('host compaction wiring', () => {
       `chosen slows ×${chosen.agentSlowdown}`,
     );
     assert.equal(settings.compaction.background, undefined, "the user's own /compact is not bounded");
+    // The agent waits for this one (block, reactive, fallback) or is idle: nothing decodes beside it to bound.
+    const waited = new BackgroundCompaction(backgroundDeps(store), settings, [], undefined, false);
+    waited.cancel();
+    assert.equal(waited.pending.plan.settings.background, undefined, 'a compaction the agent waits for is not bounded');
+    assert.equal(waited.pending.plan.settings.cache, 'warm', "the agent's prefix is in its server's cache");
+    // The compactor is another server: the agent neither shares its batch nor its cache.
+    const apart = new BackgroundCompaction({ ...backgroundDeps(store), compactorOnAgentServer: false }, settings, [], undefined, true);
+    apart.cancel();
+    assert.equal(apart.pending.plan.settings.background, undefined, 'a compactor on another server does not slow the agent');
+    assert.equal(apart.pending.plan.settings.cache, 'cold', "another server has none of the agent's prefix");
   });
 
   it("a /compact awaits a fresh reading of the servers' load and plans around it; the loop's compactions take the latest", async () => {
@@ -250,7 +260,7 @@ describe('host compaction wiring', () => {
     assert.equal(idle.ready.plan?.serverLoad, undefined);
     // The agent loop's background compaction plans on the latest reading, without waiting for one.
     const deps = backgroundDeps(await history(8), { judge: new FakeModel(), serverLoad: () => [load] });
-    const bg = new BackgroundCompaction(deps, agentSettingsFrom(s, 32_768), [], undefined);
+    const bg = new BackgroundCompaction(deps, agentSettingsFrom(s, 32_768), [], undefined, true);
     bg.cancel();
     await bg.done;
     assert.deepEqual(bg.pending.plan.choice?.serverLoad, [load]);

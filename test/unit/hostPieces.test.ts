@@ -14,6 +14,8 @@ import { SessionLibrary, summarizeLog } from '../../src/host/sessionLibrary';
 import { describeFailure, gaugeStatus } from '../../src/host/userFacing';
 import { cutForView } from '../../src/host/viewModel';
 import { counterIds, fixedClock } from './helpers/memoryStorage';
+import { sessionGauge } from '../../src/host/sessionSnapshot';
+import type { ControllerEnvironment } from '../../src/host/controllerEnvironment';
 
 const block = (index: number) => ({
   index,
@@ -353,7 +355,11 @@ describe('host: user-facing texts', () => {
 describe('host: settings → agent loop', () => {
   it("bounds the compaction's summary volume by the user's lo, the level the side bar projects the context to", () => {
     const s = { ...defaultSettings(), thresholds: { hi: 0.8, lo: 0.25, block: 0.95 } };
-    assert.equal(agentSettingsFrom(s, 100_000).compaction.targetFraction, 0.25);
+    // lo is a fraction of the prompt's room, the window less the reply reserve; the planner's is of the window.
+    assert.equal(agentSettingsFrom(s, 100_000).compaction.targetFraction, (0.25 * (100_000 - s.replyReserve)) / 100_000);
+    const gauge = sessionGauge(50_000, { settings: s, contextWindow: 100_000 } as ControllerEnvironment);
+    assert.equal(gauge.lo * 100_000, 0.25 * (100_000 - s.replyReserve), 'the gauge draws lo where the planner aims');
+    assert.equal(gauge.block * 100_000, 0.95 * (100_000 - s.replyReserve), 'and block where the agent waits');
   });
 
   it('uses the agent model for the compactor (prefix cache) and the compactor model for the judge', () => {

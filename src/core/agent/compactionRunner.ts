@@ -33,6 +33,11 @@ export interface CompactionRunnerDeps {
   /** Whether anyone sees a compaction's progress now (CompactionDeps.watched). */
   watched?: () => boolean;
   /**
+   * Whether the compactor is the agent's own server (unset: it is). Only then does the agent's prefix sit in its cache
+   * and does a background compaction slow the agent's decoding.
+   */
+  compactorOnAgentServer?: boolean;
+  /**
    * Other clients' work on each compaction endpoint, as last read (undefined: not known, or too old). Read when a
    * compaction is planned; the settings' own reading wins (a user's compaction awaits a fresh one).
    */
@@ -128,15 +133,15 @@ export class BackgroundCompaction {
     private readonly settings: CompactionRunnerSettings,
     tools: readonly ToolSpec[],
     private readonly focus: string | undefined,
+    /** The agent goes on decoding while this runs (a budget trigger mid-turn), not waiting for it or idle. */
+    agentBeside: boolean,
   ) {
-    // The agent keeps decoding on the same server meanwhile, its prefix cached: the plan bounds how much it slows it.
     const c = settings.compaction;
-    const compaction = {
-      ...c,
-      focus,
-      cache: c.cache ?? 'warm',
-      background: c.background ?? { maxSlowdown: settings.maxAgentSlowdown ?? 1.5 },
-    };
+    const shared = deps.compactorOnAgentServer ?? true;
+    // Only an agent decoding on the same server meanwhile is slowed by the workers: then the plan bounds how much. An
+    // agent that waits for the compaction, or is idle, is not, and bounding it ruled out the fastest plans.
+    const beside = agentBeside && shared ? { background: c.background ?? { maxSlowdown: settings.maxAgentSlowdown ?? 1.5 } } : {};
+    const compaction = { ...c, focus, cache: c.cache ?? (shared ? 'warm' : 'cold'), ...beside };
     const first = planSessionCompaction(deps, { strategy: settings.strategy }, tools, compaction, settings.replyReserve);
     this.snapshot = first.snapshot;
     this.base = compactionBase(deps.store);

@@ -1,7 +1,7 @@
 import type { PendingCompaction } from '../compaction/pendingCompaction';
 import type { ChatMessage } from '../messages';
 import type { BudgetState } from '../triggers';
-import { evaluateBudget, evaluateIdle, INITIAL_BUDGET_STATE } from '../triggers';
+import { evaluateBudget, evaluateIdle, INITIAL_BUDGET_STATE, promptRoom } from '../triggers';
 import type { BackgroundOutcome } from './compactionRunner';
 import { BackgroundCompaction } from './compactionRunner';
 import type { AgentEvent } from './events';
@@ -21,6 +21,8 @@ export class LoopCompactions {
   private budget: BudgetState = INITIAL_BUDGET_STATE;
   private background: BackgroundCompaction | undefined;
   private applying: Promise<void> | undefined;
+  /** Stops the synchronous compaction a twice-rejected background summary fell back to. */
+  private fallbackAbort: AbortController | undefined;
   private waitedMs = 0;
   private lastActivity: number;
   private lastIdleCompaction: number | undefined;
@@ -66,6 +68,11 @@ export class LoopCompactions {
     }
   }
 
+  /** What the thresholds are fractions of (see BudgetThresholds). */
+  private room(): number {
+    return promptRoom(this.settings.contextWindow, this.settings.replyReserve);
+  }
+
   private standingFocus(): string | undefined {
     return this.deps.store.snapshot.focus ?? undefined;
   }
@@ -80,41 +87,57 @@ export class LoopCompactions {
       this.emit({ type: 'judging-held-compaction', compactionId: held.id });
       await this.timed(() => abortable(held.done, signal));
     }
-    await this.timed(() => this.adoptIfSettled());
+    await this.timed(() => this.adoptIfSettled(signal));
     const s = this.settings;
-    const r = evaluateBudget(this.contextTokens(), s.contextWindow, s.thresholds, this.budget, this.background !== undefined);
+    const used = this.contextTokens();
+    const r = evaluateBudget(used, this.room(), s.thresholds, this.budget, this.background !== undefined);
     this.budget = r.state;
-    const d = r.decision;
-    switch (d.kind) {
+    // Events say how full the window is, as the gauges do; the decision's own fraction is of the prompt's room.
+    const usedFraction = used / s.contextWindow;
+    switch (r.decision.kind) {
       case 'ok':
       case 'in-progress':
         return;
       case 'start-background':
         if (!s.asyncCompaction) return;
-        this.emit({ type: 'trigger-fired', trigger: 'budget', usedFraction: d.usedFraction });
+        this.emit({ type: 'trigger-fired', trigger: 'budget', usedFraction });
         this.startBackground(this.standingFocus());
         return;
       case 'wait':
-        this.emit({ type: 'trigger-fired', trigger: 'block', usedFraction: d.usedFraction });
-        await this.timed(async () => {
-          const bg = this.background;
-          if (bg) {
-            // The only stall: the context is full and the summary is not ready.
-            this.emit({ type: 'waiting-for-compaction', usedFraction: d.usedFraction });
-            bg.hurry();
-            await abortable(bg.done, signal);
-            await this.adoptIfSettled();
-          }
-          if (this.contextTokens() >= s.thresholds.block * s.contextWindow) {
-            await this.compactNow({ focus: this.standingFocus(), trigger: 'block', signal });
-          }
-        });
+        this.emit({ type: 'trigger-fired', trigger: 'block', usedFraction });
+        await this.timed(() => this.makeRoom('block', signal));
         return;
     }
   }
 
+  /**
+   * The agent cannot go on until the context fits (at `block`, or refused by the server): a background run is hurried
+   * and adopted if it can be, since its work is most of the way done; only what still does not fit is compacted now.
+   */
+  private async makeRoom(trigger: 'block' | 'reactive', signal: AbortSignal): Promise<void> {
+    const before = this.contextTokens();
+    const bg = this.background;
+    if (bg) {
+      // The only stall: the context is full and the summary is not ready.
+      this.emit({ type: 'waiting-for-compaction', usedFraction: before / this.settings.contextWindow });
+      bg.hurry();
+      await abortable(bg.done, signal);
+      await this.adoptIfSettled(signal);
+    }
+    const after = this.contextTokens();
+    // A refused request fits only after something was adopted: the server counted more than the local estimate.
+    const fits = after < this.settings.thresholds.block * this.room() && (trigger === 'block' || after < before);
+    if (!fits) await this.compactNow({ focus: this.standingFocus(), trigger, signal });
+  }
+
   private startBackground(focus: string | undefined): BackgroundCompaction | undefined {
-    const bg = new BackgroundCompaction({ ...this.deps, emit: this.emit }, this.settings, this.deps.tools.specs(), focus);
+    const bg = new BackgroundCompaction(
+      { ...this.deps, emit: this.emit },
+      this.settings,
+      this.deps.tools.specs(),
+      focus,
+      this.agentRunning(),
+    );
     if (bg.empty) {
       this.emit({ type: 'notice', text: `Nothing to compact: the ${this.settings.strategy} split keeps the whole conversation.` });
       return undefined;
@@ -139,16 +162,19 @@ export class LoopCompactions {
     }
   }
 
-  /** Applies a finished background compaction: adopt, hold, or fall back to a synchronous one. */
-  adoptIfSettled(): Promise<void> {
-    const p = this.applyOutcome().finally(() => {
+  /**
+   * Applies a finished background compaction: adopt, hold, or fall back to a synchronous one, which `signal` (a turn's)
+   * and cancel() both stop.
+   */
+  adoptIfSettled(signal?: AbortSignal): Promise<void> {
+    const p = this.applyOutcome(signal).finally(() => {
       if (this.applying === p) this.applying = undefined;
     });
     this.applying = p;
     return p;
   }
 
-  private async applyOutcome(): Promise<void> {
+  private async applyOutcome(signal: AbortSignal | undefined): Promise<void> {
     const bg = this.background;
     const outcome: BackgroundOutcome | undefined = bg?.outcome;
     if (!bg || !outcome) return;
@@ -166,15 +192,24 @@ export class LoopCompactions {
       case 'held':
         this.emit({ type: 'compaction-held', compactionId: outcome.pending.id, reason: outcome.reason });
         return;
-      case 'fallback':
+      case 'fallback': {
         this.emit({ type: 'compaction-fallback', compactionId: bg.id, reason: outcome.reason });
-        // Synchronous: a running agent waits for it at this step boundary.
+        // Synchronous: a running agent waits for it at this step boundary. Not the loop's background run any more, so
+        // cancel() reaches it through its own controller.
+        const own = new AbortController();
+        this.fallbackAbort = own;
         try {
-          await this.compactNow({ focus: this.standingFocus(), trigger: 'fallback', signal: new AbortController().signal });
+          const stop = signal ? AbortSignal.any([signal, own.signal]) : own.signal;
+          await this.compactNow({ focus: this.standingFocus(), trigger: 'fallback', signal: stop });
         } catch (err) {
-          this.emit({ type: 'error', error: (err as Error).message });
+          // Cancelled by the user: nothing adopted, nothing to report; a turn's stop is the turn's to report.
+          if (!(err instanceof Cancelled)) this.emit({ type: 'error', error: (err as Error).message });
+          else if (signal?.aborted) throw err;
+        } finally {
+          if (this.fallbackAbort === own) this.fallbackAbort = undefined;
         }
         return;
+      }
       case 'failed':
         this.emit({ type: 'compaction-failed', compactionId: bg.id, error: outcome.reason });
         return;
@@ -189,14 +224,31 @@ export class LoopCompactions {
     const after = this.contextTokens();
     // A new pressure episode starts once a compaction got usage back under hi;
     // one that could not, does not immediately start another (block still applies).
-    if (after < this.settings.thresholds.hi * this.settings.contextWindow) this.budget = { armed: true };
+    if (after < this.settings.thresholds.hi * this.room()) this.budget = { armed: true };
     this.emit({ type: 'compaction-adopted', compactionId: pending.id, tokensBefore: before, tokensAfter: after, judged });
   }
 
-  /** See AgentLoop.compactNow. */
+  /**
+   * See AgentLoop.compactNow. The user may adopt or undo a compaction while this one runs, which makes it stale: it is
+   * then not needed if the context fits, or planned once more on the conversation as it now is.
+   */
   async compactNow(o: { focus: string | undefined; trigger: CompactTrigger; signal: AbortSignal }): Promise<PendingCompaction | undefined> {
+    try {
+      return await this.compactOnce(o);
+    } catch (err) {
+      if (!(err instanceof StaleCompactionError)) throw err;
+      if (this.contextTokens() < this.settings.thresholds.block * this.room()) return undefined;
+      return this.compactOnce(o);
+    }
+  }
+
+  private async compactOnce(o: {
+    focus: string | undefined;
+    trigger: CompactTrigger;
+    signal: AbortSignal;
+  }): Promise<PendingCompaction | undefined> {
     const settings = { ...this.settings, judge: { ...this.settings.judge, enabled: false } };
-    const bg = new BackgroundCompaction({ ...this.deps, emit: this.emit }, settings, this.deps.tools.specs(), o.focus);
+    const bg = new BackgroundCompaction({ ...this.deps, emit: this.emit }, settings, this.deps.tools.specs(), o.focus, false);
     if (bg.empty) {
       this.emit({ type: 'notice', text: 'Nothing to compact: the split keeps the whole conversation.' });
       return undefined;
@@ -208,7 +260,12 @@ export class LoopCompactions {
       const outcome = await bg.done;
       if (outcome.kind === 'accepted') {
         this.refuseIfStillTooLong(outcome.pending, bg.id);
-        await this.adopt(outcome.pending, false);
+        try {
+          await this.adopt(outcome.pending, false);
+        } catch (err) {
+          if (err instanceof StaleCompactionError) this.emit({ type: 'compaction-failed', compactionId: bg.id, error: err.message });
+          throw err;
+        }
         return outcome.pending;
       }
       if (outcome.kind === 'cancelled') throw new Cancelled();
@@ -278,15 +335,14 @@ export class LoopCompactions {
     return true;
   }
 
-  /** Cancels the background compaction, if any; nothing is adopted. */
+  /** Cancels the background compaction, or the synchronous one its rejection fell back to, if any; nothing is adopted. */
   cancel(): void {
     this.background?.cancel();
+    this.fallbackAbort?.abort();
   }
 
-  /** The server refused the request as too long: the background run is moot, compact now. */
+  /** The server refused the request as too long: see makeRoom. */
   async reactive(signal: AbortSignal): Promise<void> {
-    this.background?.cancel();
-    this.background = undefined;
-    await this.timed(() => this.compactNow({ focus: this.standingFocus(), trigger: 'reactive', signal }));
+    await this.timed(() => this.makeRoom('reactive', signal));
   }
 }

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { AgentLoop } from '../../src/core/agent/agentLoop';
+import type { AgentEvent } from '../../src/core/agent/events';
+import { planSessionCompaction } from '../../src/core/agent/compactionRunner';
+import { adoptPlanned } from '../../src/core/agent/planBase';
+import { autoApprove, ToolRegistry } from '../../src/core/agent/tools';
+import { defaultSettings } from '../../src/core/config/settings';
+import { unlimited } from '../../src/core/ports';
+import { SessionStore } from '../../src/core/session/sessionStore';
+import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
+import { TokenLedger } from '../../src/core/tokens/tokenLedger';
+import { agentSettingsFrom } from '../../src/host/agentSettings';
+import { SessionController } from '../../src/host/sessionController';
+import type { HostToWebview } from '../../src/protocol/messages';
+import { history } from './helpers/backgroundDeps';
+import { controllerDefaults } from './helpers/controllerDefaults';
+import { FakeModel } from './helpers/fakeModel';
+import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
+
+const until = async (done: () => boolean): Promise<void> => {
+  for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(done(), 'timed out waiting');
+};
+
+describe('compactions the agent loop runs on its own: stopping them', () => {
+  it('the synchronous compaction a twice-rejected summary falls back to stops on Cancel while the agent is idle', async () => {
+    const clock = fixedClock();
+    const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock }, '/s/p.jsonl');
+    await store.append({ role: 'system', content: 'You are a test agent.' });
+    for (let i = 0; i < 50; i++) {
+      await store.append({ role: 'user', content: `question ${i} ${'lorem ipsum '.repeat(60)}` });
+      await store.append({ role: 'assistant', content: `answer ${i} ${'dolor sit amet '.repeat(60)}` });
+    }
+    const ledger = new TokenLedger(new CharEstimateCounter());
+    const window = Math.ceil((ledger.total(store.active().messages) + 4096) / 0.8);
+    const posted: HostToWebview[] = [];
+    const compactor = new FakeModel();
+    let verdicts = 0;
+    const judge = new FakeModel(() => {
+      // The second rejection sends the loop to its synchronous fallback: its requests wait for the test.
+      if (++verdicts === 2) compactor.hold();
+      return '{"alignment": 2, "non_contradiction": 2, "diagnosis": "misses the module names"}';
+    });
+    const settings = { ...defaultSettings(), judge: { enabled: true, threshold: 7 }, blockTokens: 2048 };
+    const c = new SessionController({
+      store,
+      ledger,
+      env: { settings, contextWindow: window, agent: new FakeModel(() => 'Sure.'), compactor, compactorLimiter: unlimited, judge },
+      ...controllerDefaults(store, { id: 'p', title: 'P' }),
+      clock,
+      ids: counterIds(),
+      post: (m) => posted.push(m),
+    });
+    const views = () => posted.flatMap((m) => (m.type === 'compaction' && m.compaction ? [m.compaction] : []));
+    await c.handle({ type: 'send', text: 'One more question' });
+    await until(() => verdicts === 2 && compactor.inFlight > 0);
+    assert.equal(c.isRunning, false, 'the turn has ended: the fallback runs while the agent is idle');
+    const fallback = views().at(-1)!;
+    assert.equal(fallback.background, false);
+    await c.handle({ type: 'compaction-cancel', compactionId: fallback.id });
+    await until(() => compactor.inFlight === 0);
+    assert.ok(compactor.aborted > 0, "Cancel aborted the fallback's requests");
+    compactor.release();
+    await until(() => views().at(-1)?.state !== 'running');
+    assert.deepEqual(store.snapshot.compactions, [], 'nothing adopted');
+    const errors = posted.filter((m) => m.type === 'notice' && m.level === 'error');
+    assert.deepEqual(errors, [], 'a cancel the user asked for is not reported as an error');
+    await c.dispose();
+  });
+
+  it('a compaction the agent waits for, made stale by one the user adopted meanwhile, is not needed once the context fits', async () => {
+    const store = await history(12);
+    const ledger = new TokenLedger(new CharEstimateCounter());
+    const compactor = new FakeModel();
+    const agent = new FakeModel(() => 'Done.');
+    const ids = counterIds();
+    const clock = fixedClock();
+    const settings0 = agentSettingsFrom({ ...defaultSettings(), blockTokens: 256 }, 100_000);
+    // At 96 % of the room the prompt has: the agent waits for a compaction before its first request.
+    const window = Math.ceil(ledger.total(store.active().messages) / 0.96) + settings0.replyReserve;
+    const settings = agentSettingsFrom({ ...defaultSettings(), judge: { enabled: true, threshold: 7 }, blockTokens: 256 }, window);
+    const loop = new AgentLoop(
+      {
+        store,
+        ledger,
+        model: agent,
+        compactor,
+        compactorLimiter: unlimited,
+        judge: compactor,
+        tools: new ToolRegistry([]),
+        approvals: autoApprove,
+        clock,
+        ids: { next: (p) => `L${ids.next(p)}` },
+      },
+      settings,
+    );
+    const events: AgentEvent[] = [];
+    loop.on((e) => events.push(e));
+    compactor.hold();
+    const run = loop.send('go on', new AbortController().signal);
+    await until(() => compactor.inFlight > 0);
+    assert.ok(events.some((e) => e.type === 'trigger-fired' && e.trigger === 'block'));
+    // The user's own compaction (another compactor), adopted by hand while the agent waits.
+    const mine = {
+      store,
+      ledger,
+      compactor: new FakeModel(),
+      compactorLimiter: unlimited,
+      clock,
+      ids: { next: (p: string) => `U${ids.next(p)}` },
+    };
+    const { pending } = planSessionCompaction(mine, { strategy: 'token-fraction' }, [], settings.compaction, settings.replyReserve);
+    await pending.start();
+    await adoptPlanned(pending, store);
+    compactor.release();
+    const outcome = await run;
+    assert.equal(outcome.reason, 'answer', JSON.stringify(outcome));
+    assert.equal(agent.requests.length, 1, 'the agent answered');
+    assert.deepEqual(
+      store.snapshot.compactions.map((x) => x.id),
+      [pending.id],
+      "the user's compaction is in force, the stale one was not adopted",
+    );
+    const failed = events.find((e) => e.type === 'compaction-failed');
+    assert.match(failed && failed.type === 'compaction-failed' ? failed.error : '', /planned on a different version/);
+  });
+});
