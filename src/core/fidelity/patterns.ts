@@ -48,13 +48,28 @@ const GENERIC_ERRORS = new Set([
 
 export const EXCEPTION_RE = /\b([A-Z][A-Za-z0-9]*(?:Error|Exception))\b/g;
 export const ERROR_CODE_RE = /\b(E[A-Z]{3,}|E_[A-Z0-9_]+|TS\d{4,5}|ERR_[A-Z0-9_]+)\b/g;
-/** A line that reports a failure, whatever the tool printed it. */
+/**
+ * A line that reports a failure, whatever the tool printed it. Toolchains put the word "error" after a location or
+ * their own name, not at the start, so those shapes are matched where they stand; a bare "error" mid-line is not
+ * enough, since prose and code say it all the time ("errors: 0", "handle the error case").
+ */
 export const ERROR_LINE_RE = new RegExp(
   [
     String.raw`\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b`,
     String.raw`\b(?:E[A-Z]{3,}|E_[A-Z0-9_]+|ERR_[A-Z0-9_]+)\b`,
     String.raw`^\s*(?:error|ERROR|Error|FATAL|fatal|panic|Traceback)\b`,
-    String.raw`\berror TS\d+|\bfailed with\b|\bsegmentation fault\b`,
+    String.raw`\berror TS\d+|\bfailed with\b|\b[Ss]egmentation fault\b|\(core dumped\)`,
+    // "file:12:5: error:", "file(12,5): error C2065:", "collect2: error:"; the colon after "error" keeps a grep hit
+    // on a code line that starts with the word ("a.c:12:error = 0;") out.
+    String.raw`(?::\d+(?::\d+)?|\(\d+(?:,\d+)*\)|^\s*[\w./+-]+):\s*(?:fatal\s+)?error(?:\s+[A-Z]+\d+)?:`,
+    // ESLint's stylish format: "  12:5  error  'x' is not defined  no-undef".
+    String.raw`^\s*\d+:\d+\s+error\s`,
+    // make and ninja mark a failed target by their own prefix; make's trailing "Error 1" alone is too common a phrase.
+    String.raw`^\s*(?:g|mingw32-)?make(?:\[\d+\])?: \*\*\*|^FAILED: \S|\bCMake Error\b`,
+    String.raw`\bundefined reference to\b|\bUndefined symbols for architecture\b|\bsymbol\(s\) not found\b|\bcannot find -l\S`,
+    // The Go compiler and vet print "file.go:line:col: message" for diagnostics only, without a severity word.
+    String.raw`\.go:\d+:\d+: \S`,
+    String.raw`^\s*npm (?:ERR!|error) `,
   ].join('|'),
 );
 
