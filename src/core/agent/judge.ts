@@ -55,38 +55,60 @@ export function judgePrompt(
   ];
 }
 
-/** Reads the first JSON object with both scores out of a reply (models sometimes wrap it in prose or fences). */
+/**
+ * Reads the first JSON object with both scores out of a reply (models sometimes wrap it in prose or fences). Every
+ * `{` is a candidate start, since prose before the object may hold braces of its own.
+ */
 export function parseVerdict(text: string, threshold: number): Verdict {
   const stripped = text.replace(/<think>[\s\S]*?<\/think>/g, '');
   for (let start = stripped.indexOf('{'); start >= 0; start = stripped.indexOf('{', start + 1)) {
-    let depth = 0;
-    for (let i = start; i < stripped.length; i++) {
-      const c = stripped[i];
-      if (c === '{') depth++;
-      else if (c === '}' && --depth === 0) {
-        try {
-          const v = JSON.parse(stripped.slice(start, i + 1)) as Record<string, unknown>;
-          const a = score(v.alignment);
-          const n = score(v.non_contradiction ?? v.nonContradiction);
-          if (a !== undefined && n !== undefined) {
-            const overall = Math.min(a, n);
-            return {
-              kind: 'scored',
-              alignment: a,
-              nonContradiction: n,
-              overall,
-              diagnosis: typeof v.diagnosis === 'string' ? v.diagnosis : '',
-              accepted: overall >= threshold,
-            };
-          }
-        } catch {
-          // not this one; keep looking
-        }
-        break;
-      }
-    }
+    const end = objectEnd(stripped, start);
+    if (end < 0) continue;
+    const v = verdictOf(stripped.slice(start, end + 1), threshold);
+    if (v) return v;
   }
   return { kind: 'error', message: `the judge's reply had no verdict: ${JSON.stringify(text.slice(0, 160))}` };
+}
+
+/**
+ * Where the object opened at `start` closes, or -1. Braces inside JSON strings do not count: a diagnosis quotes code
+ * ("parseConfig() { was left unclosed"), and counting its brace would run the object on past its end.
+ */
+function objectEnd(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      // An escaped character, a quote included, never ends the string.
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return i;
+  }
+  return -1;
+}
+
+function verdictOf(candidate: string, threshold: number): Verdict | undefined {
+  let v: Record<string, unknown>;
+  try {
+    v = JSON.parse(candidate) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  const a = score(v.alignment);
+  const n = score(v.non_contradiction ?? v.nonContradiction);
+  if (a === undefined || n === undefined) return undefined;
+  const overall = Math.min(a, n);
+  return {
+    kind: 'scored',
+    alignment: a,
+    nonContradiction: n,
+    overall,
+    diagnosis: typeof v.diagnosis === 'string' ? v.diagnosis : '',
+    accepted: overall >= threshold,
+  };
 }
 
 function score(x: unknown): number | undefined {
