@@ -10,6 +10,7 @@
  * slows the live agent's decoding.
  */
 import type { PlanChoice, PlanOption } from '../compaction/events';
+import type { Block } from '../compaction/partition';
 import type { PerfProfile } from './profile';
 import { isLoaded, otherSequences, type ServerLoad } from './serverLoad';
 import type { SimRequest, SimResult } from './stepSim';
@@ -40,6 +41,11 @@ export interface HeadModel {
   targetContextTokens: number;
   /** Instruction tokens a worker adds after its prompt, per layout. */
   instructionTokens: Record<PlanLayout, number>;
+  /**
+   * The partition's own blocks at B, in the order `blocks(B)` gives their shapes: which hold earlier summaries,
+   * whose volume has a floor (priorSummaryFloor). A model without it has none in its head.
+   */
+  partition?(blockTokens: number): Block[];
 }
 
 export interface PlanForced {
@@ -99,6 +105,8 @@ interface Candidate {
   layout: PlanLayout;
   blockTokens: number;
   blocks: BlockShape[];
+  /** Tokens of earlier summary in each block; undefined when the head holds none. */
+  priorTokens: number[] | undefined;
   concurrency: number;
 }
 
@@ -108,9 +116,12 @@ function candidates(x: PlannerInput): Candidate[] {
   const layouts: PlanLayout[] = f.layout ? [f.layout] : ['cache-aligned', 'target-block'];
   const others = (x.serverLoad ?? []).reduce((n, l) => n + otherSequences(l), 0);
   const cap = Math.min(x.maxConcurrency, x.profile.maxNumSeqs * Math.max(1, x.replicas) - (x.background ? 1 : 0) - others);
+  const priors = earlierSummaries(x.head);
   if (f.mode !== 'parallel') {
     const one = x.head.blocks(Number.MAX_SAFE_INTEGER);
-    for (const layout of layouts) out.push({ mode: 'sequential', layout, blockTokens: x.head.headTokens, blocks: one, concurrency: 1 });
+    const priorTokens = priorTokensOf(x.head, priors, Number.MAX_SAFE_INTEGER);
+    for (const layout of layouts)
+      out.push({ mode: 'sequential', layout, blockTokens: x.head.headTokens, blocks: one, priorTokens, concurrency: 1 });
   }
   if (f.mode === 'sequential') return out;
   const sizes = f.blockTokens
@@ -120,12 +131,38 @@ function candidates(x: PlannerInput): Candidate[] {
     const blocks = x.head.blocks(B);
     if (blocks.length < 2 && !f.blockTokens) continue;
     const n = blocks.length;
+    const priorTokens = priorTokensOf(x.head, priors, B);
     const concs = f.concurrency
       ? [Math.min(f.concurrency, n)]
       : [...new Set([...CONCURRENCIES.filter((c) => c < n), n].map((c) => Math.min(c, cap)))];
     for (const layout of layouts)
       for (const concurrency of concs)
-        out.push({ mode: 'parallel', layout, blockTokens: B, blocks, concurrency: Math.max(1, concurrency) });
+        out.push({ mode: 'parallel', layout, blockTokens: B, blocks, priorTokens, concurrency: Math.max(1, concurrency) });
+  }
+  return out;
+}
+
+/** Tokens of each earlier summary in the head, by conversation index; undefined when there is none. */
+function earlierSummaries(head: HeadModel): Map<number, number> | undefined {
+  if (!head.partition || head.headTokens <= 1) return undefined;
+  // Every partition below the whole head gives each earlier summary a block of its own, the same at any size; the
+  // largest such size cuts the fewest blocks. The whole head is one unflagged block, so it cannot say.
+  let found: Map<number, number> | undefined;
+  for (const b of head.partition(head.headTokens - 1)) {
+    if (b.isPriorSummary) (found ??= new Map()).set(b.messageIndices[0]!, b.tokens);
+  }
+  return found;
+}
+
+/** How much of each block at size B is earlier summary: the sequential call's one block holds it among the rest. */
+function priorTokensOf(head: HeadModel, priors: ReadonlyMap<number, number> | undefined, B: number): number[] | undefined {
+  if (!priors || !head.partition) return undefined;
+  const blocks = head.partition(B);
+  const out = new Array<number>(blocks.length).fill(0);
+  for (let k = 0; k < blocks.length; k++) {
+    const b = blocks[k]!;
+    // An earlier summary is never cut into parts; a part is of a raw message.
+    if (!b.part) for (const i of b.messageIndices) out[k]! += priors.get(i) ?? 0;
   }
   return out;
 }
@@ -164,7 +201,8 @@ function evaluate(x: PlannerInput, c: Candidate): WorkPlan {
   const n = c.blocks.length;
   const sizes = new Array<number>(n);
   for (let k = 0; k < n; k++) sizes[k] = c.blocks[k]!.tokens;
-  const targets = splitVolume(x.summaryTokens, sizes);
+  // The same targets the workers are sent (plan.ts's workersOf), so the prediction is of what runs.
+  const targets = splitVolume(x.summaryTokens, sizes, c.priorTokens);
   const maxTokens = targets.map(maxTokensFor);
   const order = dispatchOrder(c, targets);
   const reqs = candidateRequests(x, c, targets);
