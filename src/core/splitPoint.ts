@@ -94,7 +94,54 @@ function range(from: number, to: number): number[] {
 }
 
 function contiguous(strategy: SplitResult['strategy'], messages: readonly ChatMessage[], tailStart: number, note: string): SplitResult {
-  return { strategy, tailStartIndex: tailStart, keptIndices: [], headIndices: range(frameEnd(messages), tailStart), note };
+  return keepOpenBatchInTail(messages, {
+    strategy,
+    tailStartIndex: tailStart,
+    keptIndices: [],
+    headIndices: range(frameEnd(messages), tailStart),
+    note,
+  });
+}
+
+/**
+ * The index of the assistant message whose tool batch ends the messages with a call still unanswered, if any. The
+ * missing results (a tool still running, or waiting for the user's approval) are appended later, after whatever the
+ * context holds by then: with the call summarised they would follow the summary with no call before them, and a strict
+ * server rejects that request and every one after it. A result that reports an error answers its call; parallel calls
+ * are answered only when every one of them has its result.
+ */
+export function openToolBatchStart(messages: readonly ChatMessage[]): number | undefined {
+  const answered = new Set<string>();
+  let i = messages.length - 1;
+  for (; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== 'tool') break;
+    answered.add(m.tool_call_id);
+  }
+  const batch = messages[i];
+  if (batch?.role !== 'assistant' || !batch.tool_calls?.length) return undefined;
+  return batch.tool_calls.every((c) => answered.has(c.id)) ? undefined : i;
+}
+
+/**
+ * Whatever chose the split, a tool batch still waiting for results stays out of the head (see openToolBatchStart):
+ * the tail starts at its call at the latest.
+ */
+export function keepOpenBatchInTail<T extends SplitResult>(messages: readonly ChatMessage[], split: T): T {
+  const open = openToolBatchStart(messages);
+  if (open === undefined) return split;
+  const headIndices = split.headIndices.filter((i) => i < open);
+  const keptIndices = split.keptIndices.filter((i) => i < open);
+  const unchanged =
+    headIndices.length === split.headIndices.length && keptIndices.length === split.keptIndices.length && split.tailStartIndex <= open;
+  if (unchanged) return split;
+  return {
+    ...split,
+    tailStartIndex: Math.min(split.tailStartIndex, open),
+    keptIndices,
+    headIndices,
+    note: `${split.note}; the tool batch at message ${open} still awaits results, so the tail starts there at the latest`,
+  };
 }
 
 /**
@@ -134,13 +181,13 @@ export function splitPreserveUserMessages(input: SplitInput, opts: UserMessagesO
       : kept.length < users.length
         ? `kept ${kept.length} of ${users.length} user messages (${used} tokens, cap ${opts.capTokens})`
         : `kept all ${users.length} user messages (${used} tokens)`;
-  return {
+  return keepOpenBatchInTail(messages, {
     strategy: 'user-messages',
     tailStartIndex: kept.length > 0 ? kept[0]! : messages.length,
     keptIndices: kept,
     headIndices: head,
     note,
-  };
+  });
 }
 
 /**
@@ -318,9 +365,12 @@ export interface SplitPlan {
  * compaction snapshot and the webview's projection all take it from here.
  */
 export function planSplit(input: SplitInput, choice: SplitChoice, contextWindow: number, replyReserve: number): SplitPlan {
-  const split =
+  const chosen =
     'manualIndex' in choice
       ? splitManual(input.messages, choice.manualIndex, 'message')
       : splitWith(choice.strategy, input, defaultStrategyOptions(contextWindow, replyReserve));
+  // The strategies hold to this themselves; it is applied again here, on the way to every snapshot, so that a strategy
+  // added later cannot summarise a call whose results are still to come.
+  const split = keepOpenBatchInTail(input.messages, chosen);
   return { split, allowed: allowedBoundaries(input.messages, 'message'), frameEnd: frameEnd(input.messages) };
 }

@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../messages';
-import { originalId } from '../session/sessionState';
+import { orphanResultIndices, originalId } from '../session/sessionState';
 import type { CompactionRecord } from '../session/schema';
 import type { RecentTurnsResult } from '../splitPoint';
 import { frameEnd } from '../splitPoint';
@@ -37,12 +37,15 @@ export function contiguousTailStart(plan: CompactionPlan): number {
 export function projectedContext(plan: CompactionPlan, summary: string): ChatMessage[] {
   const ctx = plan.snapshot.context;
   const split = plan.snapshot.split;
-  return [
+  const out: ChatMessage[] = [
     ...ctx.slice(0, frameEnd(ctx)),
     ...split.keptIndices.map((i) => ctx[i]!),
     { role: 'user', content: summary },
     ...ctx.slice(contiguousTailStart(plan)),
   ];
+  // As activeContext does after adoption: a result whose call was summarised is not sent.
+  const orphans = new Set(orphanResultIndices(out));
+  return orphans.size === 0 ? out : out.filter((_, i) => !orphans.has(i));
 }
 
 /**

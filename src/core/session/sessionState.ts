@@ -180,7 +180,7 @@ export function activeContext(state: SessionState, index?: Map<string, number>):
   const c = state.compactions[state.compactions.length - 1];
   if (!c) {
     for (; i < state.messages.length; i++) push(state.messages[i]!, 'tail');
-    return pairToolCalls({ messages: out, origins, compaction: undefined });
+    return pairToolCalls(dropOrphanResults({ messages: out, origins, compaction: undefined }));
   }
   for (const id of c.keptIds) push(state.messages[idx.get(id)!]!, 'kept');
   push(c.summary, 'summary');
@@ -192,7 +192,7 @@ export function activeContext(state: SessionState, index?: Map<string, number>):
   const tail = state.messages.slice(Math.max(from, i));
   const preservedEnd = seen !== undefined ? seen + 1 - Math.max(from, i) : 0;
   for (const m of c.turnBudget ? capPreservedTurns(tail, preservedEnd, c.turnBudget) : tail) push(m, 'tail');
-  return pairToolCalls({ messages: out, origins, compaction: c });
+  return pairToolCalls(dropOrphanResults({ messages: out, origins, compaction: c }));
 }
 
 /**
@@ -206,6 +206,34 @@ function lastSeenIndex(state: SessionState, idx: Map<string, number>): number | 
   for (let k = layers.length - 2; id !== null && !idx.has(id) && k >= 0; k--)
     if (layers[k]!.summary.id === id) id = layers[k]!.lastSnapshotId;
   return id !== null ? idx.get(id) : undefined;
+}
+
+const NO_CALLS: ReadonlySet<string> = new Set();
+
+/**
+ * Indices of the tool results that do not answer a call of the assistant message their run of results follows. A
+ * strict server (OpenAI, vLLM with most chat templates) rejects such an orphan, and with it every later request:
+ * one can follow a summary whose compaction took in its call (a split taken before the results were all in).
+ */
+export function orphanResultIndices(messages: readonly ChatMessage[]): number[] {
+  const out: number[] = [];
+  let calls: ReadonlySet<string> = NO_CALLS;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === 'tool') {
+      if (!calls.has(m.tool_call_id)) out.push(i);
+    } else calls = m.role === 'assistant' && m.tool_calls?.length ? new Set(m.tool_calls.map((c) => c.id)) : NO_CALLS;
+  }
+  return out;
+}
+
+/** Orphaned results are left out of what is sent; the log keeps them, so recall still finds them. */
+function dropOrphanResults(ctx: ActiveContext): ActiveContext {
+  const orphans = orphanResultIndices(ctx.messages);
+  if (orphans.length === 0) return ctx;
+  const drop = new Set(orphans);
+  const keep = (_: unknown, i: number): boolean => !drop.has(i);
+  return { messages: ctx.messages.filter(keep), origins: ctx.origins.filter(keep), compaction: ctx.compaction };
 }
 
 export const INTERRUPTED_RESULT =
