@@ -168,6 +168,7 @@ export class SessionController {
         approvals: this.broker,
         ...(this.deps.spill ? { spill: this.deps.spill } : {}),
         ...(this.deps.wantsDeltas ? { watched: this.deps.wantsDeltas } : {}),
+        userCompaction: () => this.compactions.ownsPreview,
         clock: this.deps.clock,
         ids: this.deps.ids,
       },

@@ -22,7 +22,53 @@ const until = async (done: () => boolean): Promise<void> => {
   assert.ok(done(), 'timed out waiting');
 };
 
-describe('compactions the agent loop runs on its own: stopping them', () => {
+async function longSession(): Promise<SessionStore> {
+  const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock: fixedClock() }, '/s/p.jsonl');
+  await store.append({ role: 'system', content: 'You are a test agent.' });
+  for (let i = 0; i < 50; i++) {
+    await store.append({ role: 'user', content: `question ${i} ${'lorem ipsum '.repeat(60)}` });
+    await store.append({ role: 'assistant', content: `answer ${i} ${'dolor sit amet '.repeat(60)}` });
+  }
+  return store;
+}
+
+describe('compactions the agent loop runs on its own: stopping them, and giving way to the user', () => {
+  it("the budget trigger starts no compaction beside the user's own preview; the preview is adopted as it was", async () => {
+    const store = await longSession();
+    const ledger = new TokenLedger(new CharEstimateCounter());
+    // Past hi of the prompt's room once the next message is in.
+    const window = Math.ceil((ledger.total(store.active().messages) + 4096) / 0.8);
+    const posted: HostToWebview[] = [];
+    const compactor = new FakeModel();
+    const settings = { ...defaultSettings(), judge: { enabled: true, threshold: 7 }, blockTokens: 2048 };
+    const judge = new FakeModel(() => '{"alignment": 9, "non_contradiction": 9, "diagnosis": "ok"}');
+    const c = new SessionController({
+      store,
+      ledger,
+      env: { settings, contextWindow: window, agent: new FakeModel(() => 'Sure.'), compactor, compactorLimiter: unlimited, judge },
+      ...controllerDefaults(store, { id: 'p', title: 'P' }),
+      clock: fixedClock(),
+      ids: counterIds(),
+      post: (m) => posted.push(m),
+    });
+    const views = () => posted.flatMap((m) => (m.type === 'compaction' && m.compaction ? [m.compaction] : []));
+    await c.handle({ type: 'send', text: '/compact "keep the lorem"' });
+    const preview = views().at(-1)!;
+    assert.equal(preview.state, 'ready');
+    const requests = compactor.requests.length;
+    await c.handle({ type: 'send', text: 'One more question' });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(compactor.requests.length, requests, 'no second compaction of the same context');
+    assert.equal(views().at(-1)!.id, preview.id, 'the view still shows the preview');
+    await c.handle({ type: 'compaction-adopt', compactionId: preview.id });
+    assert.deepEqual(
+      store.snapshot.compactions.map((x) => x.id),
+      [preview.id],
+      "the user's preview is what was adopted",
+    );
+    await c.dispose();
+  });
+
   it('the synchronous compaction a twice-rejected summary falls back to stops on Cancel while the agent is idle', async () => {
     const clock = fixedClock();
     const store = await SessionStore.create({ storage: new MemoryStorage(), ids: counterIds(), clock }, '/s/p.jsonl');

@@ -90,7 +90,8 @@ export class LoopCompactions {
     await this.timed(() => this.adoptIfSettled(signal));
     const s = this.settings;
     const used = this.contextTokens();
-    const r = evaluateBudget(used, this.room(), s.thresholds, this.budget, this.background !== undefined);
+    const inProgress = this.background !== undefined || (this.deps.userCompaction?.() ?? false);
+    const r = evaluateBudget(used, this.room(), s.thresholds, this.budget, inProgress);
     this.budget = r.state;
     // Events say how full the window is, as the gauges do; the decision's own fraction is of the prompt's room.
     const usedFraction = used / s.contextWindow;

@@ -9,6 +9,11 @@ export interface AgentDeps extends Omit<CompactionRunnerDeps, 'emit'> {
   tools: ToolRegistry;
   approvals: ApprovalPort;
   spill?: SpillPort;
+  /**
+   * The user steers a compaction of their own (a preview waiting for Adopt): the budget trigger starts none beside it,
+   * which would replace it in the view and, adopted first, make it stale.
+   */
+  userCompaction?: () => boolean;
 }
 
 export interface AgentSettings extends CompactionRunnerSettings {
