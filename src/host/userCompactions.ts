@@ -89,10 +89,15 @@ export class UserCompactions {
     const bg = loop.backgroundCompaction;
     if (tailStartIndex === null && bg && !bg.outcome && !bg.heldForNextMessage) {
       await loop.userCompact(f, new AbortController().signal);
-      return this.d.notice(
-        'info',
-        f ? `The background compaction now uses your focus: "${f}".` : 'A background compaction is already running.',
-      );
+      if (!f) return this.d.notice('info', 'A background compaction is already running.');
+      // Every block already summarised: nothing is redone, and the summary does not claim the focus.
+      if (loop.backgroundCompaction?.pending.refocusApplied !== true)
+        return this.d.notice(
+          'info',
+          `The background compaction had already summarised every block, so your focus did not change it. "${f}" is the ` +
+            'standing focus for the next compaction; regenerate a block in the review to apply it now.',
+        );
+      return this.d.notice('info', `The background compaction now uses your focus: "${f}".`);
     }
     if (tailStartIndex === null && f !== undefined && this.owned && this.d.tracker.isPreview && !this.owned.isComplete()) {
       // A new focus while the preview still runs: redo its unfinished blocks with it.

@@ -321,7 +321,7 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
     assert.equal(out.outcome.predictedMs, out.plan.chosen.predictedMs, 'after the run: predicted against measured');
     assert.equal(out.outcome.measuredMs, out.wallMs);
     assert.ok(out.tokensAfter < out.tokensBefore);
-    assert.match(out.summary, /Focus kept: keep the parser decisions/);
+    assert.match(out.summary, /Focus requested: keep the parser decisions/);
     const after = readFileSync(log, 'utf8').trimEnd().split('\n');
     assert.equal(after.length, lines.length + 2);
     assert.equal(JSON.parse(after.at(-1)!).type, 'compaction');

@@ -74,9 +74,9 @@ export async function handleChat(
   const reply = ctx.replier.produce(messages, tools, toolChoice, maxTokens);
   record.kind = reply.kind;
   const budget = maxTokens ?? maxModelLen - tokens.length;
-  let content = reply.content;
-  let toolCalls = reply.toolCalls;
-  let finishReason = reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
+  let content = fault?.content ?? reply.content;
+  let toolCalls = fault?.content !== undefined ? [] : reply.toolCalls;
+  let finishReason = fault?.finishReason ?? reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
   const reasoning = reply.reasoning;
   const reasoningTokens = reasoning ? ctx.count(reasoning) : 0;
   const callTokens = toolCalls.reduce((s, c) => s + callHeadTokens(ctx, c) + ctx.count(c.arguments), 0);

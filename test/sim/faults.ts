@@ -7,6 +7,7 @@
  *   x-sim-fault: {"status":503,"headers":{"retry-after":"1"}}
  *   x-sim-fault: status=429; retry-after=1; drop=3; malformed=2; no-tool-index; delay=50
  *   x-sim-fault: endless | comments-only | huge-reply=10000000   (stalls and runaway replies; see stallFaults.ts)
+ *   x-sim-fault: {"content":"I'm sorry, but I can't help with that.","finishReason":"stop"}   (what the model says)
  */
 export interface SimFault {
   /** Which route a queued fault applies to (default 'chat'). */
@@ -44,6 +45,10 @@ export interface SimFault {
   commentsOnly?: boolean;
   /** Chat: a reply of about this many bytes of content, streamed or in one body. */
   hugeReplyBytes?: number;
+  /** Chat: this text is the reply (no tool calls) instead of what the model would say: a refusal, a summary cut short. */
+  content?: string;
+  /** Chat: the reply ends with this finish_reason ('length': as if max_tokens had cut it); a real cut still says 'length'. */
+  finishReason?: string;
 }
 
 const FLAG_KEYS: Record<string, keyof SimFault> = {
@@ -90,6 +95,9 @@ export function parseFaultHeader(value: string | string[] | undefined): SimFault
         break;
       case 'huge-reply':
         f.hugeReplyBytes = Number(val);
+        break;
+      case 'finish-reason':
+        f.finishReason = val;
         break;
       case 'stream-error':
         f.errorAfterChunks = Number(val);

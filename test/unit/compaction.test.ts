@@ -353,7 +353,7 @@ describe('parallel block compaction', () => {
     assert.equal(redone.length, n - 1, 'block 0 was finished and is not redone');
     assert.ok(redone.every((r) => /FOCUS: keep the parser decisions/.test(r.messages.at(-1)!.content!)));
     assert.match(pc.summaryText(), /block 0 finished before the new focus/);
-    assert.match(pc.summaryText(), /Focus kept: keep the parser decisions/);
+    assert.match(pc.summaryText(), /Focus requested: keep the parser decisions/);
   });
 
   it('sequential baseline is one worker over the whole head', async () => {
@@ -462,7 +462,8 @@ describe('parallel block compaction', () => {
     await store.append({ role: 'assistant', content: 'Fixed.' });
     await store.append({ role: 'user', content: 'Turn 9: and another.' });
     await store.append({ role: 'assistant', content: 'Done.' });
-    const pc = await run('Short: patched parseHeader.');
+    // Short, but a summary: a reply with none of the sections asked for is refused as not one.
+    const pc = await run('FACTS: patched parseHeader.');
     const carried = pc.plan.carriedSummaryIndex;
     assert.notEqual(carried, undefined, 'the first summary is carried verbatim (depth cap 1)');
     const carriedTokens = pc.plan.snapshot.tokens[carried!]!;

@@ -21,7 +21,8 @@ export function mergeSummaries(
       `compacted in ${parts.length} part${parts.length === 1 ? '' : 's'}. ` +
       'The original messages are archived; call the recall tool with keywords to get their exact text.]',
   ];
-  if (meta.focus) lines.push(`Focus kept: ${meta.focus}`);
+  // Asked for, not verified: a block may have had nothing on it, and blocks made before a refocus did not see it.
+  if (meta.focus) lines.push(`Focus requested: ${meta.focus}`);
   if (meta.carried) lines.push('', '## Earlier summary (carried over verbatim)', meta.carried.trim());
   for (const p of parts) {
     const idx = p.block.messageIndices;

@@ -1,7 +1,5 @@
 import type { ChatMessage } from '../messages';
-import type { LimiterPort, ModelPort } from '../ports';
 import type { CompactionRecord, PinItem } from '../session/schema';
-import { elapsedNow, type Clock, type IdSource } from '../session/storage';
 import type { SessionStore } from '../session/sessionStore';
 import { isSettled } from '../vocabulary';
 import type { SurvivalReport } from './checks';
@@ -9,24 +7,16 @@ import { survivalChecks } from './checks';
 import { compactionRecord, mergedText, planOutcome, projectedContext, totalsOf } from './compactionOutput';
 import type { BlockView, CompactionEvent, CompactionTotals, PlanOutcome } from './events';
 import { Gate } from './gate';
+import type { CompactionDeps } from './compactionDeps';
 import { queuedView, type Block } from './partition';
 import type { CompactionPlan } from './plan';
+import { EndpointPicker } from './endpointPicker';
+import { RunMeter } from './runMeter';
 import { workerPaceMs } from './workerPace';
-import { runWorker } from './workerRun';
+import { runWorker, UnusableSummaryError } from './workerRun';
 import type { WorkerEndpoint } from './workerRun';
 
-export interface CompactionDeps {
-  model: ModelPort;
-  limiter: LimiterPort;
-  /** Local token estimate of a message. */
-  count: (m: ChatMessage) => number;
-  clock: Clock;
-  ids: IdSource;
-  /** More compaction endpoints (replicas) besides `model`; target-block workers spread over all by load. */
-  replicas?: readonly WorkerEndpoint[];
-  /** Whether anyone sees the workers' progress now (a view showing it); unset: always. Streams are read less often when not. */
-  watched?: () => boolean;
-}
+export type { CompactionDeps } from './compactionDeps';
 
 interface BlockState {
   block: Block;
@@ -38,6 +28,8 @@ interface BlockState {
   onFirstToken?: () => void;
   /** A focus for this block alone (the review editor's "regenerate with a focus"), added to the standing one. */
   focus?: string;
+  /** The max_tokens its last reply was cut off at, until a reply fits: its retries ask for twice that. */
+  cutAt?: number | undefined;
 }
 
 export class CompactionCancelledError extends Error {
@@ -59,22 +51,16 @@ export class PendingCompaction {
   private cancelled = false;
   private adopted = false;
   private focus: string | undefined;
+  private refocused: boolean | undefined;
   /**
    * The planned run's time: compacting time until every block first had a summary (a failed block's immediate retry
    * included). What the planner predicted; a regeneration minutes later is not part of it.
    */
   private runMs: number | undefined;
-  /** Workers' runs not yet ended; since when one has run; the time one ran, up to the last time none did. */
-  private running = 0;
-  private busySince = 0;
-  private busyMs = 0;
-  private inFlight = 0;
-  private maxInFlight = 0;
+  private readonly meter: RunMeter;
   private readonly gate: Gate;
   private readonly endpoints: WorkerEndpoint[];
-  /** Workers of this compaction running on each endpoint. */
-  private readonly load: number[];
-  private requests = 0;
+  private readonly picker: EndpointPicker;
   /** Bumped on every block change; memoised merges are keyed by it. */
   private version = 0;
   private memo: { version: number; text: string; tokens: number | undefined } | undefined;
@@ -87,7 +73,8 @@ export class PendingCompaction {
     this.focus = plan.settings.focus;
     this.gate = new Gate(Math.max(1, plan.workers.concurrency));
     this.endpoints = [{ model: deps.model, limiter: deps.limiter }, ...(deps.replicas ?? [])];
-    this.load = this.endpoints.map(() => 0);
+    this.meter = new RunMeter(deps.clock);
+    this.picker = new EndpointPicker(this.endpoints.length, plan.settings.layout === 'cache-aligned', deps.clock);
     this.states = plan.blocks.map((block) => ({
       block,
       attempts: 0,
@@ -114,6 +101,14 @@ export class PendingCompaction {
 
   get currentFocus(): string | undefined {
     return this.focus;
+  }
+
+  /**
+   * Whether the latest refocus redoes any block with its focus (undefined: none yet). False when every block already
+   * had its summary: nothing was redone, and the merged summary and the record keep the focus the blocks were made with.
+   */
+  get refocusApplied(): boolean | undefined {
+    return this.refocused;
   }
 
   get isCancelled(): boolean {
@@ -160,39 +155,32 @@ export class PendingCompaction {
 
   /** Every block has a summary: totals, checks and (the first time) the planned run's measured time. */
   private emitReady(): void {
-    this.runMs ??= this.busyNow();
+    this.runMs ??= this.meter.busyNow();
     const outcome = this.outcome();
     this.emit({ type: 'ready', compactionId: this.id, totals: this.totals(), checks: this.checks(), ...(outcome ? { outcome } : {}) });
-  }
-
-  /** Time during which a worker ran, to now. */
-  private busyNow(): number {
-    return this.busyMs + (this.running > 0 ? elapsedNow(this.deps.clock) - this.busySince : 0);
   }
 
   isComplete(): boolean {
     return this.states.length > 0 && this.states.every((s) => isSettled(s.view));
   }
 
-  private dispatch(s: BlockState): void {
+  private dispatch(s: BlockState, reason = 'regenerate'): void {
     if (this.cancelled) return;
     const controller = new AbortController();
     s.controller = controller;
     s.attempts++;
     s.view = { ...s.view, status: 'queued', streamedTokens: 0, error: undefined };
-    if (s.attempts > 1)
-      this.emit({ type: 'block-retried', compactionId: this.id, block: s.block.index, attempt: s.attempts, reason: 'regenerate' });
+    if (s.attempts > 1) this.emit({ type: 'block-retried', compactionId: this.id, block: s.block.index, attempt: s.attempts, reason });
     this.emit({ type: 'block-queued', compactionId: this.id, block: s.block.index });
-    if (this.running++ === 0) this.busySince = elapsedNow(this.deps.clock);
+    this.meter.workerStarted();
     const run = this.work(s, controller.signal).finally(() => {
       if (s.run === run) s.run = undefined;
-      if (--this.running === 0) this.busyMs += elapsedNow(this.deps.clock) - this.busySince;
+      this.meter.workerEnded();
     });
     s.run = run;
   }
 
   private async work(s: BlockState, signal: AbortSignal): Promise<void> {
-    const cacheAligned = this.plan.settings.layout === 'cache-aligned';
     try {
       const { text, stats } = await runWorker({
         plan: this.plan,
@@ -203,25 +191,20 @@ export class PendingCompaction {
         clock: this.deps.clock,
         gate: this.gate,
         endpoints: this.endpoints,
-        // Cache-aligned workers stay where the agent's prefix is cached; the rest go where the fewest run.
-        pickEndpoint: () => {
-          const i = cacheAligned ? 0 : this.load.indexOf(Math.min(...this.load));
-          this.load[i]!++;
-          return i;
-        },
+        pickEndpoint: () => this.picker.pick(),
         attempts: s.attempts,
+        // At temperature 0 the same max_tokens would most likely cut the retry at the same place.
+        maxTokens: s.cutAt === undefined ? undefined : 2 * s.cutAt,
         signal,
         onSent: () => {
-          this.inFlight++;
-          this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-          this.requests++;
+          this.meter.requestSent();
           s.view = { ...s.view, status: 'streaming' };
           // Shown at once: until its first tokens are read the request may wait in the server's queue or prefill.
           this.emit({ type: 'block-streaming', compactionId: this.id, block: s.block.index, outputTokens: 0 });
         },
-        onEnded: (i, sent) => {
-          this.load[i]!--;
-          if (sent) this.inFlight--;
+        onEnded: (i, sent, failed) => {
+          this.picker.ended(i, failed);
+          if (sent) this.meter.requestEnded();
         },
         onFirstToken: () => {
           if (!s.onFirstToken) return;
@@ -229,17 +212,27 @@ export class PendingCompaction {
           s.onFirstToken = undefined;
           f();
         },
-        paceMs: () => workerPaceMs(this.inFlight, this.deps.watched?.() ?? true),
+        paceMs: () => workerPaceMs(this.meter.inFlight, this.deps.watched?.() ?? true),
         onProgress: (n) => {
           s.view = { ...s.view, streamedTokens: n };
           this.emit({ type: 'block-streaming', compactionId: this.id, block: s.block.index, outputTokens: n });
         },
       });
       if (signal.aborted) return;
+      s.cutAt = undefined;
       s.view = { ...s.view, status: 'done', summary: text, stats, streamedTokens: stats.outputTokens };
       this.emit({ type: 'block-done', compactionId: this.id, block: s.block.index, summary: text, stats });
     } catch (err) {
       if (signal.aborted || this.cancelled) return;
+      if (err instanceof UnusableSummaryError && err.cutAt !== undefined) {
+        // A reply cut off has a known remedy, more room: retried at once, once; cut again, the block fails like any.
+        const first = s.cutAt === undefined;
+        s.cutAt = err.cutAt;
+        if (first) {
+          this.dispatch(s, err.message);
+          return;
+        }
+      }
       const message = err instanceof Error ? err.message : String(err);
       s.view = { ...s.view, status: 'failed', error: message };
       this.emit({ type: 'block-failed', compactionId: this.id, block: s.block.index, error: message });
@@ -280,13 +273,18 @@ export class PendingCompaction {
   /**
    * A new focus supersedes the old one: blocks not yet finished are redone with
    * it (finished ones keep their summaries; the caller may regenerate them).
+   * With every block finished nothing is redone, so the focus is not taken: the
+   * summary must not claim a focus no block was written with. refocusApplied
+   * tells the caller which happened.
    */
   refocus(focus: string | undefined): Promise<void> {
     this.assertOpen();
+    const redo = this.states.filter((s) => !isSettled(s.view));
+    this.refocused = redo.length > 0;
+    if (redo.length === 0) return this.settled();
     this.focus = focus;
     this.version++;
-    for (const s of this.states) {
-      if (isSettled(s.view)) continue;
+    for (const s of redo) {
       s.controller?.abort();
       this.dispatch(s);
     }
@@ -351,15 +349,17 @@ export class PendingCompaction {
     return totalsOf(this.plan, this.blocks, {
       summaryTokens: this.isComplete() ? this.summaryTokens() : 0,
       // Time spent compacting: a block regenerated or retried later adds its run, not the minutes in between.
-      wallMs: this.busyNow(),
-      requests: this.requests,
-      maxInFlight: this.maxInFlight,
+      wallMs: this.meter.busyNow(),
+      requests: this.meter.requests,
+      maxInFlight: this.meter.maxInFlight,
     });
   }
 
   /** The planner's prediction against the run, once it is complete. */
   outcome(): PlanOutcome | undefined {
-    return this.isComplete() ? planOutcome(this.plan, { ...this.totals(), wallMs: this.runMs ?? this.busyNow() }, this.blocks) : undefined;
+    return this.isComplete()
+      ? planOutcome(this.plan, { ...this.totals(), wallMs: this.runMs ?? this.meter.busyNow() }, this.blocks)
+      : undefined;
   }
 
   /** The record adoption writes; ids point at the snapshot's messages. */

@@ -70,19 +70,25 @@ export function fenced(name: string, nonce: string | undefined, text: string): s
   return `<${tag}>\n${escapeData(text)}\n</${tag}>`;
 }
 
+const SECTIONS: ReadonlyArray<readonly [name: string, what: string]> = [
+  ['DECISIONS', 'what was decided and why, one line each.'],
+  ['FACTS', 'file paths, identifiers, commands, versions, ports and numbers, copied exactly.'],
+  ['OPEN', 'unfinished work, TODOs and unanswered questions.'],
+  ['ERRORS', 'errors met, with the exact message, and whether each was fixed.'],
+  ['CONSTRAINTS', 'rules the user or the project set that must keep holding.'],
+];
+const LAST_BLOCK_SECTIONS: ReadonlyArray<readonly [name: string, what: string]> = [
+  ['CURRENT WORK', 'what was being done at the end of this span.'],
+  ['NEXT STEP', 'the very next action that was planned.'],
+];
+
+/** The section headings a worker's prompt asks for: the reply is checked against the same list (workerRun.ts). */
+export function summarySections(isLast: boolean): string[] {
+  return (isLast ? [...SECTIONS, ...LAST_BLOCK_SECTIONS] : SECTIONS).map(([name]) => name);
+}
+
 function sectionsText(isLast: boolean): string {
-  const lines = [
-    'DECISIONS: what was decided and why, one line each.',
-    'FACTS: file paths, identifiers, commands, versions, ports and numbers, copied exactly.',
-    'OPEN: unfinished work, TODOs and unanswered questions.',
-    'ERRORS: errors met, with the exact message, and whether each was fixed.',
-    'CONSTRAINTS: rules the user or the project set that must keep holding.',
-  ];
-  if (isLast) {
-    lines.push('CURRENT WORK: what was being done at the end of this span.');
-    lines.push('NEXT STEP: the very next action that was planned.');
-  }
-  return lines.map((l) => `- ${l}`).join('\n');
+  return (isLast ? [...SECTIONS, ...LAST_BLOCK_SECTIONS] : SECTIONS).map(([name, what]) => `- ${name}: ${what}`).join('\n');
 }
 
 /**
