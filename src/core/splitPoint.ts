@@ -222,12 +222,32 @@ export function splitTokenFraction(input: SplitInput, opts: TokenFractionOptions
     }
   }
   const safe = safeBoundaryAtOrBefore(messages, cross);
-  return contiguous(
+  const split = contiguous(
     'token-fraction',
     messages,
     safe,
     `no user message in the recent ${Math.round(opts.fraction * 100)}%; tail starts at message ${safe}`,
   );
+  return keepActiveRequest(messages, tokens, split);
+}
+
+/** The most tokens the request a long turn works on may have to be kept verbatim when its turn is summarised. */
+export const ACTIVE_REQUEST_KEEP_TOKENS = 4096;
+
+/**
+ * One long agentic turn: its request, the user's last message, would be summarised with the work it asked for, and
+ * its exact words (the task, the rules given with it) would live on only as a summary's paraphrase, a second
+ * compaction's paraphrase of that. Kept verbatim before the summary instead, when it is not too long.
+ */
+function keepActiveRequest(messages: readonly ChatMessage[], tokens: readonly number[], split: SplitResult): SplitResult {
+  const ask = userMessageIndices(messages).at(-1);
+  if (ask === undefined || ask < frameEnd(messages) || ask >= split.tailStartIndex || tokens[ask]! > ACTIVE_REQUEST_KEEP_TOKENS) return split;
+  return {
+    ...split,
+    keptIndices: [...split.keptIndices.filter((i) => i < ask), ask, ...split.keptIndices.filter((i) => i > ask)],
+    headIndices: split.headIndices.filter((i) => i !== ask),
+    note: `${split.note}; the request this turn works on (message ${ask}) is kept verbatim`,
+  };
 }
 
 export function turnBudget(
