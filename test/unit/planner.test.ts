@@ -119,7 +119,9 @@ describe('summary volume', () => {
   it('follows the verbosity, bounded by the room and by 40 % of the head', () => {
     assert.equal(summaryVolume({ headTokens: 120_000, verbosity: 'detailed', room: undefined }), 10_000);
     assert.equal(summaryVolume({ headTokens: 120_000, verbosity: 'concise', room: undefined }), 5_000);
-    assert.equal(summaryVolume({ headTokens: 120_000, verbosity: 'detailed', room: 4_000 }), 4_000);
+    assert.equal(summaryVolume({ headTokens: 120_000, verbosity: 'detailed', room: 6_000 }), 6_000);
+    // The room squeezes no further than the concise verbosity (120,000 / 24).
+    assert.equal(summaryVolume({ headTokens: 120_000, verbosity: 'detailed', room: 4_000 }), 5_000);
     assert.equal(summaryVolume({ headTokens: 100, verbosity: 'very detailed', room: undefined }), MIN_BLOCK_TARGET);
     assert.equal(summaryRoom({ lo: 0.4, window: 100_000, keptTokens: 30_000, overheadTokens: 500 }), 9_500);
   });

@@ -92,7 +92,84 @@ function errorKey(line: string): string | undefined {
   if (specific) return specific;
   const code = allMatches(ERROR_CODE_RE, line)[0];
   if (code) return code;
-  return distinctiveToken(line.replace(EXCEPTION_RE, ' ')) ?? allMatches(EXCEPTION_RE, line)[0];
+  return diagnosticKey(line) ?? distinctiveToken(line.replace(EXCEPTION_RE, ' ')) ?? allMatches(EXCEPTION_RE, line)[0];
+}
+
+/**
+ * Compilers, linkers, make, ESLint, Go and npm print where before what ("src/net/socket.c:214:17: error: …",
+ * "/usr/bin/ld: main.o: …"). Keyed on the line's first path, every error in one file was one fact, and a summary
+ * that only named the file kept it; so their key comes from the message. These shapes are anchored or bounded:
+ * the key is read only from the line's first DIAGNOSTIC_MAX characters, where every toolchain puts them.
+ */
+const DIAGNOSTIC_MAX = 1000;
+const UNDEFINED_REF_RE = /undefined reference to [`'"\u2018]([^`'"\u2019\s]+)[`'"\u2019]/;
+const CRASH_RE = /\b(?:[Ss]egmentation fault|[Bb]us error|[Aa]borted|[Ii]llegal instruction|[Ff]loating point exception|[Kk]illed)\b/;
+const MAKE_RE = /^\s*(?:g|mingw32-)?make(?:\[\d+\])?: \*\*\* (.+)$/;
+/** make's failed target: "[Makefile:42: build/net/socket.o] Error 1", the recipe's location before it. */
+const MAKE_TARGET_RE = /^\[(?:[^\]]*?:\d+: )?([^\]]+)\]/;
+const LD_RE = /^\s*(?:\S*\/)?(?:ld(?:\.\w+)?|ld64(?:\.lld)?|lld):\s+(.+)$/;
+/** What ld says before its message: the object, the function, the section ("main.c:(.text+0x1a):"). */
+const LD_WHERE_RE = /^(?:[^\s:]+:(?:\([^)]*\):)?\s+|in function [`'\u2018][^`'\u2019]*[`'\u2019]:\s+)+/;
+const PYTEST_RE = /^\s*FAILED (\S+::\S+)/;
+/** "…: error: msg", "…: fatal error: msg", "…(12): error C2065: msg", "error[E0425]: msg", "runtime error: msg". */
+const SEVERITY_RE = /(?:^|[\s:)])(?:fatal\s+)?error(?:\s+[A-Z]+\d+|\[\w+\])?:\s*(\S.*)$/;
+/** ESLint's stylish format: "  12:5  error  'x' is not defined  no-undef", the rule after two spaces. */
+const ESLINT_RE = /^\s*\d+:\d+\s+error\s+(\S.*?)(?:\s{2,}[@\w/-]+)?\s*$/;
+const GO_RE = /\.go:\d+:\d+: (\S.*)$/;
+const NPM_RE = /^\s*npm (?:ERR!|error) (\S.*)$/;
+const MISSING_SCRIPT_RE = /^missing script:\s*(?:"[^"\s]+"|'[^'\s]+'|[^"'\s]+)/i;
+const MACOS_LD_RE = /\bUndefined symbols for architecture [\w-]+/;
+
+function diagnosticKey(full: string): string | undefined {
+  const line = full.length > DIAGNOSTIC_MAX ? full.slice(0, DIAGNOSTIC_MAX) : full;
+  const ref = UNDEFINED_REF_RE.exec(line);
+  if (ref) return ref[1];
+  // A crash names no culprit but the signal; the program after it is only where it happened.
+  if (line.includes('egmentation fault') || line.includes('(core dumped)')) return CRASH_RE.exec(line)?.[0];
+  const mac = MACOS_LD_RE.exec(line);
+  if (mac) return mac[0];
+  const make = MAKE_RE.exec(line);
+  if (make) return MAKE_TARGET_RE.exec(make[1]!)?.[1] ?? messageKey(make[1]!);
+  const ld = LD_RE.exec(line);
+  if (ld) return messageKey(ld[1]!.replace(LD_WHERE_RE, ''));
+  const npm = NPM_RE.exec(line);
+  // The script's name alone ("build") is kept by any summary that says the build failed: the phrase says it is missing.
+  if (npm) return MISSING_SCRIPT_RE.exec(npm[1]!)?.[0] ?? messageKey(npm[1]!);
+  const pytest = PYTEST_RE.exec(line);
+  if (pytest) return pytest[1];
+  const message = (SEVERITY_RE.exec(line) ?? ESLINT_RE.exec(line) ?? GO_RE.exec(line))?.[1];
+  return message === undefined ? undefined : messageKey(message);
+}
+
+/** A quoted token that names something: an identifier, a member or a file, not a phrase or a punctuator. */
+const NAME_RE = /^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[\w$]+)*$/;
+/** Quoted text, however short, so that the quotes pair up: "expected ';' before 'return'" quotes no " before ". */
+const QUOTED_RE = /[`'"\u2018\u201C]([^`'"\u2019\u201D\n]{1,80})[`'"\u2019\u201D]/g;
+/** The longest message kept whole as a key: a summary that quotes the error has it; a longer one is cut at a word. */
+const MESSAGE_KEY_MAX = 60;
+
+/**
+ * The most specific part of a diagnostic's message: the name it quotes ("has no member named 'retry_budget'";
+ * the longest name when it quotes several, the last of equals, since the thing missing comes after what it is
+ * missing from), else a path, identifier or number in it, else the message itself: "ld returned 1 exit status",
+ * "'x' is not defined" say what failed where a one-letter name alone would say nothing.
+ */
+function messageKey(message: string): string | undefined {
+  let name: string | undefined;
+  let phrase: string | undefined;
+  for (const q of allMatches(QUOTED_RE, message)) {
+    if (q.length < 2) continue;
+    if (NAME_RE.test(q)) {
+      if (!name || q.length >= name.length) name = q;
+    } else if (!phrase && q.trim().length >= 3) phrase = q;
+  }
+  // Quoted text was weighed above; left in, a quote closing one token and one opening the next would pair up.
+  const found = name ?? phrase ?? distinctiveToken(message.replace(QUOTED_RE, ' '));
+  if (found) return found;
+  const text = message.replace(/[\s.:;,]+$/, '').replace(/\.\s+Stop$/, '');
+  if (text.length <= MESSAGE_KEY_MAX) return text;
+  const cut = text.lastIndexOf(' ', MESSAGE_KEY_MAX);
+  return text.slice(0, cut > 0 ? cut : MESSAGE_KEY_MAX);
 }
 
 function sentences(line: string): string[] {

@@ -2,10 +2,12 @@
  * How many summary tokens a compaction writes, and how they are shared out.
  * One total, set by the user's goal: the verbosity's compression of the head,
  * bounded by the room the target after compaction (`lo` of the window) leaves
- * once the tail, pins and frame are counted. The total is split across blocks
- * in proportion to their size, so sequential and parallel plans are compared
- * at the same volume; an earlier summary folded in again is first given a
- * floor (priorSummaryFloor), because it is already compressed.
+ * once the tail, pins and frame are counted, but never below the tersest
+ * verbosity's compression (ROOM_FLOOR_COMPRESSION). The total is split across
+ * blocks in proportion to their size, none below MIN_BLOCK_TARGET, so that
+ * sequential and parallel plans are compared at the same volume; an earlier
+ * summary folded in again is first given a floor (priorSummaryFloor), because
+ * it is already compressed.
  */
 import type { Verbosity } from '../compaction/prompts';
 
@@ -33,12 +35,23 @@ export function summaryVolume(x: VolumeInput): number {
   return volumeAt(x.headTokens, compression, x.room);
 }
 
+/**
+ * The most head tokens per summary token the room at `lo` may impose: the concise verbosity's. A tail (kept user
+ * messages, the last turns) can alone pass `lo`; the room was then negative and a 9,000-token head was asked for 64
+ * tokens in all, for a context that still landed above `lo`. The floor is the tersest summary a user can ask for, and
+ * it keeps the planner's comparison at one volume: at 24× every 1,536 head tokens hold one MIN_BLOCK_TARGET, so a plan
+ * whose blocks average that much (the planner's smallest size is 2,048, and the partition closes blocks nearest it)
+ * can be split at exactly the total. Continuous in the room: the summary shrinks as the tail grows, down to the floor.
+ */
+export const ROOM_FLOOR_COMPRESSION = COMPRESSION.concise;
+
 /** The volume for a head at a compression (head tokens per summary token), within the room (the side bar's projection too). */
 export function volumeAt(headTokens: number, compression: number, room: number | undefined): number {
   const wanted = Math.round(headTokens / compression);
   // Never ask for more than 40% of the head: that would not compress.
   const cap = Math.max(MIN_BLOCK_TARGET, Math.floor(0.4 * headTokens));
-  const bound = room === undefined ? Infinity : Math.max(MIN_BLOCK_TARGET, Math.floor(room));
+  const floor = Math.round(headTokens / ROOM_FLOOR_COMPRESSION);
+  const bound = room === undefined ? Infinity : Math.max(MIN_BLOCK_TARGET, floor, Math.floor(room));
   return Math.max(Math.min(MIN_BLOCK_TARGET, headTokens), Math.min(wanted, cap, bound));
 }
 
@@ -67,9 +80,12 @@ export function priorSummaryFloor(tokens: number): number {
  * Splits `total` across blocks (largest remainder, so the parts add up), each at least MIN_BLOCK_TARGET.
  * `priorTokens[k]` is how much of block k is earlier summary: that part is reserved first, at its floor or at its
  * proportional share of the total if more, never above its size; the rest of the total goes to the blocks' other
- * tokens in proportion. When the floors alone pass the total (a small head, or a room at `lo` too tight for the
- * earlier summary), the floors win and each block's other tokens get MIN_BLOCK_TARGET: the parts add up to more
- * than the total, the context lands above `lo` by that much, and the rules the earlier summary carries survive.
+ * tokens in proportion, none below MIN_BLOCK_TARGET. A block whose share would be below it is held at it and the
+ * others share what is left, so the parts still add up to the total: the planner compares its plans at this total,
+ * and a small last block raised after the split made every many-block plan ask for more than the sequential call.
+ * When the floors alone pass the total (a small head, or a room at `lo` too tight for the earlier summary), the
+ * floors win and each block's other tokens get MIN_BLOCK_TARGET: the parts add up to more than the total, the
+ * context lands above `lo` by that much, and the rules the earlier summary carries survive.
  */
 export function splitVolume(total: number, blockTokens: readonly number[], priorTokens?: readonly number[]): number[] {
   // Loops, not callbacks made per call: the planner calls this for every candidate plan, and V8 drops a per-call
@@ -80,26 +96,39 @@ export function splitVolume(total: number, blockTokens: readonly number[], prior
   if (n === 0) return [];
   const parts = new Array<number>(n).fill(MIN_BLOCK_TARGET);
   if (sum <= 0) return parts;
-  const prior = new Array<number>(n);
-  const reserve = new Array<number>(n);
+  const raw = new Array<number>(n);
+  const held = new Array<boolean>(n);
   let reserved = 0;
   let rawSum = 0;
   for (let i = 0; i < n; i++) {
     const t = blockTokens[i]!;
     const p = Math.max(0, Math.min(t, priorTokens?.[i] ?? 0));
-    prior[i] = p;
-    parts[i] = reserve[i] = p > 0 ? Math.min(p, Math.max(priorSummaryFloor(p), Math.floor((total * p) / sum))) : 0;
+    raw[i] = t - p;
+    // An empty block still gets the minimum; a block of earlier summary alone gets its reserve and nothing more.
+    parts[i] = p > 0 ? Math.min(p, Math.max(priorSummaryFloor(p), Math.floor((total * p) / sum))) : t === 0 ? MIN_BLOCK_TARGET : 0;
+    held[i] = t === p;
     reserved += parts[i]!;
     rawSum += t - p;
   }
-  const share = Math.max(0, total - reserved);
+  let share = total - reserved;
+  // Holding a block at the minimum only lowers the others' share per token, so one pass that changes nothing is final.
+  for (let changed = true; changed;) {
+    changed = false;
+    for (let i = 0; i < n; i++) {
+      if (held[i] || share * raw[i]! >= MIN_BLOCK_TARGET * rawSum) continue;
+      held[i] = changed = true;
+      parts[i]! += MIN_BLOCK_TARGET;
+      share -= MIN_BLOCK_TARGET;
+      rawSum -= raw[i]!;
+    }
+  }
+  // Every raw block held means the floors passed the total (share < 0): nothing is left to share.
   let left = rawSum > 0 ? share : 0;
-  // A block with nothing raw sorts last and is never topped up: its part is its reserve.
+  // A held block sorts last and is never topped up.
   const rest = new Array<number>(n).fill(-1);
-  for (let i = 0; rawSum > 0 && i < n; i++) {
-    const raw = blockTokens[i]! - prior[i]!;
-    if (raw <= 0) continue;
-    const exact = (share * raw) / rawSum;
+  for (let i = 0; i < n; i++) {
+    if (held[i]) continue;
+    const exact = (share * raw[i]!) / rawSum;
     const whole = Math.floor(exact);
     parts[i]! += whole;
     rest[i] = exact - whole;
@@ -108,10 +137,6 @@ export function splitVolume(total: number, blockTokens: readonly number[], prior
   // Largest remainder first, ties by position: the parts add up to the total.
   const order = Array.from(rest.keys()).sort(descendingBy.bind(rest));
   for (let k = 0; left > 0; k = (k + 1) % n, left--) parts[order[k]!]!++;
-  // Raw tokens get at least the minimum above the block's reserve, so the sequential call's one block, holding the
-  // earlier summary among the rest, is asked what the summary's block and the others would be in all.
-  for (let i = 0; i < n; i++)
-    if (blockTokens[i]! > prior[i]! || prior[i] === 0) parts[i] = Math.max(reserve[i]! + MIN_BLOCK_TARGET, parts[i]!);
   return parts;
 }
 
