@@ -3,7 +3,7 @@ import { elapsedNow, systemClock } from '../core/session/storage';
 import type { ModelPort, ModelRequest, ModelResult } from '../core/ports';
 import { VllmClient, limiterFor, normalizeBaseURL } from '../llm';
 import type { Semaphore } from '../llm';
-import type { TimingSink } from '../llm/timing';
+import type { Neighbours, TimingSink } from '../llm/timing';
 import { TimedModel } from '../llm/timing';
 import { compactorOnAgentServer, modelChoice } from './agentSettings';
 import { keysFor, type RoleKeys } from './apiKeys';
@@ -56,6 +56,29 @@ export class LoggedModel implements ModelPort {
   }
 }
 
+/**
+ * Counts the requests made through the ports it wraps, for the agent's timings: a judge call or a compaction worker
+ * on the agent's server makes the agent's request share a batch, whether or not a limiter holds it.
+ */
+class RequestCount {
+  running = 0;
+  started = 0;
+
+  port(inner: ModelPort): ModelPort {
+    return {
+      chat: async (req, opts) => {
+        this.running++;
+        this.started++;
+        try {
+          return await inner.chat(req, opts);
+        } finally {
+          this.running--;
+        }
+      },
+    };
+  }
+}
+
 export interface Endpoints {
   /** The agent's client, also used for /v1/models and the window. */
   client: VllmClient;
@@ -102,26 +125,29 @@ export function buildEndpoints(
   // Compaction workers on the agent's server make its timings those of a shared batch, not of the agent alone.
   const sameServer = compactorOnAgentServer(s);
   const compactorClient = s.compactor.endpoint ? make(s.compactor.endpoint, s.compactor.model, byRole.compactor) : client;
+  const judgeURL = s.judgeEndpoint.endpoint ?? compactorURL;
   const judgeClient = s.judgeEndpoint.endpoint ? make(s.judgeEndpoint.endpoint, s.judgeEndpoint.model, byRole.judge) : compactorClient;
   const replicaClients = s.compactionEndpoints
     .filter((url) => normalizeBaseURL(url) !== normalizeBaseURL(compactorURL))
     .map((url) => ({ url, client: make(url, compactorModel, byRole.compactor) }));
+  // Our own requests on the agent's server, whichever role sends them; the judge's have no limiter to count them.
+  const ours = new RequestCount();
+  const counted = (url: string, port: ModelPort) =>
+    learn && normalizeBaseURL(url) === normalizeBaseURL(s.endpoint) ? ours.port(port) : port;
+  // Alone means without our workers and judge calls and without other clients' requests: the planner counts them
+  // apart, so a profile learned among them would count them twice.
+  const neighbours: Neighbours = {
+    running: () => ours.running + (sameServer ? compactorLimiter.inFlight + othersOnServer() : 0),
+    started: () => ours.started,
+  };
   return {
     client,
-    agent: new LoggedModel(
-      // Alone means without our workers and without other clients' requests: the planner counts both apart, so a
-      // profile learned among them would count them twice.
-      learn ? new TimedModel(client, learn, () => (sameServer ? compactorLimiter.inFlight + othersOnServer() : 0)) : client,
-      'agent',
-      log,
-      seq,
-      secrets,
-    ),
-    compactor: new LoggedModel(compactorClient, 'compactor', log, seq, secrets),
-    judge: new LoggedModel(judgeClient, 'judge', log, seq, secrets),
+    agent: new LoggedModel(learn ? new TimedModel(client, learn, neighbours) : client, 'agent', log, seq, secrets),
+    compactor: new LoggedModel(counted(compactorURL, compactorClient), 'compactor', log, seq, secrets),
+    judge: new LoggedModel(counted(judgeURL, judgeClient), 'judge', log, seq, secrets),
     compactorLimiter,
     replicas: replicaClients.map(({ url, client: c }) => ({
-      model: new LoggedModel(c, 'compactor', log, seq, secrets),
+      model: new LoggedModel(counted(url, c), 'compactor', log, seq, secrets),
       limiter: limiterFor(url, s.maxConcurrency),
       baseURL: url,
     })),

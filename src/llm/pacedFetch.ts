@@ -12,7 +12,9 @@
  * wake the process together. Tokens therefore reach the caller (and the
  * token-idle clock) about one interval late (at most one and a half, on the
  * first batch); the UI only repaints about ten times a second anyway. Other
- * bodies (JSON) are passed through as they arrive.
+ * bodies (JSON) are passed through as they arrive. A request tagged by
+ * watchArrivals() also has its bytes timed as the socket reads them, for the
+ * learned profile (timing.ts), which the batches' times would teach the grid.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -71,6 +73,9 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     if (signal?.aborted) throw abortError(signal);
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((v, k) => (headers[k] = v));
+    // The tag is ours, not the server's: it only names where the arrival times go.
+    const watch = headers[ARRIVALS_HEADER] === undefined ? undefined : watches.get(headers[ARRIVALS_HEADER]);
+    delete headers[ARRIVALS_HEADER];
     const body = await requestBody(init.body);
     // Aborted while the body was read: the abort listener added below would never fire.
     if (signal?.aborted) throw abortError(signal);
@@ -87,7 +92,8 @@ export function createPacedFetch(opts: PacedFetchOptions = {}): PacedFetch {
     else routes.observe((req = http.request(url, options)), url.origin);
     if (signal) abortOn(signal, req);
     const clock = intervalMs > 0 ? pacingOf((init as PacedRequestInit).paceMs, intervalMs, clockFor) : undefined;
-    const response = responseOf(req, method, clock, onHeld);
+    if (watch) timeRequest(req, watch);
+    const response = responseOf(req, method, clock, onHeld, watch);
     // Written here, not in a closure: no callback that lives as long as the stream holds the request's body, which
     // would otherwise be kept for the whole reply.
     req.end(body);
@@ -135,6 +141,7 @@ function responseOf(
   method: string,
   clock: (() => PacingClock | undefined) | undefined,
   onHeld: () => void,
+  watch: StreamArrivals | undefined,
 ): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     req.once('error', reject);
@@ -142,11 +149,80 @@ function responseOf(
       const status = res.statusCode ?? 0;
       const noBody = method === 'HEAD' || status === 204 || status === 205 || status === 304;
       const streamed = /^text\/event-stream/i.test(String(res.headers['content-type'] ?? ''));
-      const stream = noBody ? null : pacedBody(req, res, streamed ? clock : undefined, onHeld);
+      const paced = streamed && watch && !noBody ? timeStream(res, clock, watch) : clock;
+      const stream = noBody ? null : pacedBody(req, res, streamed ? paced : undefined, onHeld);
       if (noBody) res.resume();
       resolve(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders(res.rawHeaders) }));
     });
   });
+}
+
+/** Between these two times (performance.now()) the bytes reached the socket. */
+export interface Arrival {
+  earliest: number;
+  latest: number;
+}
+
+/** What the transport saw of a watched request (the last attempt's times when it was sent again). */
+export interface StreamArrivals {
+  /** Times the request was sent: a retry sends it again. */
+  requests: number;
+  /** When its body was handed to the socket. */
+  sent?: number;
+  /** The streamed reply's first SSE data (vLLM sends its first event with the first token). */
+  first?: Arrival;
+  /** The reply's latest bytes: once it has been read, its last ([DONE] comes with the last token). */
+  end?: Arrival;
+}
+
+/** The request header that names a watch; the transport takes it off before sending. */
+export const ARRIVALS_HEADER = 'x-splitpoint-arrivals';
+const watches = new Map<string, StreamArrivals>();
+let watchSeq = 0;
+
+/**
+ * Records when the bytes of requests sent with `header` reached the socket, until `stop()`. A transport other than
+ * this one sends the header on (harmless) and records nothing: `arrivals.requests` stays 0.
+ */
+export function watchArrivals(): { header: Record<string, string>; arrivals: StreamArrivals; stop(): void } {
+  const id = String(++watchSeq);
+  const arrivals: StreamArrivals = { requests: 0 };
+  watches.set(id, arrivals);
+  return { header: { [ARRIVALS_HEADER]: id }, arrivals, stop: () => void watches.delete(id) };
+}
+
+function timeRequest(req: http.ClientRequest, w: StreamArrivals): void {
+  w.requests++;
+  w.sent = w.first = w.end = undefined;
+  // 'finish': the whole body is with the kernel (a new connection's handshake and a long prompt's upload are not the server's).
+  req.once('finish', () => (w.sent = performance.now()));
+}
+
+/**
+ * Times a streamed body's bytes as the socket reads them. Until the first batch ends the socket reads as data
+ * comes, so the first event's time is exact; after that, bytes wait in the kernel while the socket is held and are
+ * read at the clock's tick, so they are known only to have come between the hold (when the clock was asked, just
+ * before holding) and the read. Returns the clock function to pace on, which notes each hold.
+ */
+function timeStream(
+  res: http.IncomingMessage,
+  clock: (() => PacingClock | undefined) | undefined,
+  w: StreamArrivals,
+): (() => PacingClock | undefined) | undefined {
+  let heldAt: number | undefined;
+  // Not on 'end': the reader cancels the body at [DONE], which may come before the chunked body's last bytes.
+  res.on('data', (b: Buffer) => {
+    const t = performance.now();
+    w.end = { earliest: heldAt ?? t, latest: t };
+    // A keep-alive comment a proxy sends before the first token is not the first token.
+    if (!w.first && b.includes('data:')) w.first = w.end;
+  });
+  if (!clock) return undefined;
+  return () => {
+    const c = clock();
+    heldAt = c ? performance.now() : undefined;
+    return c;
+  };
 }
 
 function abortError(signal: AbortSignal): Error {

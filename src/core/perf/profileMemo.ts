@@ -12,7 +12,12 @@ export interface MementoLike {
   update(key: string, value: unknown): PromiseLike<void>;
 }
 
-export const PROFILES_KEY = 'splitpoint.perfProfiles';
+/**
+ * The profiles stored under the first key were learned from the times the paced transport handed the stream on at,
+ * ~100 ms batches, so each taught the planner a prefill of at least that: they are not read, and go at the next save.
+ */
+export const PROFILES_KEY = 'splitpoint.perfProfiles.v2';
+const STALE_KEYS = ['splitpoint.perfProfiles'];
 
 const key = (endpoint: string) => endpoint.trim().replace(/\/+$/, '');
 
@@ -31,4 +36,5 @@ export async function rememberProfile(memo: MementoLike, endpoint: string, profi
   const all = { ...(memo.get<Record<string, unknown>>(PROFILES_KEY) ?? {}) };
   all[key(endpoint)] = perfProfileSchema.parse(profile);
   await memo.update(PROFILES_KEY, all);
+  for (const k of STALE_KEYS) if (memo.get(k) !== undefined) await memo.update(k, undefined);
 }
