@@ -167,7 +167,7 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
     io.out(
       values.json
         ? JSON.stringify(report(pending, tokensBefore, tokensAfter, values.adopt))
-        : summaryText(pending, tokensBefore, tokensAfter, values.adopt),
+        : summaryText(pending, tokensBefore, tokensAfter, values.adopt ? store.path : undefined),
     );
     return 0;
   } finally {
@@ -207,7 +207,7 @@ function report(p: PendingCompaction, tokensBefore: number, tokensAfter: number,
   };
 }
 
-function summaryText(p: PendingCompaction, before: number, after: number, adopted: boolean): string {
+function summaryText(p: PendingCompaction, before: number, after: number, adoptedInto: string | undefined): string {
   const t = p.totals();
   const c = p.checks();
   return [
@@ -219,8 +219,8 @@ function summaryText(p: PendingCompaction, before: number, after: number, adopte
     outcomeText(p),
     c.missingPins.length > 0 ? `! pins missing from the result: ${c.missingPins.join(', ')}` : '',
     c.openLoopsDropped ? `! open loops: ${c.openLoopsBefore} in the head, ${c.openLoopsAfter} in the summary` : '',
-    adopted
-      ? 'Adopted into the session log (undo with the extension, or by appending an undo event).'
+    adoptedInto !== undefined
+      ? `Adopted into the session log (splitpoint undo --session ${adoptedInto} undoes it).`
       : 'Not adopted (pass --adopt to write it to a session log).',
   ]
     .filter((l) => l !== '')

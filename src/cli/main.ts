@@ -8,6 +8,7 @@ import { BENCH_HELP, benchCommand } from './benchCommand';
 import { RUN_HELP, runCommand } from './runCommand';
 import { EVAL_HELP, evalCommand } from './evalCommand';
 import { IMPORT_HELP, importCommand } from './importCommand';
+import { UNDO_HELP, undoCommand } from './undoCommand';
 import { version } from '../../package.json';
 
 interface Command {
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, Command> = {
   inspect: { help: INSPECT_HELP, run: inspectCommand },
   import: { help: IMPORT_HELP, run: importCommand },
   compact: { help: COMPACT_HELP, run: compactCommand },
+  undo: { help: UNDO_HELP, run: undoCommand },
   bench: { help: BENCH_HELP, run: benchCommand },
   run: { help: RUN_HELP, run: runCommand },
   eval: { help: EVAL_HELP, run: evalCommand },

@@ -91,6 +91,42 @@ describe('the newcomer path (built CLI)', function () {
     assert.equal(readFileSync(src, 'utf8'), readFileSync(example, 'utf8'));
   });
 
+  it('undo peels the compactions compact --adopt made off a log one at a time, or all at once, and says what is left', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-undo-'));
+    const src = join(dir, 'example.json');
+    copyFileSync(example, src);
+    const log = join(dir, 'example.jsonl');
+    for (let k = 0; k < 2; k++) {
+      const r = await cli('compact', '--session', k === 0 ? src : log, '--endpoint', sim.url, '--adopt');
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, new RegExp(`splitpoint undo --session ${log.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} undoes it`));
+    }
+    const inspect = async () => JSON.parse((await cli('inspect', '--session', log, '--json')).stdout) as { totalTokens: number };
+    const compacted = (await inspect()).totalTokens;
+    const one = await cli('undo', '--session', log, '--json');
+    assert.equal(one.status, 0, one.stderr);
+    const first = JSON.parse(one.stdout) as { undone: string[]; tokensBefore: number; tokensAfter: number; compactionsInForce: number };
+    assert.equal(first.undone.length, 1);
+    assert.equal(first.tokensBefore, compacted);
+    assert.equal(first.compactionsInForce, 1);
+    assert.equal((await inspect()).totalTokens, first.tokensAfter, 'the log on disk is what undo reported');
+    const all = await cli('undo', '--session', log, '--all');
+    assert.equal(all.status, 0, all.stderr);
+    assert.match(
+      all.stdout,
+      /^Undid compaction \S+: the context is [\d,]+ → [\d,]+ tokens \(local estimate\)\.\nNo compaction is in force now\.\n?$/,
+    );
+    const original = JSON.parse((await cli('inspect', '--session', src, '--json')).stdout) as { totalTokens: number };
+    assert.equal((await inspect()).totalTokens, original.totalTokens, 'every summarised message is back');
+    const none = await cli('undo', '--session', log);
+    assert.equal(none.status, 1);
+    assert.match(none.stderr, /has no compaction in force: there is nothing to undo/);
+    const array = await cli('undo', '--session', src);
+    assert.equal(array.status, 1);
+    assert.match(array.stderr, /is not a Splitpoint session log, so it has no compaction to undo/);
+    assert.equal(readFileSync(src, 'utf8'), readFileSync(example, 'utf8'));
+  });
+
   // vLLM without --enable-prompt-tokens-details reports no cached tokens, and a server may have no /tokenize: the
   // outputs say what is not known instead of printing 0 or calling an estimate the server's count.
   it('bench and compact say what the server did not report: the head count and the cached tokens', async () => {
