@@ -241,7 +241,8 @@ export const ACTIVE_REQUEST_KEEP_TOKENS = 4096;
  */
 function keepActiveRequest(messages: readonly ChatMessage[], tokens: readonly number[], split: SplitResult): SplitResult {
   const ask = userMessageIndices(messages).at(-1);
-  if (ask === undefined || ask < frameEnd(messages) || ask >= split.tailStartIndex || tokens[ask]! > ACTIVE_REQUEST_KEEP_TOKENS) return split;
+  if (ask === undefined || ask < frameEnd(messages) || ask >= split.tailStartIndex || tokens[ask]! > ACTIVE_REQUEST_KEEP_TOKENS)
+    return split;
   return {
     ...split,
     keptIndices: [...split.keptIndices.filter((i) => i < ask), ask, ...split.keptIndices.filter((i) => i > ask)],

@@ -171,14 +171,16 @@ describe('agent loop with compaction, against the scripted simulator', function 
     assert.equal(adopted.compactionId, started.compactionId);
     assert.equal(adopted.judged, true);
     assert.ok(adopted.tokensAfter < adopted.tokensBefore);
-    // The adopted context: system, summary, the tail at snapshot, then every step taken since.
+    // The adopted context: system, the request this one long turn works on (kept verbatim), summary, the tail at
+    // snapshot, then every step taken since.
     const a = atAdoption!;
     const tailStart = a.all.indexOf(a.tailStartId!);
     const snapshotEnd = a.all.indexOf(a.lastSnapshotId!);
     assert.ok(tailStart > 0 && snapshotEnd >= tailStart);
     assert.equal(a.active[0], a.all[0], 'the system prompt');
-    assert.match(a.active[1]!, /_summary$/);
-    assert.deepEqual(a.active.slice(2), a.all.slice(tailStart), 'tail at snapshot plus the next-k steps, in order');
+    assert.equal(a.active[1], a.all[1], "the user's request");
+    assert.match(a.active[2]!, /_summary$/);
+    assert.deepEqual(a.active.slice(3), a.all.slice(tailStart), 'tail at snapshot plus the next-k steps, in order');
     assert.ok(a.all.length - 1 > snapshotEnd, 'there were steps after the snapshot');
   });
 
@@ -415,7 +417,8 @@ describe('agent loop with compaction, against the scripted simulator', function 
     await h.loop.settle();
     assert.equal(h.store.snapshot.focus, 'keep the port numbers');
     assert.equal(h.of('compaction-superseded')[0]!.focus, 'keep the port numbers');
-    assert.match(h.store.active().messages[1]!.content!, /Focus requested: keep the port numbers/);
+    const summary = h.store.active().messages.find((m) => m.kind === 'summary');
+    assert.match(summary!.content!, /Focus requested: keep the port numbers/);
   });
 
   it('three dense tool outputs in one step share the third of the window between them', async () => {
