@@ -41,15 +41,16 @@ export function inspectSession(messages: readonly StoredMessage[], ledger: Token
     const headTokens = r.headIndices.reduce((s, i) => s + tokens[i]!, 0);
     return { ...r, headTokens, keptTokens: total - headTokens };
   };
+  const options = defaultStrategyOptions(opts.contextWindow, opts.replyReserve);
   return {
     totalTokens: total,
     contextWindow: opts.contextWindow,
     messages: messages.map((m, i) => ({ index: i, id: m.id, role: m.role, kind: m.kind, tokens: tokens[i]!, turn: turnOf[i]! })),
     turns: turnRows,
     strategies: {
-      'user-messages': withTotals(splitPreserveUserMessages(input)),
-      'token-fraction': withTotals(splitTokenFraction(input)),
-      'recent-turns': withTotals(splitRecentTurns(input, defaultStrategyOptions(opts.contextWindow, opts.replyReserve).recentTurns)),
+      'user-messages': withTotals(splitPreserveUserMessages(input, options.userMessages)),
+      'token-fraction': withTotals(splitTokenFraction(input, options.tokenFraction)),
+      'recent-turns': withTotals(splitRecentTurns(input, options.recentTurns)),
     },
   };
 }

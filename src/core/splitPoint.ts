@@ -1,4 +1,5 @@
 import { isSummaryMessage, type ChatMessage, type StoredMessage } from './messages';
+import { keepActiveRequest, keepOpenBatchInTail } from './splitGuards';
 import { splitIntoTurns, userMessageIndices } from './turns';
 
 /**
@@ -38,11 +39,23 @@ export interface SplitResult {
 export interface UserMessagesOptions {
   /** Token cap on the preserved user messages (the seed's ~20K). */
   capTokens: number;
+  /** Usable context (window less reply reserve): the kept messages take at most half of it, leaving the summary room. */
+  usableContextTokens?: number;
 }
 
 export interface TokenFractionOptions {
   /** Fraction of all tokens kept verbatim (the seed's p = 0.3). */
   fraction: number;
+  /**
+   * Usable context (window less reply reserve). A session larger than it (imported, or moved to a smaller window) keeps
+   * the fraction of this, not of all its tokens: 30 % of 159K tokens is more than a 32K window holds on its own.
+   */
+  usableContextTokens?: number;
+}
+
+/** What a kept part may take at most: `share` of the usable context, when it is known. */
+function withinRoom(tokens: number, usableContextTokens: number | undefined, share: number): number {
+  return usableContextTokens === undefined ? tokens : Math.min(tokens, Math.floor(share * usableContextTokens));
 }
 
 export interface RecentTurnsOptions {
@@ -55,6 +68,8 @@ export interface RecentTurnsOptions {
   turnBudgetMin: number;
   turnBudgetMax: number;
 }
+
+export { ACTIVE_REQUEST_KEEP_TOKENS, keepOpenBatchInTail, openToolBatchStart } from './splitGuards';
 
 export const DEFAULT_SPLIT_OPTIONS = {
   userMessages: { capTokens: 20_000 } satisfies UserMessagesOptions,
@@ -104,47 +119,6 @@ function contiguous(strategy: SplitResult['strategy'], messages: readonly ChatMe
 }
 
 /**
- * The index of the assistant message whose tool batch ends the messages with a call still unanswered, if any. The
- * missing results (a tool still running, or waiting for the user's approval) are appended later, after whatever the
- * context holds by then: with the call summarised they would follow the summary with no call before them, and a strict
- * server rejects that request and every one after it. A result that reports an error answers its call; parallel calls
- * are answered only when every one of them has its result.
- */
-export function openToolBatchStart(messages: readonly ChatMessage[]): number | undefined {
-  const answered = new Set<string>();
-  let i = messages.length - 1;
-  for (; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role !== 'tool') break;
-    answered.add(m.tool_call_id);
-  }
-  const batch = messages[i];
-  if (batch?.role !== 'assistant' || !batch.tool_calls?.length) return undefined;
-  return batch.tool_calls.every((c) => answered.has(c.id)) ? undefined : i;
-}
-
-/**
- * Whatever chose the split, a tool batch still waiting for results stays out of the head (see openToolBatchStart):
- * the tail starts at its call at the latest.
- */
-export function keepOpenBatchInTail<T extends SplitResult>(messages: readonly ChatMessage[], split: T): T {
-  const open = openToolBatchStart(messages);
-  if (open === undefined) return split;
-  const headIndices = split.headIndices.filter((i) => i < open);
-  const keptIndices = split.keptIndices.filter((i) => i < open);
-  const unchanged =
-    headIndices.length === split.headIndices.length && keptIndices.length === split.keptIndices.length && split.tailStartIndex <= open;
-  if (unchanged) return split;
-  return {
-    ...split,
-    tailStartIndex: Math.min(split.tailStartIndex, open),
-    keptIndices,
-    headIndices,
-    note: `${split.note}; the tool batch at message ${open} still awaits results, so the tail starts there at the latest`,
-  };
-}
-
-/**
  * A tail may not open with a tool result: its assistant tool call would be in
  * the head and the server would reject the orphan. Move back to the call.
  */
@@ -166,9 +140,10 @@ export function splitPreserveUserMessages(input: SplitInput, opts: UserMessagesO
   const users = userMessageIndices(messages).filter((i) => i >= start);
   const kept: number[] = [];
   let used = 0;
+  const cap = withinRoom(opts.capTokens, opts.usableContextTokens, 0.5);
   for (let k = users.length - 1; k >= 0; k--) {
     const i = users[k]!;
-    if (used + tokens[i]! > opts.capTokens) break;
+    if (used + tokens[i]! > cap) break;
     used += tokens[i]!;
     kept.push(i);
   }
@@ -179,7 +154,7 @@ export function splitPreserveUserMessages(input: SplitInput, opts: UserMessagesO
     users.length === 0
       ? 'no user messages: everything after the frame is summarised'
       : kept.length < users.length
-        ? `kept ${kept.length} of ${users.length} user messages (${used} tokens, cap ${opts.capTokens})`
+        ? `kept ${kept.length} of ${users.length} user messages (${used} tokens, cap ${cap})`
         : `kept all ${users.length} user messages (${used} tokens)`;
   return keepOpenBatchInTail(messages, {
     strategy: 'user-messages',
@@ -203,7 +178,7 @@ export function splitTokenFraction(input: SplitInput, opts: TokenFractionOptions
   const start = tailFloor(messages);
   let total = 0;
   for (let i = 0; i < messages.length; i++) total += tokens[i]!;
-  const goal = opts.fraction * total;
+  const goal = opts.fraction * withinRoom(total, opts.usableContextTokens, 1);
   let acc = 0;
   let cross = messages.length;
   for (let i = messages.length - 1; i >= start; i--) {
@@ -229,26 +204,6 @@ export function splitTokenFraction(input: SplitInput, opts: TokenFractionOptions
     `no user message in the recent ${Math.round(opts.fraction * 100)}%; tail starts at message ${safe}`,
   );
   return keepActiveRequest(messages, tokens, split);
-}
-
-/** The most tokens the request a long turn works on may have to be kept verbatim when its turn is summarised. */
-export const ACTIVE_REQUEST_KEEP_TOKENS = 4096;
-
-/**
- * One long agentic turn: its request, the user's last message, would be summarised with the work it asked for, and
- * its exact words (the task, the rules given with it) would live on only as a summary's paraphrase, a second
- * compaction's paraphrase of that. Kept verbatim before the summary instead, when it is not too long.
- */
-function keepActiveRequest(messages: readonly ChatMessage[], tokens: readonly number[], split: SplitResult): SplitResult {
-  const ask = userMessageIndices(messages).at(-1);
-  if (ask === undefined || ask < frameEnd(messages) || ask >= split.tailStartIndex || tokens[ask]! > ACTIVE_REQUEST_KEEP_TOKENS)
-    return split;
-  return {
-    ...split,
-    keptIndices: [...split.keptIndices.filter((i) => i < ask), ask, ...split.keptIndices.filter((i) => i > ask)],
-    headIndices: split.headIndices.filter((i) => i !== ask),
-    note: `${split.note}; the request this turn works on (message ${ask}) is kept verbatim`,
-  };
 }
 
 export function turnBudget(
@@ -279,7 +234,7 @@ export function splitRecentTurns(input: SplitInput, opts: RecentTurnsOptions): R
   if (turns.length === 0 && floor > frameEnd(messages)) {
     // One long agentic turn since the summary in force: keep its recent part, as token-fraction does, rather than
     // summarise the work in hand.
-    const recent = splitTokenFraction(input);
+    const recent = splitTokenFraction(input, { ...DEFAULT_SPLIT_OPTIONS.tokenFraction, usableContextTokens: opts.usableContextTokens });
     return {
       ...recent,
       strategy: 'recent-turns',
@@ -354,8 +309,13 @@ export interface AllStrategiesOptions {
 }
 
 /** The seed's defaults for every strategy, given the window and the reply reserve. */
-export function defaultStrategyOptions(contextWindow: number, replyReserve: number): AllStrategiesOptions {
-  return { recentTurns: { ...DEFAULT_SPLIT_OPTIONS.recentTurns, usableContextTokens: Math.max(0, contextWindow - replyReserve) } };
+export function defaultStrategyOptions(contextWindow: number, replyReserve: number): Required<AllStrategiesOptions> {
+  const usableContextTokens = Math.max(0, contextWindow - replyReserve);
+  return {
+    userMessages: { ...DEFAULT_SPLIT_OPTIONS.userMessages, usableContextTokens },
+    tokenFraction: { ...DEFAULT_SPLIT_OPTIONS.tokenFraction, usableContextTokens },
+    recentTurns: { ...DEFAULT_SPLIT_OPTIONS.recentTurns, usableContextTokens },
+  };
 }
 
 export function splitWith(name: StrategyName, input: SplitInput, opts: AllStrategiesOptions): SplitResult {

@@ -16,10 +16,10 @@ function stored(raw: ChatMessage[]): StoredMessage[] {
   return importMessages(raw, counterIds(), fixedClock());
 }
 
-async function inspect(raw: ChatMessage[]) {
+async function inspect(raw: ChatMessage[], opts = OPTS) {
   const messages = stored(raw);
   const ledger = new TokenLedger(await loadTiktokenCounter());
-  return { messages, report: inspectSession(messages, ledger, OPTS) };
+  return { messages, report: inspectSession(messages, ledger, opts) };
 }
 
 /** Invariants every split must keep, whatever the strategy. */
@@ -46,7 +46,8 @@ describe('split strategies on a long realistic agent session', function () {
   });
 
   it('token-fraction keeps about 30% of tokens, starting on a user message', async () => {
-    const { messages, report } = await inspect(raw);
+    // A window the whole session fits in: 30 % of all its tokens.
+    const { messages, report } = await inspect(raw, { contextWindow: 262_144, replyReserve: 4_096 });
     const s = report.strategies['token-fraction'];
     assertWellFormed(messages, s);
     assert.equal(messages[s.tailStartIndex]!.role, 'user');
@@ -59,6 +60,18 @@ describe('split strategies on a long realistic agent session', function () {
       .lastIndexOf('user');
     const prevTokens = report.messages.slice(prevUser).reduce((a, m) => a + m.tokens, 0);
     assert.ok(prevTokens >= 0.3 * report.totalTokens);
+  });
+
+  it('token-fraction on a session larger than the window keeps 30% of what the window holds, not of the session', async () => {
+    const { messages, report } = await inspect(raw);
+    assert.ok(report.totalTokens > OPTS.contextWindow, 'fixture: the session is larger than the window');
+    const s = report.strategies['token-fraction'];
+    assertWellFormed(messages, s);
+    const room = OPTS.contextWindow - OPTS.replyReserve;
+    const tailTokens = report.messages.slice(s.tailStartIndex).reduce((a, m) => a + m.tokens, 0);
+    // 30 % of 159K tokens alone was 47.6K, over the window: a compaction there could never be adopted.
+    // About 30 % of the room (the walk back ends on a whole message, and never between a call and its results).
+    assert.ok(tailTokens > 0.25 * room && tailTokens < 0.35 * room, `tail ${tailTokens} tokens in a ${room}-token room`);
   });
 
   it('recent-turns keeps exactly the last two turns', async () => {

@@ -290,7 +290,10 @@ export class LoopCompactions {
       `it would leave ${left} tokens, more than the ${room} a request may use (the ${this.settings.contextWindow}-token window ` +
       `less ${this.settings.replyReserve} for the reply): the messages it keeps are too long on their own`;
     this.emit({ type: 'compaction-failed', compactionId, error: reason });
-    throw new Error(`Compaction not adopted: ${reason}. The session is unchanged; start a new session or give the server a larger window.`);
+    throw new Error(
+      `Compaction not adopted: ${reason}. The session is unchanged; move the split point later (drag it in the side bar, ` +
+        'then Compact here), start a new session, or give the server a larger window.',
+    );
   }
 
   /** See AgentLoop.userCompact. */
