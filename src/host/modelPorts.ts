@@ -11,6 +11,16 @@ import type { HostLog } from './log';
 import { redactSecrets } from '../llm/redact';
 
 /**
+ * Told how each request to the server the side bar's connection line names ended, so the line follows what requests
+ * find (ServerConnection). `started` stamps a request as it goes out; the stamp comes back with its outcome.
+ */
+export interface ReachSink {
+  started(): number;
+  /** `err` undefined: the server answered. */
+  settled(stamp: number, err?: unknown): void;
+}
+
+/**
  * The model ports the agent loop uses, built from the settings and the API
  * key. Every call goes through LoggedModel, which gives it a request id and
  * logs model, sizes, timing and token usage, never message contents or keys.
@@ -25,6 +35,7 @@ export class LoggedModel implements ModelPort {
     private readonly log: HostLog,
     private readonly seq: { n: number },
     private readonly secrets: readonly string[],
+    private readonly reach?: ReachSink,
   ) {}
 
   async chat(req: ModelRequest, opts?: Parameters<ModelPort['chat']>[1]): Promise<ModelResult> {
@@ -32,8 +43,10 @@ export class LoggedModel implements ModelPort {
     const started = elapsedNow(systemClock);
     const sizes = `messages=${req.messages.length} tools=${req.tools?.length ?? 0} max_tokens=${req.maxTokens ?? '-'}`;
     this.log.debug(`→ ${id} model=${req.model ?? '(default)'} ${sizes}`);
+    const stamp = this.reach?.started() ?? 0;
     try {
       const r = await this.inner.chat(req, opts);
+      this.reach?.settled(stamp);
       const u = r.usage;
       // A compaction's workers would write dozens of these per compaction, on the host's thread; its own line
       // ("preview … ready", with requests and cached tokens) sums them up, so theirs are for debugging.
@@ -45,6 +58,7 @@ export class LoggedModel implements ModelPort {
       return r;
     } catch (err) {
       this.lastError = err;
+      this.reach?.settled(stamp, err);
       const kind = (err as { kind?: string }).kind ?? (err as Error).name;
       if (kind === 'aborted' || opts?.signal?.aborted) this.log.debug(`✗ ${id} cancelled after ${elapsedNow(systemClock) - started} ms`);
       else
@@ -96,6 +110,7 @@ export interface Endpoints {
 /** `learn`: where the agent's own request timings go (the planner's learned profile); only when the agent is alone on the server. */
 /** `transport`: the clients' fetch when it is not the shared one (a CA file to trust, serverTrust.ts). */
 /** `othersOnServer`: other clients' sequences last seen on the compactor's server (ServerLoadMonitor); 0 when unknown. */
+/** `reach`: told the outcome of every request, whatever its role, to the agent's server (the one the connection line names). */
 export function buildEndpoints(
   s: SplitpointSettings,
   keys: string | undefined | RoleKeys,
@@ -104,6 +119,7 @@ export function buildEndpoints(
   learn?: TimingSink,
   transport?: typeof fetch,
   othersOnServer: () => number = () => 0,
+  reach?: ReachSink,
 ): Endpoints {
   const seq = { n: 0 };
   const byRole = keysFor(s, typeof keys === 'object' ? keys : keys ? { agent: keys } : {});
@@ -140,14 +156,16 @@ export function buildEndpoints(
     running: () => ours.running + (sameServer ? compactorLimiter.inFlight + othersOnServer() : 0),
     started: () => ours.started,
   };
+  // Another server's outcomes would make the line flap between what each server does.
+  const reachOf = (url: string) => (normalizeBaseURL(url) === normalizeBaseURL(s.endpoint) ? reach : undefined);
   return {
     client,
-    agent: new LoggedModel(learn ? new TimedModel(client, learn, neighbours) : client, 'agent', log, seq, secrets),
-    compactor: new LoggedModel(counted(compactorURL, compactorClient), 'compactor', log, seq, secrets),
-    judge: new LoggedModel(counted(judgeURL, judgeClient), 'judge', log, seq, secrets),
+    agent: new LoggedModel(learn ? new TimedModel(client, learn, neighbours) : client, 'agent', log, seq, secrets, reach),
+    compactor: new LoggedModel(counted(compactorURL, compactorClient), 'compactor', log, seq, secrets, reachOf(compactorURL)),
+    judge: new LoggedModel(counted(judgeURL, judgeClient), 'judge', log, seq, secrets, reachOf(judgeURL)),
     compactorLimiter,
     replicas: replicaClients.map(({ url, client: c }) => ({
-      model: new LoggedModel(counted(url, c), 'compactor', log, seq, secrets),
+      model: new LoggedModel(counted(url, c), 'compactor', log, seq, secrets, reachOf(url)),
       limiter: limiterFor(url, s.maxConcurrency),
       baseURL: url,
     })),

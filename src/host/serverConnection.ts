@@ -3,7 +3,7 @@ import { elapsedNow, systemClock } from '../core/session/storage';
 import type { SplitpointSettings } from '../core/config/settings';
 import type { ViewSnapshot } from '../protocol/messages';
 import { readVscodeSettings } from './config';
-import type { Endpoints } from './modelPorts';
+import type { Endpoints, ReachSink } from './modelPorts';
 import type { RoleKeys } from './apiKeys';
 import { buildEndpoints } from './modelPorts';
 import type { MementoLike } from '../core/perf/profileMemo';
@@ -22,7 +22,10 @@ export interface ServerConnectionHooks {
   log: vscode.LogOutputChannel;
   /** A warning for the view (e.g. the server has no tool-call parser). */
   warn(text: string): void;
-  /** The probe finished: the environment (window) or the connection state may have changed. */
+  /**
+   * The probe finished, or a request found the connection state changed: the environment (window) or the connection
+   * state may have changed, and the view should hear of it now.
+   */
   probed(): void;
   /** Where learned performance profiles are kept (the extension's globalState). */
   memo: MementoLike;
@@ -50,7 +53,11 @@ export class ServerConnection {
   private loadFetch: typeof fetch = fetch;
   /** Per role; the compactor and the judge fall back to the agent's (see apiKeys.ts). */
   apiKeys: RoleKeys = {};
-  connection: ViewSnapshot['connection'] = { state: 'unknown', message: null };
+  private current: ViewSnapshot['connection'] = { state: 'unknown', message: null };
+  /** The error shown is a connection failure, so an answer clears it (a missing model or a refused key it does not). */
+  private answerClears = false;
+  /** Counts state changes: a request's outcome counts only if it started after the last one. */
+  private changes = 0;
   /** From the server's /v1/models, once known. */
   private serverWindow: number | undefined;
   /** From a context-length refusal: the server's real window when the setting or the probe said more. */
@@ -61,6 +68,39 @@ export class ServerConnection {
   private readonly trust = new ServerTrust();
 
   constructor(private readonly hooks: ServerConnectionHooks) {}
+
+  get connection(): ViewSnapshot['connection'] {
+    return this.current;
+  }
+
+  /** `answerClears`: the error is a connection failure. The probe pushes its result itself (hooks.probed). */
+  private setConnection(next: ViewSnapshot['connection'], answerClears = false, push = true): void {
+    const prev = this.current;
+    this.current = next;
+    this.answerClears = next.state === 'error' && answerClears;
+    if (prev.state !== next.state) this.changes++;
+    if (push && (prev.state !== next.state || prev.message !== next.message)) this.hooks.probed();
+  }
+
+  /**
+   * What every request to the agent's server found, whatever its role (compaction workers too), so the line does not
+   * say ok while requests are refused. Only a change of state is pushed, and a request that started before the last
+   * change (a worker sent while the server was up, answered as it went down) says nothing new, so parallel requests
+   * do not make it flap. An answer after a connection failure probes once, which brings back the model and the window
+   * (a restarted server may have a new one).
+   */
+  private readonly reach: ReachSink = {
+    started: () => this.changes,
+    settled: (stamp, err) => {
+      if (stamp !== this.changes) return;
+      if (err === undefined) {
+        if (this.current.state === 'error' && this.answerClears) void this.probe();
+      } else if (isUnreachable(err) && !(this.current.state === 'error' && this.answerClears)) {
+        const message = describeFailure(err, (err as Error).message, this.settings?.endpoint ?? '').message;
+        this.setConnection({ state: 'error', message }, true);
+      }
+    },
+  };
 
   /** Reads the settings; problems are logged and shown once per distinct set. */
   loadSettings(): void {
@@ -88,6 +128,7 @@ export class ServerConnection {
       refresher,
       transport.fetch,
       () => otherSequences(this.loadMonitor.latest()?.[0]),
+      this.reach,
     );
     this.loadFetch = transport.fetch ?? fetch;
   }
@@ -162,7 +203,7 @@ export class ServerConnection {
     if (!before || same(before, this.settings!)) return false;
     this.serverWindow = undefined;
     this.correctedWindow = undefined;
-    this.connection = { state: 'unknown', message: null };
+    this.setConnection({ state: 'unknown', message: null }, false, false);
     return true;
   }
 
@@ -182,13 +223,14 @@ export class ServerConnection {
       const want = this.settings!.model;
       const chosen = want ? models.find((m) => m.id === want) : models[0];
       if (want && !chosen) {
-        this.connection = {
-          state: 'error',
-          message: `The server lists no model "${want}" (it has: ${models.map((m) => m.id).join(', ') || 'none'}).`,
-        };
+        this.setConnection(
+          { state: 'error', message: `The server lists no model "${want}" (it has: ${models.map((m) => m.id).join(', ') || 'none'}).` },
+          false,
+          false,
+        );
       } else {
         const message = chosen ? `${chosen.id}${chosen.maxModelLen ? `, ${chosen.maxModelLen} tokens` : ''}` : null;
-        this.connection = { state: 'ok', message, model: chosen?.id ?? null };
+        this.setConnection({ state: 'ok', message, model: chosen?.id ?? null }, false, false);
         // A server restarted with another max length says so here; a correction learned from the old one goes.
         if (chosen?.maxModelLen !== this.serverWindow) this.correctedWindow = undefined;
         this.serverWindow = chosen?.maxModelLen;
@@ -197,7 +239,7 @@ export class ServerConnection {
         `probe ${e.client.baseURL}: ${models.length} model(s) in ${elapsedNow(systemClock) - t0} ms; window ${this.serverWindow ?? 'not reported'}`,
       );
     } catch (err) {
-      this.connection = { state: 'error', message: (err as Error).message };
+      this.setConnection({ state: 'error', message: (err as Error).message }, (err as { kind?: string }).kind === 'connection', false);
       log.warn(`probe ${e.client.baseURL} failed after ${elapsedNow(systemClock) - t0} ms: ${(err as { kind?: string }).kind ?? 'error'}`);
     }
     this.hooks.probed();
@@ -208,7 +250,7 @@ export class ServerConnection {
     const last = this.endpoints?.agent.lastError ?? this.endpoints?.compactor.lastError;
     const related = last && message.includes((last as Error).message) ? last : undefined;
     const a = describeFailure(related, message, this.settings?.endpoint ?? '');
-    if ((related as { kind?: string } | undefined)?.kind === 'connection') this.connection = { state: 'error', message: a.message };
+    if ((related as { kind?: string } | undefined)?.kind === 'connection') this.setConnection({ state: 'error', message: a.message }, true);
     void vscode.window.showErrorMessage(`Splitpoint: ${a.message}`, ...a.actions).then((choice) => {
       if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', a.settingsQuery ?? 'splitpoint');
       else if (choice === 'Set API Key') void vscode.commands.executeCommand('splitpoint.setApiKey');
@@ -216,4 +258,10 @@ export class ServerConnection {
       else if (choice === 'Show Log') this.hooks.log.show();
     });
   }
+}
+
+/** The client's ConnectionError when nothing answered (src/llm/errors.ts), matched by shape like userFacing.ts. */
+function isUnreachable(err: unknown): boolean {
+  const e = err as { kind?: unknown; unreachable?: unknown } | undefined;
+  return e?.kind === 'connection' && e.unreachable === true;
 }
