@@ -11,6 +11,7 @@ import type {
   LossHeadlineView,
   PlanOptionView,
 } from '../protocol/messages';
+import { isSettled } from '../protocol/messages';
 import { blockView, checksView, statsView, totalsView, verdictView } from './viewModel';
 import { indexMove, shiftBlocks, type ContextRef, type IndexMove } from './contextShift';
 
@@ -56,6 +57,12 @@ export class CompactionTracker {
   private preview = false;
   /** The loss report is due but was left for the next snapshot (no view saw the delta). */
   private lossDue = false;
+  /** The pins the loss report was judged with: a pin added since keeps facts, so the report is judged again. */
+  private lossPins: string | undefined;
+  /** The preview stopped with failed blocks: shown as held for the user (regenerate, edit or cancel), not running. */
+  private stalled = false;
+  /** The host's count of a text about to be put in a block by hand (see expectEdit). */
+  private editCount: { compactionId: string; block: number; text: string; tokens: number } | undefined;
   /** The active context the shown compaction started on (its block indices are into it). */
   private startedOn: { version: string; ids: readonly string[] } | undefined;
   /** How its indices move in the context of `version` (one map per context change, not one per block event). */
@@ -65,14 +72,19 @@ export class CompactionTracker {
 
   /** The view as a snapshot shows it, its loss report computed if it was left for now. */
   get current(): CompactionView | null {
-    if (this.view && this.lossDue) {
+    const v = this.view;
+    // Every snapshot after a pin change comes here (the pinned block reshapes the context): the report follows it.
+    const pinsMoved = v !== null && v.totals !== null && this.lossPins !== pinsKey(this.o.pins());
+    if (v && (this.lossDue || pinsMoved)) {
       this.lossDue = false;
-      if (!TERMINAL.has(this.view.state)) this.view.loss = this.lossOf(this.view);
+      if (!TERMINAL.has(v.state)) v.loss = this.lossOf(v);
     }
-    return this.view && this.shown(this.view);
+    return v && this.shown(v);
   }
 
   private lossOf(view: CompactionView): LossHeadlineView | null {
+    // Recorded before the call: a report that throws is not tried again on every snapshot.
+    this.lossPins = pinsKey(this.o.pins());
     try {
       return this.o.loss?.(this.shown(view)) ?? null;
     } catch (err) {
@@ -99,6 +111,7 @@ export class CompactionTracker {
     this.ids = new Set([compactionId]);
     this.preview = preview;
     this.lossDue = false;
+    this.stalled = false;
     const empty = { blocks: [], headTokens: 0, totals: null, checks: null, verdict: null, note: null };
     this.view = { id: compactionId, background, focus: focus ?? null, state: 'running', ...empty };
     const ctx = this.o.context?.();
@@ -120,6 +133,7 @@ export class CompactionTracker {
     this.ids.clear();
     this.preview = false;
     this.lossDue = false;
+    this.stalled = false;
     return [{ type: 'compaction', compaction: null }];
   }
 
@@ -169,9 +183,44 @@ export class CompactionTracker {
     this.view.checks = checksView(checks, this.o.pins());
     this.lossDue = this.o.wantsDeltas?.() === false;
     this.view.loss = this.lossDue ? null : this.lossOf(this.view);
+    if (this.stalled) {
+      this.resume(this.view);
+      this.view.state = 'running';
+    }
     if (this.view.state === 'running')
       this.view.state = this.preview || !this.view.background ? 'ready' : this.o.judgeEnabled() ? 'judging' : 'ready';
     return [this.snapshotMsg()];
+  }
+
+  /**
+   * A preview whose blocks have all stopped, some failed, waits on the user: nothing retries it, so it is held for
+   * their choice, not shown as running (which also kept Undo and Compact here disabled). A background run retries its
+   * failed blocks itself and says when it gives up (compaction-failed), so its failures alone do not end it here.
+   */
+  private stallIfStuck(v: CompactionView): HostToWebview[] {
+    if (!this.preview || TERMINAL.has(v.state)) return [];
+    const failed = v.blocks.filter((b) => b.status === 'failed');
+    if (failed.length === 0 || !v.blocks.every((b) => isSettled(b) || b.status === 'failed')) return [];
+    this.stalled = true;
+    const n = failed.length;
+    v.state = 'held';
+    v.note = `${n} of ${v.blocks.length} blocks failed (${failed[0]!.error}). Regenerate ${n > 1 ? 'them' : 'it'}, edit the text, or cancel.`;
+    return [this.snapshotMsg()];
+  }
+
+  /** Leaves the hold of failed blocks: its note asked for a choice now made. */
+  private resume(v: CompactionView): void {
+    if (!this.stalled) return;
+    this.stalled = false;
+    v.note = null;
+  }
+
+  /**
+   * The host counted a text the user is about to put in a block (the session's own counter, local tokens): its
+   * block-edited event then shows that count, calibrated like the workers' server counts beside it, not a chars/4 guess.
+   */
+  expectEdit(compactionId: string, block: number, text: string, localTokens: number): void {
+    this.editCount = { compactionId, block, text, tokens: localTokens };
   }
 
   onCompactionEvent(e: CompactionEvent): HostToWebview[] {
@@ -190,6 +239,7 @@ export class CompactionTracker {
       v.plan = e.plan ? planView(e.plan) : null;
       v.focus = e.focus ?? v.focus;
       this.clearResults(v);
+      this.resume(v);
       v.state = 'running';
       return [this.snapshotMsg()];
     }
@@ -215,21 +265,24 @@ export class CompactionTracker {
       case 'block-done': {
         const b = block(e.block);
         if (b) {
+          delete b.editedTokens;
           b.status = 'done';
           b.summary = e.summary;
           b.error = null;
           b.streamedTokens = e.stats.outputTokens;
           b.stats = statsView(e.stats);
         }
-        return blockMsg(e.block);
+        // One failed block regenerated while another still waits: held again (all done: 'ready' follows from the core).
+        return [...blockMsg(e.block), ...this.stallIfStuck(v)];
       }
       case 'block-failed': {
         const b = block(e.block);
         if (b) Object.assign(b, { status: 'failed', error: e.error });
-        return blockMsg(e.block);
+        return [...blockMsg(e.block), ...this.stallIfStuck(v)];
       }
       case 'block-retried':
-        if (TERMINAL.has(v.state) || v.state === 'ready' || v.state === 'judging') {
+        if (TERMINAL.has(v.state) || v.state === 'ready' || v.state === 'judging' || this.stalled) {
+          this.resume(v);
           v.state = 'running';
           this.clearResults(v);
           return [this.snapshotMsg(), ...blockMsg(e.block)];
@@ -237,14 +290,22 @@ export class CompactionTracker {
         return blockMsg(e.block);
       case 'block-edited': {
         const b = block(e.block);
+        const n = this.editCount;
+        this.editCount = undefined;
         if (b) Object.assign(b, { status: 'edited', summary: e.summary, error: null });
+        if (b && n?.compactionId === e.compactionId && n.block === e.block && n.text === e.summary)
+          b.editedTokens = this.o.calibrated ? this.o.calibrated(n.tokens) : n.tokens;
+        else if (b) delete b.editedTokens;
         this.clearResults(v);
-        return blockMsg(e.block);
+        // Another failed block still waits: the note's count changes. The last one edited: 'ready' follows from the core.
+        return [...blockMsg(e.block), ...this.stallIfStuck(v)];
       }
       case 'ready':
         if (v.plan) v.plan.measuredMs = e.outcome?.measuredMs ?? e.totals.wallMs;
         return this.completed(e.compactionId, e.totals, e.checks);
       case 'cancelled':
+        // The failed blocks' note asks for a choice that no longer exists.
+        this.resume(v);
         return this.set('cancelled', v.note ?? 'Cancelled; nothing was adopted.');
       case 'adopted':
         v.totals = this.totals(e.totals);
@@ -303,6 +364,11 @@ export class CompactionTracker {
     error: () => [],
     done: () => [],
   };
+}
+
+/** What of the pins the loss report reads: their texts (an edit can add or remove a fact's key). */
+function pinsKey(pins: readonly PinItem[]): string {
+  return pins.map((p) => `${p.id}\u0000${p.text}`).join('\u0001');
 }
 
 function optionView(o: PlanOption): PlanOptionView {

@@ -213,6 +213,8 @@ export class UserCompactions {
     const p = await this.ownedFor(id);
     if (!p) return;
     if (!text.trim()) return this.d.notice('warning', 'A block summary cannot be empty; regenerate it instead.');
+    // Counted as the context's messages are, so the side bar shows the text's size, not a guess from its length.
+    this.d.tracker.expectEdit(p.id, block, text, this.d.ledger.countText(text));
     try {
       p.edit(block, text);
     } catch (err) {

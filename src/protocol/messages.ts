@@ -144,12 +144,15 @@ export function summarisedBy(b: Pick<BlockView, 'firstMessage' | 'lastMessage' |
 }
 
 /**
- * Tokens of a block's summary as it stands: the worker's output count, or ≈ chars/4 for a hand-edited text (an
- * estimate, and said to be one); null while it has none.
+ * Tokens of a block's summary as it stands: the worker's output count, the host's count of a hand-edited text, or
+ * ≈ chars/4 where no count exists (an estimate, and said to be one); null while it has none.
  */
-export function summaryTokens(b: Pick<BlockView, 'status' | 'summary' | 'stats'>): { n: number; estimate: boolean } | null {
+export function summaryTokens(
+  b: Pick<BlockView, 'status' | 'summary' | 'stats' | 'editedTokens'>,
+): { n: number; estimate: boolean } | null {
   if (b.summary === null) return null;
   if (b.status === 'done' && b.stats) return { n: b.stats.summaryTokens ?? b.stats.outputTokens, estimate: false };
+  if (b.status === 'edited' && b.editedTokens !== undefined) return { n: b.editedTokens, estimate: false };
   return { n: Math.ceil(b.summary.length / 4), estimate: true };
 }
 
@@ -187,6 +190,11 @@ export interface BlockView extends BlockSpan {
   summary: string | null;
   error: string | null;
   stats: BlockStatsView | null;
+  /**
+   * A hand-edited summary's tokens, counted by the host with the session's counter and calibrated like the other
+   * counts (the worker's stats describe the text it replaced); absent when not counted.
+   */
+  editedTokens?: number;
 }
 
 /** A running block's output so far, in tokens. */

@@ -3,10 +3,19 @@
  * count when the text is the worker's, an estimate said to be one otherwise.
  */
 import assert from 'node:assert/strict';
-import { summaryTokens, type BlockView } from '../../src/protocol/messages';
+import { defaultSettings } from '../../src/core/config/settings';
+import { unlimited } from '../../src/core/ports';
+import { SessionStore } from '../../src/core/session/sessionStore';
+import { countMessageWith, type TokenCounter } from '../../src/core/tokens/tokenCounter';
+import { TokenLedger } from '../../src/core/tokens/tokenLedger';
+import { SessionController } from '../../src/host/sessionController';
+import { summaryTokens, type BlockView, type HostToWebview } from '../../src/protocol/messages';
+import { controllerDefaults } from './helpers/controllerDefaults';
+import { FakeModel } from './helpers/fakeModel';
+import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
 
 const stats = { inputTokens: 4000, outputTokens: 310, summaryTokens: null, cachedTokens: null, ms: 900 };
-const b = (patch: Partial<BlockView>): Pick<BlockView, 'status' | 'summary' | 'stats'> => ({
+const b = (patch: Partial<BlockView>): Pick<BlockView, 'status' | 'summary' | 'stats' | 'editedTokens'> => ({
   status: 'queued',
   summary: null,
   stats: null,
@@ -25,8 +34,70 @@ describe("a block's summary tokens", () => {
     assert.deepEqual(summaryTokens(b({ status: 'failed', summary: 'x'.repeat(8) })), { n: 2, estimate: true });
   });
 
+  it("the host's count for an edited text it counted; the estimate only where it did not", () => {
+    assert.deepEqual(summaryTokens(b({ status: 'edited', summary: 'x'.repeat(41), stats, editedTokens: 235 })), {
+      n: 235,
+      estimate: false,
+    });
+    // A count of the text it replaced says nothing of a block the worker then wrote again (and failed).
+    assert.deepEqual(summaryTokens(b({ status: 'failed', summary: 'x'.repeat(8), editedTokens: 235 })), { n: 2, estimate: true });
+  });
+
   it('none while a block has no text', () => {
     assert.equal(summaryTokens(b({ status: 'streaming' })), null);
     assert.equal(summaryTokens(b({ status: 'queued' })), null);
+  });
+});
+
+describe('host: a block the user edits', () => {
+  let ctl: SessionController | undefined;
+  afterEach(async () => {
+    await ctl?.dispose();
+    ctl = undefined;
+  });
+
+  it("is counted with the session's token counter, calibrated like the other counts, not chars/4", async () => {
+    // One token a word: far from chars/4 on this text, as a real tokenizer can be.
+    const words: TokenCounter = {
+      countText: (t) => t.split(/\s+/).filter(Boolean).length,
+      countMessage(m) {
+        return countMessageWith(this, m);
+      },
+    };
+    const ledger = new TokenLedger(words);
+    ledger.calibration.load({ factor: 1.25, samples: 10 });
+    const clock = fixedClock();
+    const ids = counterIds();
+    const store = await SessionStore.create({ storage: new MemoryStorage(), ids, clock }, '/s/edit.jsonl');
+    await store.append({ role: 'system', content: 'You are a test agent.' });
+    for (let i = 0; i < 6; i++) {
+      await store.append({ role: 'user', content: `question ${i} ${'lorem ipsum '.repeat(200)}` });
+      await store.append({ role: 'assistant', content: `answer ${i} ${'dolor sit amet '.repeat(200)}` });
+    }
+    const posted: HostToWebview[] = [];
+    const compactor = new FakeModel();
+    const settings = { ...defaultSettings(), judge: { enabled: false, threshold: 7 }, blockTokens: 256 };
+    const c = new SessionController({
+      store,
+      ledger,
+      env: { settings, contextWindow: 32_768, agent: new FakeModel(), compactor, compactorLimiter: unlimited, judge: compactor },
+      ...controllerDefaults(store, { id: 'edit', title: 'Edit' }),
+      clock,
+      ids,
+      post: (m) => posted.push(m),
+    });
+    ctl = c;
+    await c.handle({ type: 'send', text: '/compact' });
+    const ready = c.snapshot().compaction!;
+    assert.equal(ready.state, 'ready');
+
+    const text = 'DECISIONS:\n- keep the users table; migrations on users are additive only (no DROP TABLE users)';
+    await c.handle({ type: 'block-edit', compactionId: ready.id, block: 0, text });
+    const delta = posted.filter((m): m is Extract<HostToWebview, { type: 'block' }> => m.type === 'block').pop()!;
+    const counted = ledger.calibrated(words.countText(text));
+    assert.notEqual(counted, Math.ceil(text.length / 4), 'the test tells the count from the guess');
+    assert.deepEqual([delta.block.status, delta.block.editedTokens], ['edited', counted]);
+    assert.deepEqual(summaryTokens(delta.block), { n: counted, estimate: false });
+    assert.deepEqual(summaryTokens(c.snapshot().compaction!.blocks[0]!), { n: counted, estimate: false }, 'a snapshot says the same');
   });
 });

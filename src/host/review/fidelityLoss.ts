@@ -2,7 +2,8 @@
  * The review editor's loss report from the fidelity module: every fact of the
  * head (identifiers, paths, numbers with units, error lines, test results,
  * decisions, constraints, instructions), judged once its block has a summary,
- * kept when any summary of the compaction carries its key token exactly.
+ * kept when any summary of the compaction, or the pinned block, carries its
+ * key token exactly.
  */
 import { extractFacts, factsKeptIn, type Fact, type FactSource } from '../../core/fidelity';
 import { summarisedBy, type CompactionView, type ViewMessage } from '../../protocol/messages';
@@ -43,10 +44,7 @@ export function fidelityLoss(messages: readonly ViewMessage[], c: CompactionView
   const facts = headFactsMemo(head, c, blockOf);
   const summarised = new Set(c.blocks.filter((b) => b.summary !== null).map((b) => b.index));
   const judged = facts.filter((f) => summarised.has(blockOf.get(f.messageIndex)!));
-  const kept = factsKeptIn(
-    judged,
-    c.blocks.flatMap((b) => (b.summary !== null ? [b.summary] : [])),
-  );
+  const kept = factsKeptIn(judged, [...c.blocks.flatMap((b) => (b.summary !== null ? [b.summary] : [])), ...pinnedTexts(messages)]);
   const dropped: LossFactView[] = judged
     .filter((f) => !kept.has(f.id))
     .map((f) => ({
@@ -60,6 +58,14 @@ export function fidelityLoss(messages: readonly ViewMessage[], c: CompactionView
       block: blockOf.get(f.messageIndex)!,
     }));
   return lossReportView(c.id, facts.length, dropped, 'fidelity');
+}
+
+/**
+ * The pinned block's text: compaction re-inserts it verbatim ahead of the summary, so a fact the user kept with a pin
+ * ("Keep this") survives whatever the summaries say.
+ */
+export function pinnedTexts(messages: readonly ViewMessage[]): string[] {
+  return messages.filter((m) => m.kind === 'pinned').map((m) => m.content);
 }
 
 /**

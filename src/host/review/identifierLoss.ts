@@ -7,6 +7,7 @@
 import { summarisedBy, type CompactionView, type ViewMessage } from '../../protocol/messages';
 import { lossReportView, type FactKindView, type LossFactView, type LossReportView } from '../../protocol/review';
 import { allMatches, EXCEPTION_RE, identifiersIn, pathMatches, withoutPaths } from '../../core/fidelity/patterns';
+import { pinnedTexts } from './fidelityLoss';
 
 export interface RawFact {
   kind: FactKindView;
@@ -46,10 +47,11 @@ function messageText(m: ViewMessage): string {
 }
 
 /**
- * Per block with a summary: the facts of its messages that the summary lacks.
+ * Per block with a summary: the facts of its messages that neither the summary nor the pinned block carries.
  * A fact is counted once per head (the first message that states it).
  */
 export function identifierLoss(messages: readonly ViewMessage[], c: CompactionView): LossReportView {
+  const pinned = pinnedTexts(messages);
   const seen = new Set<string>();
   const dropped: LossFactView[] = [];
   let total = 0;
@@ -63,7 +65,7 @@ export function identifierLoss(messages: readonly ViewMessage[], c: CompactionVi
         if (seen.has(f.key)) continue;
         seen.add(f.key);
         total++;
-        if (summary !== null && !summary.includes(f.key)) {
+        if (summary !== null && !summary.includes(f.key) && !pinned.some((p) => p.includes(f.key))) {
           dropped.push({ id: `${m.id}:${f.key}`, kind: f.kind, key: f.key, text: f.key, messageId: m.id, messageIndex: i, block: b.index });
         }
       }
