@@ -163,5 +163,5 @@ function appendPrefix(p: Prefix, m: ViewMessage, split: ViewSnapshot['split']): 
   // Same rule as buildPrefix: the host's frame end and kept list decide.
   const compactable = n - 1 >= split.frameEnd && !split.keptIndices.includes(n - 1);
   head[n] = head[n - 1]! + (compactable ? t : 0);
-  return { all, head, total: all[n]! };
+  return { all, head, total: all[n]!, summaries: m.kind === 'summary' ? [...p.summaries, n - 1] : p.summaries };
 }

@@ -3,7 +3,16 @@
  * drag step needs is O(log n) on prefix sums built once per message list, so
  * the gauges follow the handle without a host round trip.
  */
-import { formatTokens, summaryRoom, volumeAt, type GaugeView, type SplitView, type ViewMessage } from '../src/protocol/messages';
+import {
+  formatTokens,
+  MIN_BLOCK_TARGET,
+  priorSummaryFloor,
+  summaryRoom,
+  volumeAt,
+  type GaugeView,
+  type SplitView,
+  type ViewMessage,
+} from '../src/protocol/messages';
 
 export interface Prefix {
   /** all[i] = tokens of messages [0, i). Length n + 1. */
@@ -11,6 +20,8 @@ export interface Prefix {
   /** head[i] = compactable tokens of messages [0, i): after the frame (SplitView.frameEnd, from the core's split plan), not kept. */
   head: Float64Array;
   total: number;
+  /** Indices of earlier summaries (kind 'summary'), ascending: folded into a new summary, each keeps a floor. */
+  summaries: readonly number[];
 }
 
 export function buildPrefix(messages: readonly ViewMessage[], split: SplitView | null): Prefix {
@@ -20,14 +31,16 @@ export function buildPrefix(messages: readonly ViewMessage[], split: SplitView |
   const kept = split && split.keptIndices.length > 0 ? new Set(split.keptIndices) : null;
   // The host's split plan says where compactable messages start; the view does not re-derive it.
   const frameEnd = split?.frameEnd ?? n;
+  const summaries: number[] = [];
   for (let i = 0; i < n; i++) {
     const m = messages[i]!;
+    if (m.kind === 'summary') summaries.push(i);
     const t = m.tokens > 0 ? m.tokens : 0;
     all[i + 1] = all[i]! + t;
     const compactable = i >= frameEnd && !(kept && kept.has(i));
     head[i + 1] = head[i]! + (compactable ? t : 0);
   }
-  return { all, head, total: all[n]! };
+  return { all, head, total: all[n]!, summaries };
 }
 
 export interface Projection {
@@ -44,27 +57,56 @@ export interface Projection {
 
 /**
  * Projected context after compacting everything before `tail`: the head replaced by the summary volume the engine asks
- * for (src/core/perf/volume.ts), the head over the verbosity's compression within the room that lands the context at lo.
+ * for (src/core/perf/volume.ts), the head over the verbosity's compression within the room that lands the context at lo,
+ * and each earlier summary in the head held at its floor, as the planner's split of that volume holds it.
  */
 export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail: number): Projection {
   const n = prefix.head.length - 1;
   const t = Math.max(0, Math.min(tail, n));
+  const atChoice = t === split.tailStartIndex;
   // At the strategy's own split the head is the strategy's (SplitView.headEnd). A handle moved by hand makes the split
   // manual: everything from the frame up to it, kept user messages included.
-  const headTokens =
-    t === split.tailStartIndex ? prefix.head[Math.min(split.headEnd, n)]! : prefix.all[t]! - prefix.all[Math.min(t, split.frameEnd)]!;
+  const headTokens = atChoice ? prefix.head[Math.min(split.headEnd, n)]! : prefix.all[t]! - prefix.all[Math.min(t, split.frameEnd)]!;
   // A summary at the depth cap is carried into the new one as it is: replaced, but not compressed.
   const c = split.carriedIndex;
   const carried = c !== null && c >= split.frameEnd && c < t && headTokens > 0 ? prefix.all[c + 1]! - prefix.all[c]! : 0;
   const compressed = Math.max(0, headTokens - carried);
+  // Below the cap the engine folds every earlier summary in the head again (core/compaction/plan.ts); at it, none.
+  const priors: number[] = [];
+  if (c === null && compressed > 0) {
+    for (const i of prefix.summaries) {
+      const inHead = atChoice ? i < split.headEnd && prefix.head[i + 1]! > prefix.head[i]! : i >= split.frameEnd && i < t;
+      if (inHead) priors.push(prefix.all[i + 1]! - prefix.all[i]!);
+    }
+  }
+  const priorTokens = priors.reduce((a, b) => a + b, 0);
   const blockTokens = split.blockTokens > 0 ? split.blockTokens : 4096;
-  const blocks = compressed > 0 ? Math.ceil(compressed / blockTokens) : 0;
+  // An earlier summary is never cut: it is a block of its own, whatever the size.
+  const rawBlocks = Math.ceil((compressed - priorTokens) / blockTokens);
+  const blocks = compressed > 0 ? priors.length + rawBlocks : 0;
   const room = summaryRoom({ lo: gauge.lo, window: gauge.window, keptTokens: gauge.used - compressed });
-  const written = compressed > 0 ? volumeAt(compressed, split.compression, room) : 0;
+  const total = compressed > 0 ? volumeAt(compressed, split.compression, room) : 0;
+  const written = priors.length > 0 ? writtenWithPriors(total, compressed, priors, rawBlocks) : total;
   const summaryTokens = written > 0 ? written + carried : 0;
   const projected = Math.max(0, gauge.used - compressed + written);
   const ratio = summaryTokens > 0 ? headTokens / summaryTokens : 0;
   return { tailStartIndex: t, headTokens, blocks, blocksEstimated: !(split.blockTokens > 0), summaryTokens, projected, ratio };
+}
+
+/**
+ * What the planner's split of `total` (splitVolume) adds up to when the head holds earlier summaries: each reserves its
+ * floor, or its proportional share of the total if more, and the raw tokens share what is left, each raw block at
+ * least MIN_BLOCK_TARGET. A head mostly of an earlier summary thus writes far more than the total: 5,274 tokens for a
+ * 10,548-token summary whose total was 879.
+ */
+function writtenWithPriors(total: number, headTokens: number, priors: readonly number[], rawBlocks: number): number {
+  let reserved = 0;
+  let priorTokens = 0;
+  for (const p of priors) {
+    reserved += Math.min(p, Math.max(priorSummaryFloor(p), Math.floor((total * p) / headTokens)));
+    priorTokens += p;
+  }
+  return headTokens > priorTokens ? reserved + Math.max(total - reserved, MIN_BLOCK_TARGET * rawBlocks) : reserved;
 }
 
 /** Index into the sorted `allowed` list of the entry nearest to `value` (by index). */

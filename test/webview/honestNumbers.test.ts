@@ -45,9 +45,16 @@ describe('webview: meters count what they say', function () {
   it("an edited block shows the user's summary size; its worker's output is marked as replaced", async () => {
     const b0 = { ...c.blocks[0]!, status: 'edited' as const, summary: 'x'.repeat(200), stats: stats(0) };
     await view.send({ type: 'block', compactionId: c.id, block: b0 });
+    // No count from the host yet: a chars/4 guess, and said so.
     assert.equal(
       await view.page.locator('.cp-chip[data-block="0"] .chip-io').textContent(),
-      `${c.blocks[0]!.tokens.toLocaleString('en-US')}→50`,
+      `${c.blocks[0]!.tokens.toLocaleString('en-US')}→≈50`,
+    );
+    // The host's count (the session's token counter) is the number shown, unmarked.
+    await view.send({ type: 'block', compactionId: c.id, block: { ...b0, editedTokens: 41 } });
+    assert.equal(
+      await view.page.locator('.cp-chip[data-block="0"] .chip-io').textContent(),
+      `${c.blocks[0]!.tokens.toLocaleString('en-US')}→41`,
     );
     await view.page.locator('.cp-chip[data-block="0"]').click();
     assert.match(

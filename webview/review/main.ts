@@ -310,20 +310,34 @@ function onMessage(msg: HostToReview): void {
   }
 }
 
+/** A row's own controls keep their keys: Enter on Edit presses Edit. */
+const CONTROLS = 'vscode-button, button, a[href], summary, select';
+
+/**
+ * Whether the row keys (Enter, the arrows, Home, End) are for the selected row: focus is on it, or anywhere in it but
+ * a control (a click in a summary focuses that region, and the row took it for the selection). `moves` is false where
+ * the focus is a region taller than its box: it is focusable so the keyboard can scroll it, and the arrows do that.
+ */
+function rowKeys(row: BlockRow | undefined, t: HTMLElement | null): { onRow: boolean; moves: boolean } {
+  if (!t || t === document.body || t.classList.contains('seg-block') || (row && t === row.el)) return { onRow: !!t, moves: !!t };
+  if (!row || !row.el.contains(t) || t.closest(CONTROLS)) return { onRow: false, moves: false };
+  return { onRow: true, moves: t.scrollHeight <= t.clientHeight };
+}
+
 document.addEventListener('keydown', (e) => {
   const t = e.target as HTMLElement | null;
-  if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA')) return;
+  if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
   const c = state?.compaction;
   const row = rows[ui.selected];
-  const onRow = t === row?.el || t === document.body || t?.classList.contains('seg-block');
+  const { onRow, moves } = rowKeys(row, t);
   let handled = true;
   if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) adopt();
   else if (e.key === 'Escape' && e.shiftKey) cancel();
   else if (e.ctrlKey || e.metaKey || e.altKey) handled = false;
-  else if (e.key === 'j' || e.key === 'n' || (onRow && e.key === 'ArrowDown')) select(ui.selected + 1, true);
-  else if (e.key === 'k' || e.key === 'p' || (onRow && e.key === 'ArrowUp')) select(ui.selected - 1, true);
-  else if (onRow && e.key === 'Home') select(0, true);
-  else if (onRow && e.key === 'End') select(rows.length - 1, true);
+  else if (e.key === 'j' || e.key === 'n' || (moves && e.key === 'ArrowDown')) select(ui.selected + 1, true);
+  else if (e.key === 'k' || e.key === 'p' || (moves && e.key === 'ArrowUp')) select(ui.selected - 1, true);
+  else if (moves && e.key === 'Home') select(0, true);
+  else if (moves && e.key === 'End') select(rows.length - 1, true);
   else if ((e.key === 'Enter' || e.key === 'y') && onRow && row && c) accept(ui.selected);
   else if (e.key === 'e' && row && c) actions.edit(ui.selected);
   else if (e.key === 'r' && row && c) {

@@ -3,7 +3,15 @@
  * block's status, a preview of the selected block's summary with edit and
  * regenerate, Adopt / Cancel, checks, the judge's verdict, and Undo.
  */
-import { formatTokens, indicesHold, isSettled, type BlockView, type CompactionView, type VerdictView } from '../../src/protocol/messages';
+import {
+  formatTokens,
+  indicesHold,
+  isSettled,
+  summaryTokens,
+  type BlockView,
+  type CompactionView,
+  type VerdictView,
+} from '../../src/protocol/messages';
 import { awaitingFirstTokens, blockStatusWord, runningSummaryText } from '../../src/protocol/runningText';
 import type { Ctx } from '../ctx';
 import { button, clear, h, setDisabled, setText } from '../dom';
@@ -11,7 +19,7 @@ import { fillMarkdown } from '../markdown';
 import { renderPlan } from './compactionPlan';
 
 import { post } from '../vscodeApi';
-import { blockSummaryTokens, meter } from './gauges';
+import { blockSummaryTokens, compactionOpen, meter } from './gauges';
 import { renderLoss } from './lossLine';
 
 export class CompactionPanel {
@@ -162,7 +170,7 @@ export class CompactionPanel {
       );
     }
     renderLoss(this.loss, c, this.ctx);
-    const live = c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held';
+    const live = compactionOpen(c);
     const allReady = c.blocks.length > 0 && c.blocks.every(isSettled);
     this.adopt.hidden = !live;
     this.cancel.hidden = !live;
@@ -177,9 +185,11 @@ export class CompactionPanel {
     // The block's own tokens → its summary's (never the worker's prompt, which holds context besides the block). A
     // sent block has no summary tokens yet to show.
     const writing = b.status === 'streaming' && !awaitingFirstTokens(b);
+    // A summary nobody counted yet (an edit before the host's count) is a chars/4 guess: "≈" says so.
+    const counted = summaryTokens(b);
     const io =
-      b.summary !== null
-        ? `${formatTokens(b.tokens)}→${formatTokens(blockSummaryTokens(b))}`
+      counted !== null
+        ? `${formatTokens(b.tokens)}→${counted.estimate ? '≈' : ''}${formatTokens(counted.n)}`
         : writing
           ? `${formatTokens(b.tokens)}→${b.streamedTokens}…`
           : `${formatTokens(b.tokens)}`;
@@ -241,12 +251,13 @@ export class CompactionPanel {
     }
     const m = meter(`Block ${b.index + 1}: summary tokens of block tokens`, 'm-block', 'Block → summary');
     const outTok = blockSummaryTokens(b);
+    const est = summaryTokens(b)?.estimate ? '≈' : '';
     m.set(
       outTok,
       0,
       Math.max(1, b.tokens),
-      `block ${formatTokens(b.tokens)} tokens, summary ${formatTokens(outTok)} tokens`,
-      `${formatTokens(b.tokens)} → ${formatTokens(outTok)}`,
+      `block ${formatTokens(b.tokens)} tokens, summary ${est ? 'about ' : ''}${formatTokens(outTok)} tokens`,
+      `${formatTokens(b.tokens)} → ${est}${formatTokens(outTok)}`,
     );
     this.preview.append(
       h(

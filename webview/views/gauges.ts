@@ -1,4 +1,4 @@
-import { formatTokens, summaryTokens, type BlockView } from '../../src/protocol/messages';
+import { formatTokens, summaryTokens, type BlockView, type CompactionView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { h, setAttr, setText } from '../dom';
 import { thresholdTokens, type Projection } from '../projection';
@@ -96,8 +96,9 @@ export class Gauges {
     );
 
     // Honest numbers: the head (the messages being replaced) against the summary that replaces them.
-    // Workers' prompt sizes (which replay whatever precedes each block) are not a measure of either.
-    const c = s.compaction;
+    // Workers' prompt sizes (which replay whatever precedes each block) are not a measure of either. A compaction no
+    // longer open (adopted, cancelled, failed; Dismiss only hides those) says nothing about the context as it is now.
+    const c = s.compaction && compactionOpen(s.compaction) ? s.compaction : null;
     let headTok: number;
     let sumTok: number;
     let estimated: boolean;
@@ -147,6 +148,11 @@ export class Gauges {
       ratio > 0 ? `${ratio.toFixed(1)}×${estimated ? ' est.' : ''}` : '—',
     );
   }
+}
+
+/** Whether a compaction may still be adopted: its blocks are the head the next compaction replaces. */
+export function compactionOpen(c: Pick<CompactionView, 'state'>): boolean {
+  return c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held';
 }
 
 /** "27 blocks", or about that many while the planner picks the block size. */
