@@ -156,6 +156,14 @@ export function summaryTokens(
   return { n: Math.ceil(b.summary.length / 4), estimate: true };
 }
 
+/**
+ * Whether a compaction may still be adopted: its blocks are the head the next compaction replaces. A closed one
+ * (adopted, cancelled, failed) is history: the gauges, the timeline's block band and the overview show it no more.
+ */
+export function compactionOpen(c: Pick<CompactionView, 'state'>): boolean {
+  return c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held';
+}
+
 /** What a turn that stops for a compaction waits on (agentWaitText says each). */
 export type CompactingDetail = 'now' | 'verdict' | 'amending';
 

@@ -30,6 +30,13 @@ describe('webview: gauges after a compaction closes', function () {
   });
   after(async () => view?.close());
 
+  /** Where the timeline draws `block`: it lays messages out by their tokens. */
+  const blockX = async (block: { firstMessage: number; lastMessage: number }) => {
+    const box = (await view.page.locator('.tl-canvas').boundingBox())!;
+    const at = (i: number) => snap.messages.slice(0, i).reduce((a, m) => a + m.tokens, 0);
+    const mid = (at(block.firstMessage) + at(block.lastMessage + 1)) / 2;
+    return { x: box.x + (mid / at(snap.messages.length)) * box.width, y: box.y + 30 };
+  };
   const io = async () => (await view.page.getByRole('meter', { name: 'Head → summary tokens' }).getAttribute('aria-valuetext'))!;
   const ioShown = async () => (await view.page.locator('.m-io .meter-value').textContent())!;
   const ratio = async () => (await view.page.getByRole('meter', { name: 'Compression ratio' }).getAttribute('aria-valuetext'))!;
@@ -39,6 +46,9 @@ describe('webview: gauges after a compaction closes', function () {
     await view.send({ type: 'compaction', compaction: done });
     assert.equal(await io(), 'head 15.6K tokens, summary 384 tokens');
     assert.equal(await ratio(), '12.9 to 1, head over summary');
+    const at = await blockX(done.blocks[0]!);
+    await view.page.mouse.move(at.x, at.y);
+    assert.match((await view.page.locator('#tl-tip').textContent()) ?? '', /^Block 1 · done/, 'an open block is under the pointer');
   });
 
   for (const state of ['cancelled', 'failed', 'adopted'] as const)
@@ -51,6 +61,11 @@ describe('webview: gauges after a compaction closes', function () {
       assert.equal(await io(), estimate);
       assert.equal(await ioShown(), `${formatTokens(p.headTokens)} → ${formatTokens(p.summaryTokens)} est.`);
       assert.equal(await ratio(), `${p.ratio.toFixed(1)} to 1, head over summary (estimate)`);
+      // The timeline's block band: a closed compaction's blocks are neither drawn nor there to hover.
+      const tip = view.page.locator('#tl-tip');
+      const at = await blockX(mine.blocks[0]!);
+      await view.page.mouse.move(at.x, at.y);
+      assert.doesNotMatch((await tip.textContent()) ?? '', /^Block \d/, 'no block under the pointer');
       await view.page.locator('.cp-dismiss').click();
       await view.frame();
       assert.equal(await view.page.locator('.compaction').isVisible(), false);

@@ -6,6 +6,7 @@
 import {
   formatTokens,
   indicesHold,
+  compactionOpen,
   isSettled,
   summaryTokens,
   type BlockView,
@@ -19,7 +20,7 @@ import { fillMarkdown } from '../markdown';
 import { renderPlan } from './compactionPlan';
 
 import { post } from '../vscodeApi';
-import { blockSummaryTokens, compactionOpen, meter } from './gauges';
+import { blockSummaryTokens, meter } from './gauges';
 import { renderLoss } from './lossLine';
 
 export class CompactionPanel {

@@ -1,4 +1,4 @@
-import { formatTokens, summaryTokens, type BlockView, type CompactionView } from '../../src/protocol/messages';
+import { compactionOpen, formatTokens, summaryTokens, type BlockView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { h, setAttr, setText } from '../dom';
 import { thresholdTokens, type Projection } from '../projection';
@@ -148,11 +148,6 @@ export class Gauges {
       ratio > 0 ? `${ratio.toFixed(1)}×${estimated ? ' est.' : ''}` : '—',
     );
   }
-}
-
-/** Whether a compaction may still be adopted: its blocks are the head the next compaction replaces. */
-export function compactionOpen(c: Pick<CompactionView, 'state'>): boolean {
-  return c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held';
 }
 
 /** "27 blocks", or about that many while the planner picks the block size. */

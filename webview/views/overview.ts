@@ -3,7 +3,7 @@
  * it would leave, and the compaction's status. It expands to the timeline
  * and the gauges; collapsed, the chat gets the room.
  */
-import { formatTokens, isSettled } from '../../src/protocol/messages';
+import { compactionOpen, formatTokens, isSettled } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { h, setText } from '../dom';
 
@@ -44,7 +44,7 @@ export class Overview {
         `split at #${this.ctx.tail()} → ${formatTokens(p.projected)} after`,
     );
     const c = s.compaction;
-    const live = c && (c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held');
+    const live = c && compactionOpen(c);
     const ready = c ? c.blocks.filter(isSettled).length : 0;
     setText(this.status, live ? ` · compaction ${c.state === 'running' ? `${ready}/${c.blocks.length}` : c.state}` : '');
   }

@@ -1,3 +1,4 @@
+import { compactionOpen } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 
 /**
@@ -42,7 +43,8 @@ export class TimelineGeometry {
   /** The compaction block under x, or -1. */
   blockAt(x: number): number {
     const c = this.ctx.model.snap?.compaction;
-    if (!c) return -1;
+    // A closed compaction's blocks are no longer drawn: nothing to hover or select.
+    if (!c || !compactionOpen(c)) return -1;
     const off = this.offsetOfX(x);
     const all = this.ctx.model.prefix.all;
     const at = (i: number) => all[Math.min(i, all.length - 1)]!;

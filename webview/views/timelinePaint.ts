@@ -1,4 +1,4 @@
-import { indicesHold, type BlockStatus, type Role, type ViewMessage } from '../../src/protocol/messages';
+import { compactionOpen, indicesHold, type BlockStatus, type Role, type ViewMessage } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { messageAtOffset } from '../projection';
 import type { TimelineGeometry } from './timelineGeometry';
@@ -135,9 +135,10 @@ export function paintTimeline(canvas: HTMLCanvasElement, ctx: Ctx, geo: Timeline
   };
   if (st.hover >= 0) outline(st.hover, p.hover);
   if (st.selected >= 0) outline(st.selected, p.focus);
-  // Block band while a compaction is in flight; not once the context changed under it (adopted, or a first pin).
+  // Block band while a compaction is open; not once the context changed under it (adopted, or a first pin), nor once
+  // it is closed (cancelled, failed, dismissed).
   const c = s.compaction;
-  if (!c || c.blocks.length === 0 || !indicesHold(c, s.split)) return;
+  if (!c || c.blocks.length === 0 || !compactionOpen(c) || !indicesHold(c, s.split)) return;
   const y = SEG_H + 2;
   for (const b of c.blocks) {
     const x0 = xAt(b.firstMessage);
