@@ -8,7 +8,7 @@ import {
   MIN_BLOCK_TARGET,
   priorSummaryFloor,
   summaryRoom,
-  volumeAt,
+  volumeWithPriors,
   type GaugeView,
   type SplitView,
   type ViewMessage,
@@ -85,8 +85,8 @@ export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail
   const rawBlocks = Math.ceil((compressed - priorTokens) / blockTokens);
   const blocks = compressed > 0 ? priors.length + rawBlocks : 0;
   const room = summaryRoom({ lo: gauge.lo, window: gauge.window, keptTokens: gauge.used - compressed });
-  const total = compressed > 0 ? volumeAt(compressed, split.compression, room) : 0;
-  const written = priors.length > 0 ? writtenWithPriors(total, compressed, priors, rawBlocks) : total;
+  const total = compressed > 0 ? volumeWithPriors(compressed, priors, split.compression, room) : 0;
+  const written = priors.length > 0 ? writtenWithPriors(total, priors, rawBlocks) : total;
   const summaryTokens = written > 0 ? written + carried : 0;
   const projected = Math.max(0, gauge.used - compressed + written);
   const ratio = summaryTokens > 0 ? headTokens / summaryTokens : 0;
@@ -94,19 +94,12 @@ export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail
 }
 
 /**
- * What the planner's split of `total` (splitVolume) adds up to when the head holds earlier summaries: each reserves its
- * floor, or its proportional share of the total if more, and the raw tokens share what is left, each raw block at
- * least MIN_BLOCK_TARGET. A head mostly of an earlier summary thus writes far more than the total: 5,274 tokens for a
- * 10,548-token summary whose total was 879.
+ * What the planner's split of `total` (splitVolume) adds up to when the head holds earlier summaries: each is asked for
+ * its floor, and the new conversation shares the rest, each of its blocks at least MIN_BLOCK_TARGET.
  */
-function writtenWithPriors(total: number, headTokens: number, priors: readonly number[], rawBlocks: number): number {
-  let reserved = 0;
-  let priorTokens = 0;
-  for (const p of priors) {
-    reserved += Math.min(p, Math.max(priorSummaryFloor(p), Math.floor((total * p) / headTokens)));
-    priorTokens += p;
-  }
-  return headTokens > priorTokens ? reserved + Math.max(total - reserved, MIN_BLOCK_TARGET * rawBlocks) : reserved;
+function writtenWithPriors(total: number, priors: readonly number[], rawBlocks: number): number {
+  const floors = priors.reduce((a, p) => a + priorSummaryFloor(p), 0);
+  return rawBlocks > 0 ? floors + Math.max(total - floors, MIN_BLOCK_TARGET * rawBlocks) : Math.max(total, floors);
 }
 
 /** Index into the sorted `allowed` list of the entry nearest to `value` (by index). */

@@ -21,7 +21,7 @@ import type {
   Verbosity,
 } from '../core/vocabulary';
 import type { PlanOption } from '../core/compaction/events';
-export { MIN_BLOCK_TARGET, priorSummaryFloor, summaryRoom, volumeAt } from '../core/perf/volume';
+export { MIN_BLOCK_TARGET, priorSummaryFloor, summaryRoom, volumeAt, volumeWithPriors } from '../core/perf/volume';
 export { formatTokens } from '../core/tokens/formatTokens';
 
 // The shared vocabulary is the core's (src/core/vocabulary.ts); the lists themselves are in ./vocabulary.
@@ -121,48 +121,7 @@ export function applySplitChange(prev: SplitView, next: SplitView | SplitChange)
   return { ...rest, allowed: [...prev.allowed.slice(0, -1), ...allowedAppend] };
 }
 
-/** The blocks after a progress message: the ones it names are streaming with their new counts; the array is new. */
-export function applyBlockProgress(blocks: readonly BlockView[], progress: readonly BlockProgress[]): BlockView[] {
-  const at = new Map(progress.map((p) => [p.index, p.streamedTokens]));
-  return blocks.map((b) => {
-    const n = at.get(b.index);
-    return n === undefined ? b : { ...b, status: 'streaming', streamedTokens: n };
-  });
-}
-
-/** Whether a compaction's message indices still point at the messages the view shows. */
-export function indicesHold(c: Pick<CompactionView, 'version'>, split: Pick<SplitView, 'version'>): boolean {
-  return c.version === undefined || c.version === split.version;
-}
-
-/** The messages a block summarises: its span without the ones it leaves in context (kept user messages). */
-export function summarisedBy(b: Pick<BlockView, 'firstMessage' | 'lastMessage' | 'kept'>): number[] {
-  const kept = b.kept && b.kept.length > 0 ? new Set(b.kept) : null;
-  const out: number[] = [];
-  for (let i = b.firstMessage; i <= b.lastMessage; i++) if (!kept?.has(i)) out.push(i);
-  return out;
-}
-
-/**
- * Tokens of a block's summary as it stands: the worker's output count, the host's count of a hand-edited text, or
- * ≈ chars/4 where no count exists (an estimate, and said to be one); null while it has none.
- */
-export function summaryTokens(
-  b: Pick<BlockView, 'status' | 'summary' | 'stats' | 'editedTokens'>,
-): { n: number; estimate: boolean } | null {
-  if (b.summary === null) return null;
-  if (b.status === 'done' && b.stats) return { n: b.stats.summaryTokens ?? b.stats.outputTokens, estimate: false };
-  if (b.status === 'edited' && b.editedTokens !== undefined) return { n: b.editedTokens, estimate: false };
-  return { n: Math.ceil(b.summary.length / 4), estimate: true };
-}
-
-/**
- * Whether a compaction may still be adopted: its blocks are the head the next compaction replaces. A closed one
- * (adopted, cancelled, failed) is history: the gauges, the timeline's block band and the overview show it no more.
- */
-export function compactionOpen(c: Pick<CompactionView, 'state'>): boolean {
-  return c.state === 'running' || c.state === 'ready' || c.state === 'judging' || c.state === 'held';
-}
+export { applyBlockProgress, compactionOpen, indicesHold, summarisedBy, summaryTokens } from './blockViews';
 
 /** What a turn that stops for a compaction waits on (agentWaitText says each). */
 export type CompactingDetail = 'now' | 'verdict' | 'amending';

@@ -13,7 +13,8 @@ describe('splitpoint inspect (built CLI)', function () {
   before(() => assert.ok(existsSync(cli), 'dist/cli.js is missing: run "npm run build" first (npm test does)'));
 
   it('prints the documented JSON for a plain messages array', () => {
-    const r = run('inspect', '--session', join(root, 'test', 'fixtures', 'long-session.json'), '--json');
+    // A window the whole session fits in: token-fraction keeps 30 % of all of it, from a user message.
+    const r = run('inspect', '--session', join(root, 'test', 'fixtures', 'long-session.json'), '--json', '--window', '262144');
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     const raw = JSON.parse(readFileSync(join(root, 'test', 'fixtures', 'long-session.json'), 'utf8'));

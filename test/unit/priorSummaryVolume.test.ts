@@ -7,7 +7,7 @@ import type { CompactionSettings } from '../../src/core/compaction/plan';
 import { planWork, predictWithOutputs } from '../../src/core/perf/planner';
 import type { HeadModel, PlannerInput } from '../../src/core/perf/planner';
 import { UNIT_PROFILE } from '../../src/core/perf/profile';
-import { MIN_BLOCK_TARGET, maxTokensFor, priorSummaryFloor, splitVolume } from '../../src/core/perf/volume';
+import { MIN_BLOCK_TARGET, maxTokensFor, priorSummaryFloor, splitVolume, volumeWithPriors } from '../../src/core/perf/volume';
 import { SessionStore } from '../../src/core/session/sessionStore';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { TokenLedger } from '../../src/core/tokens/tokenLedger';
@@ -28,11 +28,15 @@ describe('the summary volume of an earlier summary folded in again', () => {
     assert.equal(parts[1]! / parts[2]!, 3000 / 2000, 'the raw blocks share the rest in proportion to their size');
   });
 
-  it('never asks more of an earlier summary than it holds, and no less than its proportional share', () => {
+  it("asks an earlier summary for its floor, never more than it holds; the rest is the new conversation's", () => {
     assert.deepEqual(splitVolume(600, [40, 3000], [40, 0]), [40, 560], 'a summary under the sections minimum is kept whole');
     assert.deepEqual(splitVolume(600, [100, 3000], [100, 0]), [64, 536]);
-    // A volume set by hand (--volume) above the floor: the summary keeps its proportional share.
-    assert.deepEqual(splitVolume(5000, [1000, 5000], [1000, 0]), [833, 4167]);
+    // A volume above the floor (set by hand, --volume): the floor is the summary's, the rest the new work's.
+    assert.deepEqual(splitVolume(5000, [1000, 5000], [1000, 0]), [500, 4500]);
+    // A total that counts the floor apart, as summaryVolume's does: the new conversation gets its own volume.
+    const total = volumeWithPriors(9_713, [713], 24, 0);
+    assert.equal(total, priorSummaryFloor(713) + Math.round(9_000 / 24));
+    assert.deepEqual(splitVolume(total, [713, 4500, 4500], [713, 0, 0]), [357, 188, 187]);
     assert.equal(priorSummaryFloor(713), 357);
     assert.equal(priorSummaryFloor(0), 0);
   });
@@ -179,6 +183,19 @@ describe('re-compaction asks the earlier summary for at least half of itself', (
       sent[0]!.messages.some((m) => (m.content ?? '').includes(RULE)),
       'and it is the worker that holds the rule',
     );
+  });
+
+  it('the new conversation keeps its own volume beside the floor, even with no room left at lo', async () => {
+    const snap = await recompactable(8);
+    // A lo the kept tail alone passes: the volume is at its floor, head ÷ 24.
+    const pc = createCompaction(snap, settings({ mode: 'parallel', blockTokens: 4096, targetFraction: 0.01 }), deps(new FakeModel()));
+    const prior = pc.plan.blocks[0]!;
+    assert.ok(prior.isPriorSummary);
+    const raw = sum(pc.plan.blocks.slice(1).map((b) => b.tokens));
+    const rawTargets = sum(pc.plan.workers.targets.slice(1));
+    // Out of one total the floor left the new work 128 tokens for 9,000 (70×) in a review's run.
+    assert.ok(rawTargets >= Math.round(raw / 24) - 1, `new conversation: ${rawTargets} summary tokens for ${raw}`);
+    assert.equal(pc.plan.workers.targets[0], priorSummaryFloor(prior.tokens));
   });
 
   it('the one sequential worker is asked for the floor and at least the minimum for the new conversation', async () => {

@@ -94,8 +94,9 @@ describe('webview: the projection of a re-compaction counts the earlier summary 
     ]);
     assert.deepEqual(s.snapshot.split.tailStartIndex, 3, 'fixture: the strategy splits after the raw message');
     assert.equal(s.plan.headTokens, 3132);
-    // The summary's floor (666) and the raw block's minimum, against a volume of 261 from the verbosity alone.
-    assert.equal(s.written, 730);
+    // The summary's floor (666) and the new conversation's own volume (1,800 ÷ 12 = 150), against 261 from the
+    // verbosity over the whole head.
+    assert.equal(s.written, 816);
     assert.equal(
       splitVolume(s.plan.summaryTokens, [1332, 1800], [1332, 0]).reduce((a, b) => a + b, 0),
       s.written,
@@ -104,7 +105,7 @@ describe('webview: the projection of a re-compaction counts the earlier summary 
     await view.send({ type: 'snapshot', snapshot: s.snapshot });
     const p = await projected();
     assert.ok(Math.abs(p.now - s.after) <= 2, `projected ${p.now}, the engine writes for ${s.after}`);
-    assert.match(await io(), /^head 3,132 tokens, summary 730 tokens \(estimate\)$/);
+    assert.match(await io(), /^head 3,132 tokens, summary 816 tokens \(estimate\)$/);
     assert.match(await line(), new RegExp(`split at #3 → ${s.after.toLocaleString('en-US')} after`));
   });
 

@@ -218,7 +218,9 @@ function plannerInput(
   const room = summaryRoom({ lo: settings.targetFraction ?? 0.4, window: settings.contextWindow, keptTokens: total - headTokens });
   const input: PlannerInput = {
     head: model,
-    summaryTokens: settings.summaryTokens ?? summaryVolume({ headTokens, verbosity: settings.verbosity, room }),
+    summaryTokens:
+      settings.summaryTokens ??
+      summaryVolume({ headTokens, verbosity: settings.verbosity, room, priorTokens: priorSummaries.map((i) => tokens[i]!) }),
     profile: settings.profile ?? H100_7B,
     window: settings.contextWindow,
     cache: settings.cache ?? 'warm',

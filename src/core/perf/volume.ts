@@ -25,6 +25,8 @@ export interface VolumeInput {
    * minus the tail, pins, system prompt and merge framing. Undefined = no bound.
    */
   room: number | undefined;
+  /** Tokens of each earlier summary in the head (re-compaction): each is asked for its floor, apart from the rest. */
+  priorTokens?: readonly number[];
 }
 
 export function summaryVolume(x: VolumeInput): number {
@@ -32,7 +34,30 @@ export function summaryVolume(x: VolumeInput): number {
   // Settings and the CLI validate it; a caller of the core that does not would get a NaN volume, and the planner's
   // search over it would not end.
   if (compression === undefined) throw new Error(`unknown verbosity "${String(x.verbosity)}" (${Object.keys(COMPRESSION).join(', ')})`);
-  return volumeAt(x.headTokens, compression, x.room);
+  return volumeWithPriors(x.headTokens, x.priorTokens ?? [], compression, x.room);
+}
+
+/**
+ * The volume of a head holding earlier summaries: each at its floor (priorSummaryFloor), and the new conversation at the
+ * compression within what the room leaves once those floors are counted, never below head ÷ 24 of it. Taken out of
+ * one total instead, the floors ate the new conversation's share: 9,000 new tokens got 128 (70×). The side bar's
+ * projection uses the same sum.
+ */
+export function volumeWithPriors(
+  headTokens: number,
+  priorTokens: readonly number[],
+  compression: number,
+  room: number | undefined,
+): number {
+  let floors = 0;
+  let prior = 0;
+  for (const p of priorTokens) {
+    floors += priorSummaryFloor(p);
+    prior += p;
+  }
+  const raw = headTokens - prior;
+  if (prior === 0) return volumeAt(headTokens, compression, room);
+  return raw > 0 ? floors + volumeAt(raw, compression, room === undefined ? undefined : room - floors) : floors;
 }
 
 /**
@@ -78,9 +103,9 @@ export function priorSummaryFloor(tokens: number): number {
 
 /**
  * Splits `total` across blocks (largest remainder, so the parts add up), each at least MIN_BLOCK_TARGET.
- * `priorTokens[k]` is how much of block k is earlier summary: that part is reserved first, at its floor or at its
- * proportional share of the total if more, never above its size; the rest of the total goes to the blocks' other
- * tokens in proportion, none below MIN_BLOCK_TARGET. A block whose share would be below it is held at it and the
+ * `priorTokens[k]` is how much of block k is earlier summary: that part is reserved first, at its floor (which a total
+ * from summaryVolume counts apart); the rest of the total goes to the blocks' other tokens in proportion, none below
+ * MIN_BLOCK_TARGET. A block whose share would be below it is held at it and the
  * others share what is left, so the parts still add up to the total: the planner compares its plans at this total,
  * and a small last block raised after the split made every many-block plan ask for more than the sequential call.
  * When the floors alone pass the total (a small head, or a room at `lo` too tight for the earlier summary), the
@@ -105,7 +130,8 @@ export function splitVolume(total: number, blockTokens: readonly number[], prior
     const p = Math.max(0, Math.min(t, priorTokens?.[i] ?? 0));
     raw[i] = t - p;
     // An empty block still gets the minimum; a block of earlier summary alone gets its reserve and nothing more.
-    parts[i] = p > 0 ? Math.min(p, Math.max(priorSummaryFloor(p), Math.floor((total * p) / sum))) : t === 0 ? MIN_BLOCK_TARGET : 0;
+    // Exactly its floor: the total counts it apart (volumeWithPriors), and more of it would be the new work's share.
+    parts[i] = p > 0 ? priorSummaryFloor(p) : t === 0 ? MIN_BLOCK_TARGET : 0;
     held[i] = t === p;
     reserved += parts[i]!;
     rawSum += t - p;
