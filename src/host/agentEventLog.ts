@@ -76,7 +76,9 @@ export const controllerAgentEvents: AgentEventTable<AgentEventSink> = {
   },
   'waiting-for-compaction': (e, s) => {
     s.notice('info', `The context is ${pct(e.usedFraction)}% full: the agent waits for the background compaction to finish.`);
-    s.waiting('compaction', 'background');
+    // On that compaction: its end (adopted, held, failed) sends the wait back to the model, also when a refused request
+    // is retried with no new step.
+    s.compacting(e.compactionId, 'background');
   },
   'judging-held-compaction': (e, s) => {
     s.log.info(`[${s.sid}] judging ${e.compactionId}, held while idle, against the new message`);

@@ -124,7 +124,7 @@ export function applySplitChange(prev: SplitView, next: SplitView | SplitChange)
 export { applyBlockProgress, compactionOpen, indicesHold, summarisedBy, summaryTokens } from './blockViews';
 
 /** What a turn that stops for a compaction waits on (agentWaitText says each). */
-export type CompactingDetail = 'now' | 'verdict' | 'amending';
+export type CompactingDetail = 'now' | 'background' | 'verdict' | 'amending';
 
 /**
  * What a running agent waits on while no reply text streams. 'model': the request is sent and no token has come (the
@@ -136,7 +136,7 @@ export type CompactingDetail = 'now' | 'verdict' | 'amending';
  */
 export interface AgentWaitView {
   on: 'model' | 'reasoning' | 'tool' | 'compaction';
-  /** For 'compaction': 'background' or a CompactingDetail; for 'tool': the tool's name. */
+  /** For 'compaction': a CompactingDetail; for 'tool': the tool's name. */
   detail: string | null;
   /** How long it had waited when the message was sent: a duration, since the webview's clock may not be the host's. */
   elapsedMs: number;

@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import { AgentLoop } from '../../src/core/agent/agentLoop';
 import type { AgentSettings } from '../../src/core/agent/agentLoop';
 import type { AgentEvent } from '../../src/core/agent/events';
-import { controllerAgentEvents, type AgentEventSink } from '../../src/host/agentEventLog';
-import { AgentWait, waitSink } from '../../src/host/agentWait';
+import { waitsOf } from '../unit/helpers/waitLine';
 import { pinTool } from '../../src/core/agent/pinTool';
 import { recallTool } from '../../src/core/agent/recall';
 import { agentSystemPrompt } from '../../src/core/agent/systemPrompt';
@@ -271,36 +270,6 @@ describe('agent loop with compaction, against the scripted simulator', function 
     const nextStep = h.events.findIndex((e, i) => i > waitIdx && e.type === 'step-started');
     assert.ok(adoptIdx > waitIdx && nextStep > adoptIdx, 'the next step started only after adoption');
   });
-
-  /** What the side bar's wait line said through a turn's events, as the host maps them (agentEventLog.ts). */
-  function waitsOf(events: AgentEvent[]): string[] {
-    const said: string[] = [];
-    let streaming = '';
-    const wait = new AgentWait({
-      now: () => 0,
-      post: (w) => said.push(w ? `${w.on} ${w.detail}` : 'none'),
-      inTurn: () => true,
-      replyStreaming: () => streaming.length > 0,
-    });
-    const quiet = () => undefined;
-    const sink: AgentEventSink = {
-      log: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
-      sid: 's',
-      notice: quiet,
-      streamed: (text) => {
-        streaming = text === null ? '' : streaming + text;
-        if (text !== null) wait.endSilently();
-      },
-      replyReset: () => (streaming = ''),
-      ...waitSink(wait),
-      recordVerdict: quiet,
-      held: quiet,
-      windowCorrected: quiet,
-      error: quiet,
-    };
-    for (const e of events) (controllerAgentEvents[e.type] as (e: AgentEvent, s: AgentEventSink) => void)(e, sink);
-    return said;
-  }
 
   it("on the server's context-length 400 compacts synchronously and retries the same request once", async () => {
     // The agent believes the window is much larger than the server's, so only the server can stop it.

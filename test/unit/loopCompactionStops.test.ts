@@ -5,7 +5,7 @@ import { planSessionCompaction } from '../../src/core/agent/compactionRunner';
 import { adoptPlanned } from '../../src/core/agent/planBase';
 import { autoApprove, ToolRegistry } from '../../src/core/agent/tools';
 import { defaultSettings } from '../../src/core/config/settings';
-import { unlimited } from '../../src/core/ports';
+import { unlimited, type ModelPort } from '../../src/core/ports';
 import { SessionStore } from '../../src/core/session/sessionStore';
 import { CharEstimateCounter } from '../../src/core/tokens/tokenCounter';
 import { TokenLedger } from '../../src/core/tokens/tokenLedger';
@@ -15,6 +15,7 @@ import type { HostToWebview } from '../../src/protocol/messages';
 import { history } from './helpers/backgroundDeps';
 import { controllerDefaults } from './helpers/controllerDefaults';
 import { FakeModel } from './helpers/fakeModel';
+import { waitsOf } from './helpers/waitLine';
 import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
 
 const until = async (done: () => boolean): Promise<void> => {
@@ -169,5 +170,87 @@ describe('compactions the agent loop runs on its own: stopping them, and giving 
     );
     const failed = events.find((e) => e.type === 'compaction-failed');
     assert.match(failed && failed.type === 'compaction-failed' ? failed.error : '', /planned on a different version/);
+  });
+});
+
+describe("the agent's wait line through a refused request", () => {
+  it('waits on the background compaction, then on the model again for the retried request', async () => {
+    const store = await history(12);
+    const ledger = new TokenLedger(new CharEstimateCounter());
+    const compactor = new FakeModel();
+    const events: AgentEvent[] = [];
+    const answer = new FakeModel(() => 'Done.');
+    let calls = 0;
+    const s0 = agentSettingsFrom({ ...defaultSettings(), blockTokens: 256 }, 100_000);
+    // 80 % of the room: past hi (a background compaction starts), under block.
+    const window = Math.ceil(ledger.total(store.active().messages) / 0.8) + s0.replyReserve;
+    const agent: ModelPort = {
+      chat: (req, opts) => {
+        // The server counts more than the local estimate: the first request is refused as too long.
+        if (++calls === 1)
+          return Promise.reject(Object.assign(new Error('too long'), { kind: 'context-overflow', window, input: undefined }));
+        return answer.chat(req, opts);
+      },
+    };
+    const settings = agentSettingsFrom({ ...defaultSettings(), judge: { enabled: false, threshold: 7 }, blockTokens: 256 }, window);
+    const deps = {
+      store,
+      ledger,
+      model: agent,
+      compactor,
+      compactorLimiter: unlimited,
+      judge: compactor,
+      clock: fixedClock(),
+      ids: counterIds(),
+    };
+    const loop = new AgentLoop({ ...deps, tools: new ToolRegistry([]), approvals: autoApprove }, settings);
+    loop.on((e) => events.push(e));
+    compactor.hold();
+    const run = loop.send('go on', new AbortController().signal);
+    await until(() => events.some((e) => e.type === 'waiting-for-compaction'));
+    compactor.release();
+    assert.equal((await run).reason, 'answer');
+    assert.equal(calls, 2, 'the refused request was sent again');
+    const said = waitsOf(events);
+    const at = said.indexOf('compaction background');
+    assert.ok(at > 0, said.join(' → '));
+    assert.equal(said[at + 1], 'model null', `after the adoption the retried request waits on the model: ${said.join(' → ')}`);
+  });
+});
+
+describe('a window the server corrects', () => {
+  it('moves the compactions to lo of the new prompt room, and the reply reserve to at most half the window', async () => {
+    const store = await history(12);
+    const ledger = new TokenLedger(new CharEstimateCounter());
+    const answer = new FakeModel(() => 'Done.');
+    const sent: (number | undefined)[] = [];
+    let calls = 0;
+    const agent: ModelPort = {
+      chat: (req, opts) => {
+        sent.push(req.maxTokens);
+        // The setting said 100K; the server has 6,000 tokens.
+        if (++calls === 1)
+          return Promise.reject(Object.assign(new Error('too long'), { kind: 'context-overflow', window: 6_000, input: 7_000 }));
+        return answer.chat(req, opts);
+      },
+    };
+    const settings = agentSettingsFrom({ ...defaultSettings(), judge: { enabled: false, threshold: 7 }, blockTokens: 256 }, 100_000);
+    const compactor = new FakeModel();
+    const deps = {
+      store,
+      ledger,
+      model: agent,
+      compactor,
+      compactorLimiter: unlimited,
+      judge: compactor,
+      clock: fixedClock(),
+      ids: counterIds(),
+    };
+    const loop = new AgentLoop({ ...deps, tools: new ToolRegistry([]), approvals: autoApprove }, settings);
+    await loop.send('go on', new AbortController().signal);
+    assert.deepEqual(sent, [4096, 3000], 'the retried request asks for half the corrected window');
+    const pending = await loop.compactNow({ focus: undefined, trigger: 'structural', signal: new AbortController().signal });
+    assert.equal(pending?.plan.settings.contextWindow, 6_000);
+    assert.equal(pending?.plan.settings.targetFraction, (0.4 * (6_000 - 3_000)) / 6_000, 'lo of the corrected room');
   });
 });

@@ -2,7 +2,7 @@ import type { PendingCompaction } from '../compaction/pendingCompaction';
 import type { ChatMessage, StoredMessage } from '../messages';
 import { toWire } from '../messages';
 import type { ModelResult } from '../ports';
-import { evaluateOverflow } from '../triggers';
+import { evaluateOverflow, thresholdsOfWindow } from '../triggers';
 import type { BackgroundCompaction } from './compactionRunner';
 import type { AgentEvent } from './events';
 import type { CompactTrigger } from './loopCompactions';
@@ -267,7 +267,10 @@ export class AgentLoop {
   /** The server knows its window better than our settings: use it from now on. */
   private correctWindow(window: number): void {
     this.emit({ type: 'window-corrected', window, was: this.settings.contextWindow });
-    this.settings.contextWindow = window;
-    this.settings.compaction = { ...this.settings.compaction, contextWindow: window };
+    const s = this.settings;
+    s.contextWindow = window;
+    // As agentSettingsFrom derives them: the reserve at most half the window, and lo of the new prompt room.
+    s.replyReserve = Math.min(s.replyReserve, Math.floor(window / 2));
+    s.compaction = { ...s.compaction, contextWindow: window, targetFraction: thresholdsOfWindow(s.thresholds, window, s.replyReserve).lo };
   }
 }

@@ -18,7 +18,8 @@ export type AgentEvent =
   | { type: 'trigger-fired'; trigger: TriggerKind; usedFraction: number; detail?: string }
   | { type: 'compaction-started'; compactionId: string; background: boolean; focus: string | undefined }
   | { type: 'compaction'; event: CompactionEvent }
-  | { type: 'waiting-for-compaction'; usedFraction: number }
+  /** The context is full: the turn waits for the background compaction `compactionId`, hurried. */
+  | { type: 'waiting-for-compaction'; compactionId: string; usedFraction: number }
   /** A summary made while the agent was idle is judged against the new message before the agent answers it. */
   | { type: 'judging-held-compaction'; compactionId: string }
   | { type: 'judge-verdict'; compactionId: string; attempt: number; verdict: Verdict; nextSteps: number }

@@ -120,7 +120,7 @@ export class LoopCompactions {
     const bg = this.background;
     if (bg) {
       // The only stall: the context is full and the summary is not ready.
-      this.emit({ type: 'waiting-for-compaction', usedFraction: before / this.settings.contextWindow });
+      this.emit({ type: 'waiting-for-compaction', compactionId: bg.id, usedFraction: before / this.settings.contextWindow });
       bg.hurry();
       await abortable(bg.done, signal);
       await this.adoptIfSettled(signal);
