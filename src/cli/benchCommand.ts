@@ -20,6 +20,7 @@ import { readPrefixCacheCounters, resetPrefixCache } from './serverProbe';
 import { CALIBRATE_HELP, calibrateCommand } from './calibrateCommand';
 import { mainThreadCpuSince } from '../node/threadCpu';
 import { forgetCountsAfterNow } from '../core/tokens/memoCounter';
+import { CLI_REPLY_RESERVE, cliTargetFraction } from './cliDefaults';
 
 /** The runs bench makes without --runs. */
 const DEFAULT_RUN_NAMES = [
@@ -175,7 +176,10 @@ export async function runBench(o: {
   const { store } = await openSession(o.path, { readOnly: true });
   const ledger = new TokenLedger(counter);
   const { client, limiter, contextWindow, model } = o.endpoint;
-  const snapshot = snapshotSession(store, ledger, { strategy: o.strategy }, AGENT_TOOL_SPECS, { contextWindow, replyReserve: 4096 });
+  const snapshot = snapshotSession(store, ledger, { strategy: o.strategy }, AGENT_TOOL_SPECS, {
+    contextWindow,
+    replyReserve: CLI_REPLY_RESERVE,
+  });
   const split = snapshot.split;
   if (split.headIndices.length === 0) throw new Error(`Nothing to compact under ${o.strategy}: ${split.note}`);
   // Head size as the server counts it: the agent prefix through the head, less the frame.
@@ -205,6 +209,7 @@ export async function runBench(o: {
       streamWorkers: spec.stream,
       blockTokens: o.blockTokens,
       contextWindow,
+      targetFraction: cliTargetFraction(contextWindow),
       model,
     };
     const requests: ModelRequest[] = [];

@@ -22,6 +22,7 @@ import { openSession } from './openSession';
 import { intOption, oneOf, parseCommandArgs, requireString } from './args';
 import { ENDPOINT_OPTIONS, connect, endpointHelp } from './endpoint';
 import type { CliIO } from './io';
+import { CLI_REPLY_RESERVE, cliTargetFraction } from './cliDefaults';
 
 export const COMPACT_HELP = `splitpoint compact --session FILE --endpoint URL [options]
 
@@ -99,7 +100,7 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
     const ledger = new TokenLedger(await loadTiktokenCounter());
     const snapshot = snapshotSession(store, ledger, manual === undefined ? { strategy } : { manualIndex: manual }, AGENT_TOOL_SPECS, {
       contextWindow: endpoint.contextWindow,
-      replyReserve: 4096,
+      replyReserve: CLI_REPLY_RESERVE,
     });
     if (snapshot.split.headIndices.length === 0)
       throw new Error(`Nothing to compact: the ${snapshot.strategy} split keeps the whole session (${snapshot.split.note}).`);
@@ -131,6 +132,7 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
         focus,
         streamWorkers: !values['no-stream'],
         contextWindow: endpoint.contextWindow,
+        targetFraction: cliTargetFraction(endpoint.contextWindow),
         model: endpoint.model,
         ...(serverLoad ? { serverLoad } : {}),
       },

@@ -26,6 +26,7 @@ import { UsageError, intOption, oneOf, parseCommandArgs } from './args';
 import { ENDPOINT_OPTIONS, connect } from './endpoint';
 import type { CliIO } from './io';
 import { openSession } from './openSession';
+import { CLI_REPLY_RESERVE, cliTargetFraction } from './cliDefaults';
 
 export const EVAL_HELP = `splitpoint eval [--session FILE] [--endpoint URL] [options]
 
@@ -173,7 +174,7 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
       const { store } = await openSession(values.session, { readOnly: true });
       snapshot = snapshotSession(store, ledger, manual === undefined ? { strategy } : { manualIndex: manual }, AGENT_TOOL_SPECS, {
         contextWindow: endpoint.contextWindow,
-        replyReserve: 4096,
+        replyReserve: CLI_REPLY_RESERVE,
       });
       source = values.session;
       // Capped copies in the active context are checked against the originals the user saw.
@@ -206,6 +207,7 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
       verbosity,
       streamWorkers: false,
       contextWindow: endpoint.contextWindow,
+      targetFraction: cliTargetFraction(endpoint.contextWindow),
       model: endpoint.model,
     };
     const result: EvalResult = await evaluate(

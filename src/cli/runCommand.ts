@@ -17,7 +17,7 @@ import { STRATEGY_NAMES } from '../core/splitPoint';
 import type { StrategyName } from '../core/splitPoint';
 import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
 import { TokenLedger } from '../core/tokens/tokenLedger';
-import { DEFAULT_THRESHOLDS, thresholdsOfWindow, validateThresholds } from '../core/triggers';
+import { DEFAULT_THRESHOLDS, validateThresholds } from '../core/triggers';
 import { NodeFileStorage } from '../node/fileStorage';
 import { fileSpill, nodeWorkspaceTools } from '../node/tools';
 import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
@@ -26,6 +26,7 @@ import { intOption, oneOf, parseCommandArgs, requireString, UsageError } from '.
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
 import { defaultLogPath } from './importCommand';
 import type { CliIO } from './io';
+import { CLI_REPLY_RESERVE, cliTargetFraction } from './cliDefaults';
 
 export const RUN_HELP = `splitpoint run --endpoint URL --workspace DIR --task TEXT [options]
 
@@ -49,9 +50,6 @@ ${ENDPOINT_HELP}
   --allow-network     let sandboxed commands use the network
   --yes               approve every write and command
   --json              one JSON event per line on stdout`;
-
-/** The tokens each request asks for as max_tokens: the prompt may use the window less these. */
-const REPLY_RESERVE = 4096;
 
 const OPTIONS = {
   ...ENDPOINT_OPTIONS,
@@ -132,7 +130,7 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
     },
     {
       contextWindow: endpoint.contextWindow,
-      replyReserve: REPLY_RESERVE,
+      replyReserve: CLI_REPLY_RESERVE,
       thresholds,
       strategy,
       // The summary volume is bounded so the context lands at --lo, as in the extension.
@@ -140,7 +138,7 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
         ...DEFAULT_COMPACTION_SETTINGS,
         contextWindow: endpoint.contextWindow,
         model: endpoint.model,
-        targetFraction: thresholdsOfWindow(thresholds, endpoint.contextWindow, REPLY_RESERVE).lo,
+        targetFraction: cliTargetFraction(endpoint.contextWindow, thresholds.lo),
       },
       asyncCompaction: !values['no-async'],
       judge: { enabled: !values['no-judge'], threshold: 7, model: endpoint.model },

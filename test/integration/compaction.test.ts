@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AGENT_TOOL_SPECS } from '../../src/core/agent/toolSpecs';
 import { createCompaction, snapshotSession } from '../../src/core/compaction/fromSession';
-import { DEFAULT_COMPACTION_SETTINGS } from '../../src/core/compaction/plan';
+import { DEFAULT_COMPACTION_SETTINGS, planCompaction } from '../../src/core/compaction/plan';
+import { defaultSettings } from '../../src/core/config/settings';
+import { agentSettingsFrom } from '../../src/host/agentSettings';
 import type { CompactionSettings } from '../../src/core/compaction/plan';
 import type { PlanChoice } from '../../src/core/compaction/events';
 import { toWire } from '../../src/core/messages';
@@ -249,6 +251,22 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
       'h100-7b',
     );
     assert.match(text.stdout, /^plan \(profile h100-7b, named; cold cache; 1 endpoint; fixed: layout=cache-aligned\):\n> cache-aligned/);
+  });
+
+  it('plans the volume the extension would for the same session and window: lo of the prompt room', async () => {
+    const r = await cli('compact', '--session', fixture, '--endpoint', sim.url, '--plan', '--json', '--window', '65536');
+    assert.equal(r.status, 0, r.stderr);
+    const raw = JSON.parse(readFileSync(fixture, 'utf8')) as unknown;
+    const store = await SessionStore.importArray({ storage: new MemoryStorage() }, '/m.jsonl', raw);
+    const ledger = new TokenLedger(await loadTiktokenCounter());
+    const snap = snapshotSession(store, ledger, { strategy: 'token-fraction' }, AGENT_TOOL_SPECS, {
+      contextWindow: 65_536,
+      replyReserve: 4096,
+    });
+    // The extension's own settings for that window (agentSettingsFrom): where its compactions aim.
+    const extension = agentSettingsFrom(defaultSettings(), 65_536).compaction;
+    const plan = planCompaction(snap, extension);
+    assert.equal(JSON.parse(r.stdout).summaryTokens, plan.summaryTokens);
   });
 
   it("--plan counts other clients' work from the server's /metrics; --ignore-load plans as if it were idle", async () => {
