@@ -1,5 +1,5 @@
 import { isSummaryMessage, type ChatMessage, type StoredMessage } from './messages';
-import { keepActiveRequest, keepOpenBatchInTail } from './splitGuards';
+import { keepActiveRequest, keepOpenBatchInTail, openToolBatchStart } from './splitGuards';
 import { splitIntoTurns, userMessageIndices } from './turns';
 
 /**
@@ -353,5 +353,8 @@ export function planSplit(input: SplitInput, choice: SplitChoice, contextWindow:
   // The strategies hold to this themselves; it is applied again here, on the way to every snapshot, so that a strategy
   // added later cannot summarise a call whose results are still to come.
   const split = keepOpenBatchInTail(input.messages, chosen);
-  return { split, allowed: allowedBoundaries(input.messages, 'message'), frameEnd: frameEnd(input.messages) };
+  // Nor may the handle go past such a batch: a split there would be taken back to it, and the view show another one.
+  const open = openToolBatchStart(input.messages);
+  const allowed = allowedBoundaries(input.messages, 'message').filter((a) => open === undefined || a <= open);
+  return { split, allowed, frameEnd: frameEnd(input.messages) };
 }

@@ -18,7 +18,7 @@ import { PostCoalescer } from './postCoalescer';
 import { AgentWait, waitSink } from './agentWait';
 import { PinActions } from './pinActions';
 import { lossHeadline } from './review/lossHeadline';
-import { contextRef, sessionGauge, sessionSnapshot, sessionSplit, viewMessages } from './sessionSnapshot';
+import { contextRef, sessionGauge, sessionSnapshot, sessionSplit, splitChange, viewMessages } from './sessionSnapshot';
 import { UserCompactions } from './userCompactions';
 import { toViewMessage, verdictView } from './viewModel';
 import { dispatchWebview, type SessionOps } from './webviewDispatch';
@@ -245,8 +245,8 @@ export class SessionController {
       const message = toViewMessage(active.messages[i]!, i, active.origins[i]!, this.deps.ledger);
       const gauge = sessionGauge(this.loop.contextTokens(), this.env);
       // Only the end of `allowed` changes when a message is appended: send that, not the whole list again.
-      const { allowed, ...split } = sessionSplit(this.store, this.deps.ledger, this.env);
-      this.post({ type: 'message-added', message, gauge, split: { ...split, allowedAppend: allowed.filter((a) => a >= i) } });
+      const split = splitChange(active.messages, sessionSplit(this.store, this.deps.ledger, this.env));
+      this.post({ type: 'message-added', message, gauge, split });
     } else {
       // Compaction, undo, pins and focus reshape the whole context (the pinned block sits at the top).
       this.post({ type: 'snapshot', snapshot: this.snapshot() });

@@ -2,7 +2,16 @@ import { viewVersion } from '../core/agent/planBase';
 import type { SessionStore } from '../core/session/sessionStore';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import { frameEnd } from '../core/splitPoint';
-import type { CompactionView, GaugeView, SessionListItem, SplitView, VerdictView, ViewMessage, ViewSnapshot } from '../protocol/messages';
+import type {
+  CompactionView,
+  GaugeView,
+  SessionListItem,
+  SplitChange,
+  SplitView,
+  VerdictView,
+  ViewMessage,
+  ViewSnapshot,
+} from '../protocol/messages';
 import { agentSettingsFrom, windowThresholds } from './agentSettings';
 import type { ControllerEnvironment } from './controllerEnvironment';
 import type { ContextRef } from './contextShift';
@@ -66,6 +75,17 @@ export function sessionSplit(store: SessionStore, ledger: TokenLedger, env: Cont
     version: (frameEnd) => viewVersion(store, frameEnd),
     priorDepth: active.compaction?.depth ?? 0,
   });
+}
+
+/**
+ * The split as a change after a message was appended to `messages`: the allowed places can change from the appended
+ * message on, or from the tool batch it answers (no place inside a batch awaiting results is allowed, see planSplit).
+ */
+export function splitChange(messages: readonly { role: string }[], split: SplitView): SplitChange {
+  let from = messages.length - 1;
+  while (from > 0 && messages[from]!.role === 'tool') from--;
+  const { allowed, ...rest } = split;
+  return { ...rest, allowedFrom: from, allowedAppend: allowed.filter((a) => a >= from) };
 }
 
 export function sessionSnapshot(src: SnapshotSource): ViewSnapshot {

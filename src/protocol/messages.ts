@@ -107,18 +107,20 @@ export interface SplitView {
 
 /**
  * The split after one appended message. `allowed` is sent as a change, not
- * resent whole with every message: the previous list loses its last entry
- * (the old "compact everything" end) and gains `allowedAppend`.
+ * resent whole with every message: the previous list keeps its entries before
+ * `allowedFrom` and gains `allowedAppend` (the old "compact everything" end
+ * goes; so do the places inside a tool batch, while it awaits its results).
  */
 export interface SplitChange extends Omit<SplitView, 'allowed'> {
+  allowedFrom: number;
   allowedAppend: number[];
 }
 
 /** The split the view should hold after `next` (a whole SplitView, or a change against `prev`). */
 export function applySplitChange(prev: SplitView, next: SplitView | SplitChange): SplitView {
   if (!('allowedAppend' in next)) return next;
-  const { allowedAppend, ...rest } = next;
-  return { ...rest, allowed: [...prev.allowed.slice(0, -1), ...allowedAppend] };
+  const { allowedAppend, allowedFrom, ...rest } = next;
+  return { ...rest, allowed: [...prev.allowed.filter((a) => a < allowedFrom), ...allowedAppend] };
 }
 
 export { applyBlockProgress, compactionOpen, indicesHold, summarisedBy, summaryTokens } from './blockViews';

@@ -16,6 +16,8 @@ import { STRATEGY_NAMES, openToolBatchStart, planSplit, splitManual, type SplitC
 import { FakeModel } from './helpers/fakeModel';
 import { MemoryStorage, counterIds, fixedClock } from './helpers/memoryStorage';
 import { asst, result, sys, user } from './helpers/build';
+import { applySplitChange, type SplitView } from '../../src/protocol/messages';
+import { splitChange } from '../../src/host/sessionSnapshot';
 
 const counter = new CharEstimateCounter();
 const TOOLS: ToolSpec[] = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }];
@@ -240,3 +242,42 @@ describe('the safety net: a result whose call was summarised anyway', () => {
     );
   });
 });
+
+describe('the split handle and a tool batch awaiting results', () => {
+  it('may not go past the batch, and the per-message changes rebuild the list a snapshot has as the batch opens and closes', () => {
+    const { messages } = midBatch();
+    const open = openToolBatchStart(messages)!;
+    const plan = (ms: readonly StoredMessage[]) =>
+      planSplit({ messages: ms, tokens: flat(ms) }, { strategy: 'token-fraction' }, WINDOW, RESERVE);
+    assert.ok(
+      plan(messages).allowed.every((a) => a <= open),
+      `allowed ${plan(messages).allowed.join(',')} past the call at ${open}`,
+    );
+    // The session as it grows: the batch opens, its first result comes, the second, then the answer.
+    const full = [...messages, result('call_B', 'approved and run'), asst('Both read.')];
+    const view = (ms: readonly StoredMessage[]) => ({ ...viewOf(plan(ms).allowed) });
+    let held = view(full.slice(0, open));
+    for (let n = open + 1; n <= full.length; n++) {
+      const ms = full.slice(0, n);
+      held = applySplitChange(held, splitChange(ms, view(ms)));
+      assert.deepEqual(held.allowed, plan(ms).allowed, `after message ${n - 1} (${ms[n - 1]!.role})`);
+    }
+    assert.equal(held.allowed.at(-1), full.length, 'once answered, everything may be compacted again');
+  });
+});
+
+/** A SplitView around an allowed list: the rest of its fields do not take part in the change. */
+function viewOf(allowed: number[]): SplitView {
+  return {
+    strategy: 'token-fraction',
+    tailStartIndex: 0,
+    keptIndices: [],
+    allowed,
+    headEnd: 0,
+    frameEnd: 1,
+    version: 'v',
+    compression: 12,
+    carriedIndex: null,
+    blockTokens: 0,
+  };
+}

@@ -78,7 +78,7 @@ describe('webview: one timeline paint per appended message', function () {
       truncated: false,
     },
     gauge: { ...snap.gauge, used: snap.gauge.used + 40 },
-    split: { ...rest, tailStartIndex, allowedAppend: [index, index + 1] },
+    split: { ...rest, tailStartIndex, allowedFrom: index, allowedAppend: [index, index + 1] },
   });
 
   it('paints once when the split is unchanged, and once when it moved', async () => {
