@@ -33,6 +33,23 @@ async function longSession(): Promise<SessionStore> {
   return store;
 }
 
+/**
+ * The agent loop on `store` with a fake agent and compactor (the judge is the compactor), no tools, a window of
+ * `window`; `events` gets what it emits.
+ */
+function loopOn(store: SessionStore, ledger: TokenLedger, agent: ModelPort, compactor: FakeModel, window: number, judge = false) {
+  const settings = agentSettingsFrom({ ...defaultSettings(), judge: { enabled: judge, threshold: 7 }, blockTokens: 256 }, window);
+  const ids = counterIds();
+  const deps = { store, ledger, model: agent, compactor, compactorLimiter: unlimited, judge: compactor, clock: fixedClock() };
+  const loop = new AgentLoop(
+    { ...deps, tools: new ToolRegistry([]), approvals: autoApprove, ids: { next: (p) => `L${ids.next(p)}` } },
+    settings,
+  );
+  const events: AgentEvent[] = [];
+  loop.on((e) => events.push(e));
+  return { loop, settings, events };
+}
+
 describe('compactions the agent loop runs on its own: stopping them, and giving way to the user', () => {
   it("the budget trigger starts no compaction beside the user's own preview; the preview is adopted as it was", async () => {
     const store = await longSession();
@@ -120,40 +137,22 @@ describe('compactions the agent loop runs on its own: stopping them, and giving 
     const ledger = new TokenLedger(new CharEstimateCounter());
     const compactor = new FakeModel();
     const agent = new FakeModel(() => 'Done.');
-    const ids = counterIds();
-    const clock = fixedClock();
-    const settings0 = agentSettingsFrom({ ...defaultSettings(), blockTokens: 256 }, 100_000);
+    const reserve = agentSettingsFrom(defaultSettings(), 100_000).replyReserve;
     // At 96 % of the room the prompt has: the agent waits for a compaction before its first request.
-    const window = Math.ceil(ledger.total(store.active().messages) / 0.96) + settings0.replyReserve;
-    const settings = agentSettingsFrom({ ...defaultSettings(), judge: { enabled: true, threshold: 7 }, blockTokens: 256 }, window);
-    const loop = new AgentLoop(
-      {
-        store,
-        ledger,
-        model: agent,
-        compactor,
-        compactorLimiter: unlimited,
-        judge: compactor,
-        tools: new ToolRegistry([]),
-        approvals: autoApprove,
-        clock,
-        ids: { next: (p) => `L${ids.next(p)}` },
-      },
-      settings,
-    );
-    const events: AgentEvent[] = [];
-    loop.on((e) => events.push(e));
+    const window = Math.ceil(ledger.total(store.active().messages) / 0.96) + reserve;
+    const { loop, settings, events } = loopOn(store, ledger, agent, compactor, window, true);
     compactor.hold();
     const run = loop.send('go on', new AbortController().signal);
     await until(() => compactor.inFlight > 0);
     assert.ok(events.some((e) => e.type === 'trigger-fired' && e.trigger === 'block'));
     // The user's own compaction (another compactor), adopted by hand while the agent waits.
+    const ids = counterIds();
     const mine = {
       store,
       ledger,
       compactor: new FakeModel(),
       compactorLimiter: unlimited,
-      clock,
+      clock: fixedClock(),
       ids: { next: (p: string) => `U${ids.next(p)}` },
     };
     const { pending } = planSessionCompaction(mine, { strategy: 'token-fraction' }, [], settings.compaction, settings.replyReserve);
@@ -178,7 +177,6 @@ describe("the agent's wait line through a refused request", () => {
     const store = await history(12);
     const ledger = new TokenLedger(new CharEstimateCounter());
     const compactor = new FakeModel();
-    const events: AgentEvent[] = [];
     const answer = new FakeModel(() => 'Done.');
     let calls = 0;
     const s0 = agentSettingsFrom({ ...defaultSettings(), blockTokens: 256 }, 100_000);
@@ -192,19 +190,7 @@ describe("the agent's wait line through a refused request", () => {
         return answer.chat(req, opts);
       },
     };
-    const settings = agentSettingsFrom({ ...defaultSettings(), judge: { enabled: false, threshold: 7 }, blockTokens: 256 }, window);
-    const deps = {
-      store,
-      ledger,
-      model: agent,
-      compactor,
-      compactorLimiter: unlimited,
-      judge: compactor,
-      clock: fixedClock(),
-      ids: counterIds(),
-    };
-    const loop = new AgentLoop({ ...deps, tools: new ToolRegistry([]), approvals: autoApprove }, settings);
-    loop.on((e) => events.push(e));
+    const { loop, events } = loopOn(store, ledger, agent, compactor, window);
     compactor.hold();
     const run = loop.send('go on', new AbortController().signal);
     await until(() => events.some((e) => e.type === 'waiting-for-compaction'));
@@ -234,19 +220,7 @@ describe('a window the server corrects', () => {
         return answer.chat(req, opts);
       },
     };
-    const settings = agentSettingsFrom({ ...defaultSettings(), judge: { enabled: false, threshold: 7 }, blockTokens: 256 }, 100_000);
-    const compactor = new FakeModel();
-    const deps = {
-      store,
-      ledger,
-      model: agent,
-      compactor,
-      compactorLimiter: unlimited,
-      judge: compactor,
-      clock: fixedClock(),
-      ids: counterIds(),
-    };
-    const loop = new AgentLoop({ ...deps, tools: new ToolRegistry([]), approvals: autoApprove }, settings);
+    const { loop } = loopOn(store, ledger, agent, new FakeModel(), 100_000);
     await loop.send('go on', new AbortController().signal);
     assert.deepEqual(sent, [4096, 3000], 'the retried request asks for half the corrected window');
     const pending = await loop.compactNow({ focus: undefined, trigger: 'structural', signal: new AbortController().signal });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { CompactionTracker } from '../../src/host/compactionTracker';
 import { lossHeadline } from '../../src/host/review/lossHeadline';
 import type { CompactionView, ViewMessage } from '../../src/protocol/messages';
+import { BLOCK_STATS } from './helpers/blockStats';
 
 /** Issue 14.7: the side bar's compaction panel shows what would be lost before Adopt, from the real fact extractor. */
 function msg(index: number, role: ViewMessage['role'], content: string): ViewMessage {
@@ -53,18 +54,7 @@ function ready(
     mode: 'sequential',
     focus: undefined,
   });
-  const stats = {
-    inputTokens: 100,
-    outputTokens: 20,
-    cachedTokens: undefined,
-    ms: 10,
-    endpoint: 0,
-    usageReported: true,
-    queuedMs: 0,
-    instructionTokens: 5,
-    attempts: 1,
-    trimmed: false,
-  };
+  const stats = BLOCK_STATS;
   t.onCompactionEvent({ type: 'block-done', compactionId: 'c1', block: 0, summary, stats });
   const totals = {
     headTokens: 100,

@@ -17,20 +17,10 @@ import type { CompactionView, HostToWebview } from '../../src/protocol/messages'
 import { controllerDefaults } from './helpers/controllerDefaults';
 import { FakeModel } from './helpers/fakeModel';
 import { counterIds, fixedClock, MemoryStorage } from './helpers/memoryStorage';
+import { BLOCK_STATS } from './helpers/blockStats';
 
 const ID = 'c1';
-const stats = {
-  inputTokens: 100,
-  outputTokens: 20,
-  cachedTokens: undefined,
-  ms: 10,
-  endpoint: 0,
-  usageReported: true,
-  queuedMs: 0,
-  instructionTokens: 5,
-  attempts: 1,
-  trimmed: false,
-};
+const stats = BLOCK_STATS;
 const totals = {
   headTokens: 300,
   summaryTokens: 60,

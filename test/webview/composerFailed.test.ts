@@ -9,6 +9,7 @@ import { CompactionTracker } from '../../src/host/compactionTracker';
 import type { HostToWebview } from '../../src/protocol/messages';
 import { openView, type View } from './harness';
 import { makeCompaction, makeSnapshot } from './snapshot';
+import { BLOCK_STATS } from '../unit/helpers/blockStats';
 
 describe('webview: a /compact whose blocks failed', function () {
   let view: View;
@@ -16,18 +17,7 @@ describe('webview: a /compact whose blocks failed', function () {
   const shape = makeCompaction(snap, 3);
   const ID = shape.id;
   const tracker = new CompactionTracker({ pins: () => [], judgeEnabled: () => false });
-  const stats = {
-    inputTokens: 100,
-    outputTokens: 20,
-    cachedTokens: undefined,
-    ms: 10,
-    endpoint: 0,
-    usageReported: true,
-    queuedMs: 0,
-    instructionTokens: 5,
-    attempts: 1,
-    trimmed: false,
-  };
+  const stats = BLOCK_STATS;
   const deliver = async (msgs: HostToWebview[]) => {
     for (const m of msgs) await view.send(m);
   };
