@@ -118,8 +118,8 @@ export class UnusableSummaryError extends Error {
 
 /**
  * Why a worker's reply is not a usable summary, or undefined when it is. A reply cut off by max_tokens lost its end
- * (with the last block, the next step); a reply with none of the sections its prompt asked for is a refusal or
- * chatter, not a summary. A reply with only some of them is kept: models drop a section they had nothing for, and
+ * (with the last block, the next step); a reply with none of the sections its prompt asked for, and no headings or
+ * list of its own, is a refusal or chatter, not a summary. A reply with only some of them is kept: models drop a section they had nothing for, and
  * the truncation that loses the later ones shows in the finish reason.
  */
 export function unusableSummary(
@@ -133,13 +133,22 @@ export function unusableSummary(
     return new UnusableSummaryError(`the summary was cut off at ${limit} before it was complete (finish reason: length)`, maxTokens);
   }
   if (text.length === 0) return new UnusableSummaryError(`the model returned an empty summary (finish reason: ${finishReason ?? 'none'})`);
-  if (sections.some((name) => hasSection(text, name))) return undefined;
+  if (sections.some((name) => hasSection(text, name)) || structured(text)) return undefined;
   const names = sections.length > 1 ? `${sections.slice(0, -1).join(', ')} and ${sections.at(-1)}` : sections.join('');
   const start = text.replace(/\s+/g, ' ').slice(0, 80);
   return new UnusableSummaryError(
     `the reply is not a summary: it lacks the ${names} sections its prompt asked for ` +
       `(it begins "${start}${text.length > start.length ? '…' : ''}")`,
   );
+}
+
+/**
+ * Headings or list items on two lines at least: a summary whose sections the model named in the conversation's language
+ * ("## DÉCISIONS", "决策：") is still one, and must not fail its block; a refusal is a sentence or two of prose.
+ */
+function structured(text: string): boolean {
+  const lines = text.match(/^[ \t]*(?:#{1,6}[ \t]+\S|[-*•][ \t]+\S|\d+[.)][ \t]+\S|\*\*[^*\n]+\*\*|[^\n]{1,48}[:：][ \t]*$)/gm);
+  return (lines?.length ?? 0) >= 2;
 }
 
 /** A heading line for the section: "DECISIONS:", "## Decisions", "**Current work:**", "1. FACTS". */
