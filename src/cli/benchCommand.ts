@@ -20,7 +20,7 @@ import { readPrefixCacheCounters, resetPrefixCache } from './serverProbe';
 import { CALIBRATE_HELP, calibrateCommand } from './calibrateCommand';
 import { mainThreadCpuSince } from '../node/threadCpu';
 import { forgetCountsAfterNow } from '../core/tokens/memoCounter';
-import { CLI_REPLY_RESERVE, cliTargetFraction } from './cliDefaults';
+import { cliReplyReserve, cliTargetFraction } from './cliDefaults';
 
 /** The runs bench makes without --runs. */
 const DEFAULT_RUN_NAMES = [
@@ -178,7 +178,7 @@ export async function runBench(o: {
   const { client, limiter, contextWindow, model } = o.endpoint;
   const snapshot = snapshotSession(store, ledger, { strategy: o.strategy }, AGENT_TOOL_SPECS, {
     contextWindow,
-    replyReserve: CLI_REPLY_RESERVE,
+    replyReserve: cliReplyReserve(contextWindow),
   });
   const split = snapshot.split;
   if (split.headIndices.length === 0) throw new Error(`Nothing to compact under ${o.strategy}: ${split.note}`);

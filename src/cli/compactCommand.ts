@@ -22,7 +22,7 @@ import { openSession } from './openSession';
 import { intOption, oneOf, parseCommandArgs, requireString } from './args';
 import { ENDPOINT_OPTIONS, connect, endpointHelp } from './endpoint';
 import type { CliIO } from './io';
-import { CLI_REPLY_RESERVE, cliTargetFraction } from './cliDefaults';
+import { cliReplyReserve, cliTargetFraction } from './cliDefaults';
 
 export const COMPACT_HELP = `splitpoint compact --session FILE --endpoint URL [options]
 
@@ -100,7 +100,7 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
     const ledger = new TokenLedger(await loadTiktokenCounter());
     const snapshot = snapshotSession(store, ledger, manual === undefined ? { strategy } : { manualIndex: manual }, AGENT_TOOL_SPECS, {
       contextWindow: endpoint.contextWindow,
-      replyReserve: CLI_REPLY_RESERVE,
+      replyReserve: cliReplyReserve(endpoint.contextWindow),
     });
     if (snapshot.split.headIndices.length === 0)
       throw new Error(`Nothing to compact: the ${snapshot.strategy} split keeps the whole session (${snapshot.split.note}).`);

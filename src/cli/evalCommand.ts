@@ -26,7 +26,7 @@ import { UsageError, intOption, oneOf, parseCommandArgs } from './args';
 import { ENDPOINT_OPTIONS, connect } from './endpoint';
 import type { CliIO } from './io';
 import { openSession } from './openSession';
-import { CLI_REPLY_RESERVE, cliTargetFraction } from './cliDefaults';
+import { cliReplyReserve, cliTargetFraction } from './cliDefaults';
 
 export const EVAL_HELP = `splitpoint eval [--session FILE] [--endpoint URL] [options]
 
@@ -174,7 +174,7 @@ export async function evalCommand(argv: string[], io: CliIO): Promise<number> {
       const { store } = await openSession(values.session, { readOnly: true });
       snapshot = snapshotSession(store, ledger, manual === undefined ? { strategy } : { manualIndex: manual }, AGENT_TOOL_SPECS, {
         contextWindow: endpoint.contextWindow,
-        replyReserve: CLI_REPLY_RESERVE,
+        replyReserve: cliReplyReserve(endpoint.contextWindow),
       });
       source = values.session;
       // Capped copies in the active context are checked against the originals the user saw.

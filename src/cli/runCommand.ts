@@ -26,7 +26,7 @@ import { intOption, oneOf, parseCommandArgs, requireString, UsageError } from '.
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, connect } from './endpoint';
 import { defaultLogPath } from './importCommand';
 import type { CliIO } from './io';
-import { CLI_REPLY_RESERVE, cliTargetFraction } from './cliDefaults';
+import { cliReplyReserve, cliTargetFraction } from './cliDefaults';
 
 export const RUN_HELP = `splitpoint run --endpoint URL --workspace DIR --task TEXT [options]
 
@@ -130,7 +130,7 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
     },
     {
       contextWindow: endpoint.contextWindow,
-      replyReserve: CLI_REPLY_RESERVE,
+      replyReserve: cliReplyReserve(endpoint.contextWindow),
       thresholds,
       strategy,
       // The summary volume is bounded so the context lands at --lo, as in the extension.

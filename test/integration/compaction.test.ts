@@ -253,21 +253,19 @@ describe('splitpoint compact (built CLI) against the simulator', function () {
     assert.match(text.stdout, /^plan \(profile h100-7b, named; cold cache; 1 endpoint; fixed: layout=cache-aligned\):\n> cache-aligned/);
   });
 
-  it('plans the volume the extension would for the same session and window: lo of the prompt room', async () => {
-    const r = await cli('compact', '--session', fixture, '--endpoint', sim.url, '--plan', '--json', '--window', '65536');
-    assert.equal(r.status, 0, r.stderr);
-    const raw = JSON.parse(readFileSync(fixture, 'utf8')) as unknown;
-    const store = await SessionStore.importArray({ storage: new MemoryStorage() }, '/m.jsonl', raw);
-    const ledger = new TokenLedger(await loadTiktokenCounter());
-    const snap = snapshotSession(store, ledger, { strategy: 'token-fraction' }, AGENT_TOOL_SPECS, {
-      contextWindow: 65_536,
-      replyReserve: 4096,
+  for (const window of [65_536, 4_096])
+    it(`plans the split and volume the extension would for the same session in a ${window}-token window`, async () => {
+      const r = await cli('compact', '--session', fixture, '--endpoint', sim.url, '--plan', '--json', '--window', String(window));
+      assert.equal(r.status, 0, r.stderr);
+      const raw = JSON.parse(readFileSync(fixture, 'utf8')) as unknown;
+      const store = await SessionStore.importArray({ storage: new MemoryStorage() }, '/m.jsonl', raw);
+      const ledger = new TokenLedger(await loadTiktokenCounter());
+      // The extension's own settings for that window (agentSettingsFrom): its reply reserve, and where it aims.
+      const extension = agentSettingsFrom(defaultSettings(), window);
+      const split = { contextWindow: window, replyReserve: extension.replyReserve };
+      const snap = snapshotSession(store, ledger, { strategy: 'token-fraction' }, AGENT_TOOL_SPECS, split);
+      assert.equal(JSON.parse(r.stdout).summaryTokens, planCompaction(snap, extension.compaction).summaryTokens);
     });
-    // The extension's own settings for that window (agentSettingsFrom): where its compactions aim.
-    const extension = agentSettingsFrom(defaultSettings(), 65_536).compaction;
-    const plan = planCompaction(snap, extension);
-    assert.equal(JSON.parse(r.stdout).summaryTokens, plan.summaryTokens);
-  });
 
   it("--plan counts other clients' work from the server's /metrics; --ignore-load plans as if it were idle", async () => {
     const busy = await startSimulator({
