@@ -179,6 +179,11 @@ describe('review editor (webview)', function () {
     assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-accepted').count(), 1);
     assert.ok(await view.page.locator('.rv-row[data-block="1"]').evaluate((e) => e === (globalThis as any).document.activeElement));
     assert.match((await view.page.locator('.rv-actions .rv-state').textContent())!, /1\/5 accepted/);
+    // Cancelled with the host's note: how it ended is said once.
+    const c = state.compaction!;
+    await view.send(review({ ...state, compaction: { ...c, state: 'cancelled', note: 'Cancelled; nothing was adopted.' } }));
+    assert.equal(await view.page.locator('.rv-actions .rv-state').textContent(), 'Cancelled; nothing was adopted.');
+    await view.send(review(state));
     const b0 = c.blocks[0]!;
     await view.send({
       type: 'review-block',

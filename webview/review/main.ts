@@ -7,6 +7,7 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import {
   applyBlockProgress,
+  compactionOpen,
   indicesHold,
   isSettled,
   type BlockView,
@@ -177,7 +178,7 @@ function cancel(): void {
   if (c && isOpen(c)) post({ type: 'review-cancel', compactionId: c.id });
 }
 
-const isOpen = (c: CompactionView) => c.state === 'running' || c.state === 'ready' || c.state === 'held' || c.state === 'judging';
+const isOpen = compactionOpen;
 const canAdopt = (c: CompactionView) => (c.state === 'ready' || c.state === 'held') && c.blocks.every(isSettled);
 
 const STATE_TEXT: Record<CompactionView['state'], string> = {
@@ -204,10 +205,12 @@ function renderStatus(): void {
   } else {
     const ready = c.blocks.filter(isSettled).length;
     const accepted = isOpen(c) ? c.blocks.filter(isAccepted).length : 0;
+    // A closed compaction's note says how it ended ("Cancelled; nothing was adopted."): said once, not after the state.
+    const said = c.note && !isOpen(c) && c.state !== 'adopted' ? '' : STATE_TEXT[c.state];
     setText(
       bar.state,
-      `${STATE_TEXT[c.state]}${c.state === 'running' ? ` ${ready}/${c.blocks.length} ready.` : ''}` +
-        `${accepted ? ` ${accepted}/${c.blocks.length} accepted.` : ''}${c.note ? ` ${c.note}` : ''}`,
+      `${said}${c.state === 'running' ? ` ${ready}/${c.blocks.length} ready.` : ''}` +
+        `${accepted ? ` ${accepted}/${c.blocks.length} accepted.` : ''}${c.note ? `${said ? ' ' : ''}${c.note}` : ''}`,
     );
   }
   setDisabled(bar.adopt, !c || !canAdopt(c));
