@@ -252,8 +252,15 @@ export class BackgroundCompaction {
   /** A new standing focus supersedes this compaction: unfinished blocks are redone with it. */
   refocus(focus: string | undefined): void {
     if (this.settledOutcome) return;
-    this.deps.emit({ type: 'compaction-superseded', compactionId: this.current.id, focus });
-    void this.current.refocus(focus).catch(() => undefined);
+    let redone: Promise<void>;
+    try {
+      redone = this.current.refocus(focus);
+    } catch {
+      return;
+    }
+    // Said only when some block is redone with it: with every block written nothing changes (see refocusApplied).
+    if (this.current.refocusApplied) this.deps.emit({ type: 'compaction-superseded', compactionId: this.current.id, focus });
+    void redone.catch(() => undefined);
   }
 
   cancel(): void {
