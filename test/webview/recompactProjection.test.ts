@@ -127,6 +127,13 @@ describe('webview: the projection of a re-compaction counts the earlier summary 
     assert.equal((await projected()).now, s.after + 40, 'after a message is added');
   });
 
+  it('a split whose kept messages alone pass the mark where the agent waits says so', async () => {
+    const s = session([system, say('user', 10), say('assistant', 2000), say('user', 10), say('assistant', 40_000)], 3);
+    await view.send({ type: 'snapshot', snapshot: s.snapshot });
+    assert.match(await line(), /after \(still over the 95% the agent waits at: move the split later\)/);
+    assert.equal(await view.page.locator('.ov-line.ov-full').count(), 1);
+  });
+
   it('a head mostly of new conversation: the volume the verbosity asks for, as before', async () => {
     const raw: Entry[] = [];
     for (let i = 0; i < 3; i++) raw.push(say('user', 10), say('assistant', 6000));
@@ -134,5 +141,6 @@ describe('webview: the projection of a re-compaction counts the earlier summary 
     assert.equal(s.written, s.plan.summaryTokens, 'fixture: the floor is within the total');
     await view.send({ type: 'snapshot', snapshot: s.snapshot });
     assert.ok(Math.abs((await projected()).now - s.after) <= 2);
+    assert.doesNotMatch(await line(), /still over/);
   });
 });

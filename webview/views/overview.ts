@@ -38,11 +38,15 @@ export class Overview {
     const g = s.gauge;
     const win = g.window > 0 ? g.window : Math.max(1, g.used);
     const p = this.ctx.projection();
+    // A split whose kept messages alone pass the mark where the agent waits: compacting there cannot make room.
+    const stillFull = p.headTokens > 0 && p.projected >= g.block * win;
     setText(
       this.line,
       `${formatTokens(g.used)} / ${formatTokens(win)} (${Math.round((g.used / win) * 100)}%) · ` +
-        `split at #${this.ctx.tail()} → ${formatTokens(p.projected)} after`,
+        `split at #${this.ctx.tail()} → ${formatTokens(p.projected)} after` +
+        (stillFull ? ` (still over the ${Math.round(g.block * 100)}% the agent waits at: move the split later)` : ''),
     );
+    this.line.classList.toggle('ov-full', stillFull);
     const c = s.compaction;
     const live = c && compactionOpen(c);
     const ready = c ? c.blocks.filter(isSettled).length : 0;
