@@ -96,3 +96,35 @@ export function fillMarkdown(el: HTMLElement, src: string, useCache = true): voi
     pre.before(bar);
   }
 }
+
+/**
+ * "DECISIONS:" alone on its line, "NEXT STEP: run the tests", or in the conversation's language ("DÉCISIONS :", "决策：" is
+ * not upper case and is left alone): a summary's section heading, with its text or not.
+ */
+const SECTION_HEADING = /^\p{Lu}[\p{Lu} ]+\s?[:：](?:\s.*)?$/u;
+const BARE_HEADING = /^\p{Lu}[\p{Lu} ]+\s?[:：]$/u;
+const FENCE = /^\s*(```|~~~)/;
+
+/**
+ * A summary's section headings (DECISIONS:, CURRENT WORK:) are plain lines, and in Markdown a plain line right after
+ * a list item or a paragraph continues it: "- none" then "FACTS:" rendered as the one bullet "none FACTS:". A blank
+ * line before each heading starts a block of its own, and one after a bare heading keeps it apart from its first
+ * line. An indented line is left alone, as it may belong to the item above. Only what is rendered changes: the
+ * message's text, which Pin copies and the session stores, is left as the model wrote it.
+ */
+export function summaryMarkdown(src: string): string {
+  const out: string[] = [];
+  let fenced = false;
+  for (const line of src.split('\n')) {
+    if (FENCE.test(line)) fenced = !fenced;
+    const text = line.trimEnd();
+    if (fenced || !SECTION_HEADING.test(text)) {
+      out.push(line);
+      continue;
+    }
+    if (out.length > 0 && out[out.length - 1]!.trim() !== '') out.push('');
+    out.push(text);
+    if (BARE_HEADING.test(text)) out.push('');
+  }
+  return out.join('\n');
+}

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { ViewMessage } from '../../src/protocol/messages';
 import { openView, type View } from './harness';
-import { makeSnapshot } from './snapshot';
+import { makeCompaction, makeSnapshot } from './snapshot';
 
 const TEXT = [
   '## Part 1 of 2 (messages #3–#10)',
@@ -53,6 +53,22 @@ describe('webview: a summary in the chat', function () {
       'NEXT STEP: add retries to src/db/users.ts',
     ]);
     assert.equal(await md(1).locator('pre code').textContent(), '- kept\nOPEN:\n');
+  });
+
+  it("headings in the conversation's language too, and in the compaction panel's block preview", async () => {
+    const french = 'EN COURS :\n- suivi du CRLF\nDÉCISIONS :\n- aucune\nCONTRAINTES :\n- ne jamais modifier vendor/';
+    const messages = snap.messages.map((m) => (m.index === 1 ? { ...summary, content: french } : m));
+    const c = makeCompaction(snap, 2);
+    const blocks = c.blocks.map((b, i) => (i === 0 ? { ...b, status: 'done' as const, summary: TEXT } : b));
+    await view.send({ type: 'snapshot', snapshot: { ...snap, messages, compaction: { ...c, state: 'running', blocks } } });
+    assert.deepEqual(await md(1).locator('li').allTextContents(), ['suivi du CRLF', 'aucune', 'ne jamais modifier vendor/']);
+    await view.page.locator('.cp-chip[data-block="0"]').click();
+    const preview = view.page.locator('.cp-preview .pv-body');
+    assert.deepEqual(await preview.locator('li').allTextContents(), ['none', "import { HdrError } from '../util/errors';", 'none']);
+    await view.send({
+      type: 'snapshot',
+      snapshot: { ...snap, messages: snap.messages.map((m) => (m.index === 1 ? summary : m.index === 5 ? reply : m)) },
+    });
   });
 
   it("only a summary's rendering changes: Pin sends the text as stored, and an agent's reply renders as before", async () => {

@@ -3,7 +3,7 @@ import { commandParts } from '../../src/protocol/commandText';
 import { formatTokens, type ApprovalView, type ViewMessage } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { button, h } from '../dom';
-import { fillMarkdown } from '../markdown';
+import { fillMarkdown, summaryMarkdown } from '../markdown';
 
 import { post } from '../vscodeApi';
 import { verdictView } from './compaction';
@@ -123,35 +123,6 @@ export function renderMessage(m: ViewMessage, ctx: Ctx): HTMLElement {
     }
   }
   return el;
-}
-
-/** "DECISIONS:" alone on its line, or "NEXT STEP: run the tests": a summary's section heading, with its text or not. */
-const SECTION_HEADING = /^[A-Z][A-Z ]+:(?:\s.*)?$/;
-const BARE_HEADING = /^[A-Z][A-Z ]+:$/;
-const FENCE = /^\s*(```|~~~)/;
-
-/**
- * A summary's section headings (DECISIONS:, CURRENT WORK:) are plain lines, and in Markdown a plain line right after
- * a list item or a paragraph continues it: "- none" then "FACTS:" rendered as the one bullet "none FACTS:". A blank
- * line before each heading starts a block of its own, and one after a bare heading keeps it apart from its first
- * line. An indented line is left alone, as it may belong to the item above. Only what is rendered changes: the
- * message's text, which Pin copies and the session stores, is left as the model wrote it.
- */
-export function summaryMarkdown(src: string): string {
-  const out: string[] = [];
-  let fenced = false;
-  for (const line of src.split('\n')) {
-    if (FENCE.test(line)) fenced = !fenced;
-    const text = line.trimEnd();
-    if (fenced || !SECTION_HEADING.test(text)) {
-      out.push(line);
-      continue;
-    }
-    if (out.length > 0 && out[out.length - 1]!.trim() !== '') out.push('');
-    out.push(text);
-    if (BARE_HEADING.test(text)) out.push('');
-  }
-  return out.join('\n');
 }
 
 export function oneLine(s: string): string {

@@ -16,7 +16,7 @@ import {
 import { awaitingFirstTokens, blockStatusWord, runningSummaryText } from '../../src/protocol/runningText';
 import type { Ctx } from '../ctx';
 import { button, clear, h, setDisabled, setText } from '../dom';
-import { fillMarkdown } from '../markdown';
+import { fillMarkdown, summaryMarkdown } from '../markdown';
 import { renderPlan } from './compactionPlan';
 
 import { post } from '../vscodeApi';
@@ -326,7 +326,7 @@ export class CompactionPanel {
       return;
     }
     const body = h('div', { class: 'pv-body md' });
-    if (b.summary) fillMarkdown(body, b.summary);
+    if (b.summary) fillMarkdown(body, summaryMarkdown(b.summary));
     else if (b.status === 'streaming') body.append(h('p', { class: 'muted', text: runningSummaryText(b.streamedTokens) }));
     else if (b.status === 'queued') body.append(h('p', { class: 'muted', text: 'Queued.' }));
     else body.append(h('p', { class: 'muted', text: 'No summary.' }));
