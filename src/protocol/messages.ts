@@ -194,7 +194,8 @@ export interface CompactionView {
   checks: {
     missingPins: string[];
     openLoopsBefore: number;
-    openLoopsAfter: number;
+    /** null: not counted (the summary's sections are not named in English). */
+    openLoopsAfter: number | null;
     openLoopsDropped: boolean;
     /** The summary is not smaller than the head it replaces. */
     grows?: boolean;

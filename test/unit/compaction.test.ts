@@ -488,6 +488,13 @@ describe('parallel block compaction', () => {
     assert.ok(checks.openLoopsBefore >= 4, `before ${checks.openLoopsBefore}`);
     assert.equal(checks.openLoopsDropped, true);
     assert.equal(countOpenItems('OPEN:\n- a\n- none\n- b\nFACTS:\n- c'), 2);
+    assert.equal(countOpenItems('DECISIONS:\n- a\nFACTS:\n- c'), 0, 'English sections without OPEN: none listed');
+    // Sections named in the conversation's language: not counted, and so not called dropped.
+    assert.equal(countOpenItems("## DÉCISIONS\n- aucune\nEN COURS :\n- TODO : gérer l'entrée vide"), null);
+    const french = createCompaction(snap, settings(), deps(new FakeModel(() => '## DÉCISIONS\n- aucune\n## EN SUSPENS\n- TODO')));
+    await french.start();
+    assert.equal(french.checks().openLoopsAfter, null);
+    assert.equal(french.checks().openLoopsDropped, false);
   });
 });
 

@@ -65,6 +65,10 @@ describe('webview: a summary in the chat', function () {
     await view.page.locator('.cp-chip[data-block="0"]').click();
     const preview = view.page.locator('.cp-preview .pv-body');
     assert.deepEqual(await preview.locator('li').allTextContents(), ['none', "import { HdrError } from '../util/errors';", 'none']);
+    // Ready, with sections the check cannot read: the open loops are said not to be counted, not "0, dropped!".
+    const checks = { missingPins: [], openLoopsBefore: 3, openLoopsAfter: null, openLoopsDropped: false, grows: false };
+    await view.send({ type: 'compaction', compaction: { ...c, state: 'ready', blocks, checks } });
+    assert.match((await view.page.locator('.check').allTextContents()).join(' | '), /Open loops 3 → not counted/);
     await view.send({
       type: 'snapshot',
       snapshot: { ...snap, messages: snap.messages.map((m) => (m.index === 1 ? summary : m.index === 5 ? reply : m)) },

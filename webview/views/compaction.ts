@@ -166,7 +166,10 @@ export class CompactionPanel {
       this.checks.append(
         h('div', {
           class: `check ${ck.openLoopsDropped ? 'bad' : 'ok'}`,
-          text: `Open loops ${ck.openLoopsBefore} → ${ck.openLoopsAfter}${ck.openLoopsDropped ? ' (dropped!)' : ''}`,
+          text:
+            ck.openLoopsAfter === null
+              ? `Open loops ${ck.openLoopsBefore} → not counted (the summary's sections are not named OPEN, FACTS…)`
+              : `Open loops ${ck.openLoopsBefore} → ${ck.openLoopsAfter}${ck.openLoopsDropped ? ' (dropped!)' : ''}`,
         }),
       );
     }

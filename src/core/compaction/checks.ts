@@ -9,7 +9,8 @@ export interface SurvivalReport {
   /** Pins whose exact text is missing from the post-compaction context. */
   missingPins: string[];
   openLoopsBefore: number;
-  openLoopsAfter: number;
+  /** null: the summary has none of the sections asked for in English (written in another language): not counted. */
+  openLoopsAfter: number | null;
   /** True when the summary lists fewer open loops than the head had. */
   openLoopsDropped: boolean;
   /** True when the summary is not smaller than the head it replaces: adopting it would grow the context. */
@@ -32,13 +33,21 @@ export function countOpenLoops(messages: readonly ChatMessage[]): number {
   return n;
 }
 
-/** Items listed under OPEN: in a structured summary, ignoring "- none". */
-export function countOpenItems(summary: string): number {
+const SECTION_NAMES = new Set(['DECISIONS', 'FACTS', 'OPEN', 'ERRORS', 'CONSTRAINTS', 'CURRENT WORK', 'NEXT STEP']);
+
+/**
+ * Items listed under OPEN: in a structured summary, ignoring "- none"; null when the summary has none of the sections
+ * by their English names (a model that named them in the conversation's language): its open work cannot be told apart,
+ * and "0, dropped!" would be untrue.
+ */
+export function countOpenItems(summary: string): number | null {
   let n = 0;
   let inOpen = false;
+  let sections = false;
   for (const line of summary.split('\n')) {
     const header = line.match(/^\s*(?:#+\s*)?([A-Z][A-Z ]+):\s*(.*)$/);
     if (header) {
+      sections ||= SECTION_NAMES.has(header[1]!.trim());
       inOpen = header[1]!.trim() === 'OPEN';
       const rest = header[2]!.trim();
       if (inOpen && rest && !/^-?\s*none\.?$/i.test(rest)) n++;
@@ -46,7 +55,7 @@ export function countOpenItems(summary: string): number {
     }
     if (inOpen && /^\s*[-*]\s+/.test(line) && !/^\s*[-*]\s+none\.?\s*$/i.test(line)) n++;
   }
-  return n;
+  return sections ? n : null;
 }
 
 export function survivalChecks(
@@ -61,12 +70,13 @@ export function survivalChecks(
   const missingPins = pins.filter((p) => !text.includes(p.text)).map((p) => p.id);
   const before = countOpenLoops(head);
   const pinnedLoops = pins.filter((p) => p.kind === 'open-loop').length;
-  const afterCount = countOpenItems(summary) + pinnedLoops;
+  const listed = countOpenItems(summary);
+  const afterCount = listed === null ? null : listed + pinnedLoops;
   return {
     missingPins,
     openLoopsBefore: before,
     openLoopsAfter: afterCount,
-    openLoopsDropped: afterCount < before,
+    openLoopsDropped: afterCount !== null && afterCount < before,
     grows: sizes.summaryTokens >= sizes.headTokens,
   };
 }
