@@ -130,9 +130,18 @@ function toast(level: 'info' | 'warning' | 'error', text: string): void {
   const close = h('button', { class: 'link-btn', type: 'button', 'aria-label': 'Dismiss notification', text: '✕' });
   close.addEventListener('click', () => t.remove());
   t.append(close);
+  // An error said while the server could not be reached is that failure's: it goes once the server answers again.
+  if (level === 'error' && model.snap?.connection.state === 'error') t.dataset.connection = 'true';
   (level === 'error' ? alerts : toasts).append(t);
   if (level !== 'error') setTimeout(() => t.remove(), 8000);
   while (toasts.childElementCount > 4) toasts.firstElementChild?.remove();
+  while (alerts.childElementCount > 3) alerts.firstElementChild?.remove();
+}
+
+/** The server answers again: the alerts about its failure no longer hold, and covered the header until closed by hand. */
+function clearConnectionAlerts(): void {
+  if (model.snap?.connection.state !== 'ok') return;
+  for (const a of [...alerts.querySelectorAll<HTMLElement>('[data-connection="true"]')]) a.remove();
 }
 
 function renderAll(): void {
@@ -155,6 +164,7 @@ function renderWelcome(): void {
 }
 
 function route(d: Dirty): void {
+  clearConnectionAlerts();
   if (d.all) return renderAll();
   if (d.splitReset) {
     ui.dragTail = null;

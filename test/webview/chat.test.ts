@@ -230,6 +230,16 @@ describe('webview: chat, /compact, approvals, pins', function () {
     assert.deepEqual(await view.posted(), [{ type: 'clear-focus' }, { type: 'new-session' }]);
     await view.send({ type: 'notice', level: 'error', text: 'Server unreachable' });
     assert.match((await view.page.getByRole('alert').last().textContent()) ?? '', /Server unreachable/);
+    // An error said while the server could not be reached goes once it answers again; any other error stays.
+    const alerts = () => view.page.locator('.toast-error').allTextContents();
+    await view.send({ type: 'snapshot', snapshot: { ...snap, connection: { state: 'error', message: 'ECONNREFUSED' } } });
+    await view.send({ type: 'notice', level: 'error', text: 'The connection to the server was refused (ECONNREFUSED).' });
+    assert.equal((await alerts()).length, 2);
+    await view.send({ type: 'snapshot', snapshot: { ...snap, connection: { state: 'ok', message: 'sim-model' } } });
+    assert.deepEqual(
+      (await alerts()).map((t) => t.replace('✕', '')),
+      ['Server unreachable'],
+    );
     assert.deepEqual(await view.cspViolations(), []);
     assert.deepEqual(view.errors, []);
   });
