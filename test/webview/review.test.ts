@@ -23,6 +23,7 @@ describe('review editor (webview)', function () {
   before(async () => {
     view = await openView({ bundle: 'review', width: 1400, height: 900 });
     await view.send(review(state));
+    assert.equal(await view.page.locator('.rv-row[data-block="0"] .rv-edit').getAttribute('disabled'), null, 'open again');
   });
   after(async () => view?.close());
 
@@ -183,6 +184,9 @@ describe('review editor (webview)', function () {
     const c = state.compaction!;
     await view.send(review({ ...state, compaction: { ...c, state: 'cancelled', note: 'Cancelled; nothing was adopted.' } }));
     assert.equal(await view.page.locator('.rv-actions .rv-state').textContent(), 'Cancelled; nothing was adopted.');
+    // Nothing to edit, regenerate or drop in a cancelled compaction: its row controls say so.
+    for (const cls of ['rv-edit', 'rv-regen', 'rv-drop'])
+      assert.equal(await view.page.locator(`.rv-row[data-block="0"] .${cls}`).getAttribute('disabled'), '', cls);
     await view.send(review(state));
     const b0 = c.blocks[0]!;
     await view.send({

@@ -258,6 +258,7 @@ function renderRows(): void {
   if (!c) return;
   for (const r of rows) {
     const b = c.blocks[r.block.index]!;
+    r.setOpen(isOpen(c));
     if (b !== r.block) r.update(b);
     r.setAccepted(isAccepted(b));
     r.renderOriginals(originals(s), lossFor(b.index));
@@ -342,11 +343,11 @@ document.addEventListener('keydown', (e) => {
   else if (moves && e.key === 'Home') select(0, true);
   else if (moves && e.key === 'End') select(rows.length - 1, true);
   else if ((e.key === 'Enter' || e.key === 'y') && onRow && row && c) accept(ui.selected);
-  else if (e.key === 'e' && row && c) actions.edit(ui.selected);
-  else if (e.key === 'r' && row && c) {
+  else if (e.key === 'e' && row && c && isOpen(c)) actions.edit(ui.selected);
+  else if (e.key === 'r' && row && c && isOpen(c)) {
     showRow(ui.selected);
     row.openRegenerate();
-  } else if (e.key === 'd' && row && c) actions.toggleDrop(ui.selected);
+  } else if (e.key === 'd' && row && c && isOpen(c)) actions.toggleDrop(ui.selected);
   else if (e.key === 'a' && c) adopt();
   else handled = false;
   if (handled) e.preventDefault();

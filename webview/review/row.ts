@@ -1,6 +1,6 @@
 import type { BlockView, ViewMessage } from '../../src/protocol/messages';
 import type { LossFactView } from '../../src/protocol/review';
-import { button, clear, h, setAttr, setText } from '../dom';
+import { button, clear, h, setAttr, setDisabled, setText } from '../dom';
 import { formatTokens, summaryTokens } from '../../src/protocol/messages';
 import { blockStatusWord, runningSummaryText } from '../../src/protocol/runningText';
 import { formatMs, isDropped, keysRegex, messageText } from './format';
@@ -32,6 +32,9 @@ export class BlockRow {
   private regenBox: HTMLElement | null = null;
   private regenInput: HTMLInputElement | null = null;
   private dropBtn: HTMLElement | null = null;
+  /** Edit, Regenerate… and Drop: only while the compaction may still be adopted (setOpen). */
+  private controls: HTMLElement[] = [];
+  private open = true;
   private lossKey = '';
   /**
    * Originals and the row's buttons are built when the row first comes near
@@ -68,6 +71,12 @@ export class BlockRow {
     this.update(block);
   }
 
+  /** A closed compaction (cancelled, failed, adopted) takes no edit, regeneration or drop: its controls say so. */
+  setOpen(open: boolean): void {
+    this.open = open;
+    for (const b of this.controls) setDisabled(b, !open);
+  }
+
   /** First time near the viewport: the buttons and the originals. */
   show(messages: readonly ViewMessage[], lost: readonly LossFactView[]): void {
     if (this.shown) return;
@@ -80,6 +89,8 @@ export class BlockRow {
     regen.addEventListener('click', () => this.openRegenerate());
     this.dropBtn.addEventListener('click', () => this.actions.toggleDrop(i));
     this.head.append(edit, regen, this.dropBtn);
+    this.controls = [edit, regen, this.dropBtn];
+    this.setOpen(this.open);
     this.update(this.block);
     this.renderOriginals(messages, lost);
   }
