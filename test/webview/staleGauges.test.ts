@@ -61,6 +61,10 @@ describe('webview: gauges after a compaction closes', function () {
       assert.equal(await io(), estimate);
       assert.equal(await ioShown(), `${formatTokens(p.headTokens)} → ${formatTokens(p.summaryTokens)} est.`);
       assert.equal(await ratio(), `${p.ratio.toFixed(1)} to 1, head over summary (estimate)`);
+      // Its block preview offers no edit or regeneration.
+      await view.page.locator('.cp-chip[data-block="0"]').click();
+      assert.equal(await view.page.locator('.cp-preview .pv-regen').getAttribute('disabled'), '', 'Regenerate');
+      assert.equal(await view.page.locator('.cp-preview .pv-edit-btn').getAttribute('disabled'), '', 'Edit');
       // The timeline's block band: a closed compaction's blocks are neither drawn nor there to hover.
       const tip = view.page.locator('#tl-tip');
       const at = await blockX(mine.blocks[0]!);

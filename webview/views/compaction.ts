@@ -292,7 +292,9 @@ export class CompactionPanel {
       );
     }
     if (b.error) this.preview.append(h('div', { class: 'error', role: 'alert', text: b.error }));
-    const editable = b.status === 'done' || b.status === 'edited' || b.status === 'failed';
+    // A closed compaction (cancelled, failed, adopted) takes no edit or regeneration.
+    const open = compactionOpen(c);
+    const editable = open && (b.status === 'done' || b.status === 'edited' || b.status === 'failed');
     if (this.editing && this.editing.block === b.index) {
       const ta = h('textarea', { class: 'pv-edit', 'aria-label': `Edit summary of block ${b.index + 1}`, rows: 10 });
       ta.value = this.editing.text;
@@ -338,7 +340,11 @@ export class CompactionPanel {
       this.editing = { block: b.index, text: b.summary ?? '' };
       this.renderPreview();
     });
-    const regen = button('Regenerate', { secondary: true, cls: 'pv-regen', disabled: b.status === 'queued' || b.status === 'streaming' });
+    const regen = button('Regenerate', {
+      secondary: true,
+      cls: 'pv-regen',
+      disabled: !open || b.status === 'queued' || b.status === 'streaming',
+    });
     regen.addEventListener('click', () => post({ type: 'block-regenerate', compactionId: c.id, block: b.index }));
     // The block's indices name messages of the context it was planned on; after a pin or adoption they name others.
     const show = button('Show messages', { secondary: true, cls: 'pv-show', disabled: !indicesHold(c, this.ctx.model.snap!.split) });
