@@ -101,8 +101,8 @@ export function fillMarkdown(el: HTMLElement, src: string, useCache = true): voi
  * "DECISIONS:" alone on its line, "NEXT STEP: run the tests", or in the conversation's language ("DÉCISIONS :", "决策：" is
  * not upper case and is left alone): a summary's section heading, with its text or not.
  */
-const SECTION_HEADING = /^\p{Lu}[\p{Lu} ]+\s?[:：](?:\s.*)?$/u;
-const BARE_HEADING = /^\p{Lu}[\p{Lu} ]+\s?[:：]$/u;
+const SECTION_HEADING = /^\p{Lu}[\p{Lu} ]+\s?[:\uFF1A](?:\s.*)?$/u;
+const BARE_HEADING = /^\p{Lu}[\p{Lu} ]+\s?[:\uFF1A]$/u;
 const FENCE = /^\s*(```|~~~)/;
 
 /**

@@ -147,7 +147,7 @@ export function unusableSummary(
  * ("## DÉCISIONS", "决策：") is still one, and must not fail its block; a refusal is a sentence or two of prose.
  */
 function structured(text: string): boolean {
-  const lines = text.match(/^[ \t]*(?:#{1,6}[ \t]+\S|[-*•][ \t]+\S|\d+[.)][ \t]+\S|\*\*[^*\n]+\*\*|[^\n]{1,48}[:：][ \t]*$)/gm);
+  const lines = text.match(/^[ \t]*(?:#{1,6}[ \t]+\S|[-*\u2022][ \t]+\S|\d+[.)][ \t]+\S|\*\*[^*\n]+\*\*|[^\n]{1,48}[:\uFF1A][ \t]*$)/gm);
   return (lines?.length ?? 0) >= 2;
 }
 
