@@ -153,6 +153,13 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
     process.once('SIGINT', abort);
     try {
       await pending.start();
+      // As the extension's background run does, a block the server failed (a hiccup past the client's own retries)
+      // is tried once more, alone; a refusal or a cut reply would most likely come again, and is not.
+      const failed = pending.serverFailures;
+      if (failed > 0 && !pending.isCancelled) {
+        io.err(`retrying ${failed} block(s) the server failed, once`);
+        await pending.retryFailed({ serverOnly: true });
+      }
     } finally {
       process.off('SIGINT', abort);
     }

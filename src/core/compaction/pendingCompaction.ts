@@ -30,6 +30,8 @@ interface BlockState {
   focus?: string;
   /** The max_tokens its last reply was cut off at, until a reply fits: its retries ask for twice that. */
   cutAt?: number | undefined;
+  /** Its last failure was the reply (a refusal, a cut), not the server: at temperature 0 a retry likely gets it again. */
+  replyFailed?: boolean;
 }
 
 export class CompactionCancelledError extends Error {
@@ -103,10 +105,7 @@ export class PendingCompaction {
     return this.focus;
   }
 
-  /**
-   * Whether the latest refocus redoes any block with its focus (undefined: none yet). False when every block already
-   * had its summary: nothing was redone, and the merged summary and the record keep the focus the blocks were made with.
-   */
+  /** Whether the latest refocus redoes a block (undefined: none yet); false: every block was written, nothing redone. */
   get refocusApplied(): boolean | undefined {
     return this.refocused;
   }
@@ -234,6 +233,7 @@ export class PendingCompaction {
         }
       }
       const message = err instanceof Error ? err.message : String(err);
+      s.replyFailed = err instanceof UnusableSummaryError;
       s.view = { ...s.view, status: 'failed', error: message };
       this.emit({ type: 'block-failed', compactionId: this.id, block: s.block.index, error: message });
     }
@@ -263,11 +263,16 @@ export class PendingCompaction {
     return this.settled();
   }
 
-  /** Retries every failed block alone. */
-  retryFailed(): Promise<void> {
+  /** Retries every failed block alone; `serverOnly`: only those the server failed, not those whose reply was unusable. */
+  retryFailed(o: { serverOnly?: boolean } = {}): Promise<void> {
     this.assertOpen();
-    for (const s of this.states) if (s.view.status === 'failed') this.dispatch(s);
+    for (const s of this.states) if (s.view.status === 'failed' && !(o.serverOnly && s.replyFailed)) this.dispatch(s);
     return this.settled();
+  }
+
+  /** Blocks whose last failure was the server's (an error, a dropped connection), not their reply's. */
+  get serverFailures(): number {
+    return this.states.filter((s) => s.view.status === 'failed' && !s.replyFailed).length;
   }
 
   /**
