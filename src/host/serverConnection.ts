@@ -105,6 +105,8 @@ export class ServerConnection {
   /** Reads the settings; problems are logged and shown once per distinct set. */
   loadSettings(): void {
     const { settings, problems } = readVscodeSettings();
+    // Which server this window talks to, in the log: a start that read no settings shows the default here.
+    if (settings.endpoint !== this.settings?.endpoint) this.hooks.log.info(`settings: endpoint ${withoutCredentials(settings.endpoint)}`);
     this.settings = settings;
     this.report('settings', problems, 'splitpoint');
   }
@@ -264,4 +266,16 @@ export class ServerConnection {
 function isUnreachable(err: unknown): boolean {
   const e = err as { kind?: unknown; unreachable?: unknown } | undefined;
   return e?.kind === 'connection' && e.unreachable === true;
+}
+
+/** A URL for the log, without a user name or password it may carry. */
+function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return '(not a URL)';
+  }
 }

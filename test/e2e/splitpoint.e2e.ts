@@ -122,6 +122,9 @@ describe('Splitpoint in VS Code (e2e)', function () {
     if (target) {
       mkdirSync(OUT, { recursive: true });
       writeFileSync(join(OUT, 'workbench.log'), target.log());
+      // The extension's own log (its output channel) names the endpoint it read at each start: a failure after a
+      // reload can be read there.
+      target.keepLogs(join(OUT, 'logs'));
     }
     await cleanup();
   });

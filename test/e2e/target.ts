@@ -10,7 +10,7 @@
  *   steps are the same, they only see a Page.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import {
@@ -32,6 +32,8 @@ export interface Target {
   reload(): Promise<void>;
   close(): Promise<void>;
   log(): string;
+  /** Copies the extension hosts' logs (Splitpoint's output channel among them) into `dir`, before close removes them. */
+  keepLogs(dir: string): void;
 }
 
 export interface TargetOptions {
@@ -73,7 +75,17 @@ export async function launchTarget(opts: TargetOptions): Promise<Target> {
       rmSync(work, { recursive: true, force: true });
     },
     log: () => cs.output(),
+    keepLogs: (dir) => copyLogs(join(userDataDir, 'logs'), dir),
   };
+}
+
+/** Every log under `from` (one folder per window load: a reload's hosts each have their own), flattened into `to`. */
+function copyLogs(from: string, to: string): void {
+  if (!existsSync(from)) return;
+  mkdirSync(to, { recursive: true });
+  for (const rel of readdirSync(from, { recursive: true }) as string[]) {
+    if (rel.endsWith('.log')) cpSync(join(from, rel), join(to, rel.replace(/[\\/]/g, '_')));
+  }
 }
 
 async function launchElectron(
@@ -129,6 +141,7 @@ async function launchElectron(
       rmSync(work, { recursive: true, force: true });
     },
     log: () => '',
+    keepLogs: (dir) => copyLogs(join(userDataDir, 'logs'), dir),
   };
   return target;
 }

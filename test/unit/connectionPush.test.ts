@@ -135,3 +135,35 @@ describe('the connection line is pushed when requests find the server down or ba
     assert.equal(pushes.length, 0);
   });
 });
+
+describe('the log names the endpoint the settings gave', () => {
+  it('at each start and change, without credentials a URL may carry', () => {
+    const { fake, uninstall } = installFakeVscode();
+    let endpoint = 'http://user:secret@gpu-box:8000/v1';
+    (fake.api.workspace as Record<string, unknown>).getConfiguration = () => ({
+      get: (key: string) => (key === 'endpoint' ? endpoint : undefined),
+    });
+    // The settings reader took the fake of an earlier test when first loaded: load it again, with this one.
+    for (const k of Object.keys(require.cache)) if (/src[\\/]host[\\/](serverConnection|config)\.ts$/.test(k)) delete require.cache[k];
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { ServerConnection } = require('../../src/host/serverConnection') as typeof import('../../src/host/serverConnection');
+      const lines: string[] = [];
+      const log = { info: (m: string) => lines.push(m), warn() {}, error() {}, debug() {}, trace() {}, show() {} };
+      const conn = new ServerConnection({
+        log: log as never,
+        warn() {},
+        probed() {},
+        memo: { get: () => undefined, update: async () => undefined },
+        workspaceRoot: () => undefined,
+      });
+      conn.loadSettings();
+      conn.loadSettings();
+      endpoint = 'http://127.0.0.1:9000/v1';
+      conn.loadSettings();
+      assert.deepEqual(lines, ['settings: endpoint http://gpu-box:8000/v1', 'settings: endpoint http://127.0.0.1:9000/v1']);
+    } finally {
+      uninstall();
+    }
+  });
+});
