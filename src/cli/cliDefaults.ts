@@ -1,11 +1,11 @@
-import { DEFAULT_THRESHOLDS, thresholdsOfWindow } from '../core/triggers';
+import { cappedReplyReserve, DEFAULT_THRESHOLDS, thresholdsOfWindow } from '../core/triggers';
 
 /**
  * The tokens the CLI's agent requests ask for as max_tokens, and its splits leave for a reply: the extension's default,
  * at most half the window as the extension caps it (agentSettings.ts), so both plan one log alike.
  */
 export function cliReplyReserve(contextWindow: number): number {
-  return Math.min(4096, Math.floor(contextWindow / 2));
+  return cappedReplyReserve(4096, contextWindow);
 }
 
 /**

@@ -17,6 +17,11 @@ export interface BudgetThresholds {
   block: number;
 }
 
+/** The tokens each request reserves for its reply: the setting, but never more than half the window. */
+export function cappedReplyReserve(replyReserve: number, window: number): number {
+  return Math.min(replyReserve, Math.floor(window / 2));
+}
+
 /** The tokens a prompt may use: the window less the tokens reserved for the reply. */
 export function promptRoom(window: number, replyReserve: number): number {
   return Math.max(1, window - replyReserve);

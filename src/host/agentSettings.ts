@@ -1,7 +1,7 @@
 import type { AgentSettings } from '../core/agent/agentLoop';
 import { DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
 import type { SplitpointSettings } from '../core/config/settings';
-import { thresholdsOfWindow, type BudgetThresholds } from '../core/triggers';
+import { cappedReplyReserve, thresholdsOfWindow, type BudgetThresholds } from '../core/triggers';
 import { normalizeBaseURL } from '../llm/endpoint';
 
 /** Which model each role uses; undefined = the server's first listed model. */
@@ -27,14 +27,9 @@ export function compactorOnAgentServer(s: SplitpointSettings): boolean {
   return normalizeBaseURL(s.compactor.endpoint ?? s.endpoint) === normalizeBaseURL(s.endpoint);
 }
 
-/** The tokens each request reserves for the reply: the setting, but never more than half the window. */
-function replyReserveFor(s: SplitpointSettings, contextWindow: number): number {
-  return Math.min(s.replyReserve, Math.floor(contextWindow / 2));
-}
-
 /** The budget thresholds as fractions of the whole window, where the gauges draw them. */
 export function windowThresholds(s: SplitpointSettings, contextWindow: number): BudgetThresholds {
-  return thresholdsOfWindow(s.thresholds, contextWindow, replyReserveFor(s, contextWindow));
+  return thresholdsOfWindow(s.thresholds, contextWindow, cappedReplyReserve(s.replyReserve, contextWindow));
 }
 
 /** The agent loop's settings from the user's settings and the resolved window. Pure. */
@@ -42,7 +37,7 @@ export function agentSettingsFrom(s: SplitpointSettings, contextWindow: number):
   const models = modelChoice(s);
   return {
     contextWindow,
-    replyReserve: replyReserveFor(s, contextWindow),
+    replyReserve: cappedReplyReserve(s.replyReserve, contextWindow),
     thresholds: { ...s.thresholds },
     strategy: s.strategy,
     compaction: {

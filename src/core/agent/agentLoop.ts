@@ -2,7 +2,7 @@ import type { PendingCompaction } from '../compaction/pendingCompaction';
 import type { ChatMessage, StoredMessage } from '../messages';
 import { toWire } from '../messages';
 import type { ModelResult } from '../ports';
-import { evaluateOverflow, thresholdsOfWindow } from '../triggers';
+import { cappedReplyReserve, evaluateOverflow, thresholdsOfWindow } from '../triggers';
 import type { BackgroundCompaction } from './compactionRunner';
 import type { AgentEvent } from './events';
 import type { CompactTrigger } from './loopCompactions';
@@ -270,7 +270,7 @@ export class AgentLoop {
     const s = this.settings;
     s.contextWindow = window;
     // As agentSettingsFrom derives them: the reserve at most half the window, and lo of the new prompt room.
-    s.replyReserve = Math.min(s.replyReserve, Math.floor(window / 2));
+    s.replyReserve = cappedReplyReserve(s.replyReserve, window);
     s.compaction = { ...s.compaction, contextWindow: window, targetFraction: thresholdsOfWindow(s.thresholds, window, s.replyReserve).lo };
   }
 }

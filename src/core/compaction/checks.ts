@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../messages';
 import type { PinItem } from '../session/schema';
+import { summarySections } from './prompts';
 
 /**
  * After-the-fact checks on a merged summary: the things compaction must never
@@ -33,7 +34,7 @@ export function countOpenLoops(messages: readonly ChatMessage[]): number {
   return n;
 }
 
-const SECTION_NAMES = new Set(['DECISIONS', 'FACTS', 'OPEN', 'ERRORS', 'CONSTRAINTS', 'CURRENT WORK', 'NEXT STEP']);
+const SECTION_NAMES: ReadonlySet<string> = new Set(summarySections(true));
 
 /**
  * Items listed under OPEN: in a structured summary, ignoring "- none"; null when the summary has none of the sections
