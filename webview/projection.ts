@@ -5,8 +5,7 @@
  */
 import {
   formatTokens,
-  MIN_BLOCK_TARGET,
-  priorSummaryFloor,
+  splitVolume,
   summaryRoom,
   volumeWithPriors,
   type GaugeView,
@@ -86,7 +85,7 @@ export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail
   const blocks = compressed > 0 ? priors.length + rawBlocks : 0;
   const room = summaryRoom({ lo: gauge.lo, window: gauge.window, keptTokens: gauge.used - compressed });
   const total = compressed > 0 ? volumeWithPriors(compressed, priors, split.compression, room) : 0;
-  const written = priors.length > 0 ? writtenWithPriors(total, priors, rawBlocks) : total;
+  const written = priors.length > 0 ? writtenWithPriors(total, priors, compressed - priorTokens, rawBlocks) : total;
   const summaryTokens = written > 0 ? written + carried : 0;
   const projected = Math.max(0, gauge.used - compressed + written);
   const ratio = summaryTokens > 0 ? headTokens / summaryTokens : 0;
@@ -94,12 +93,14 @@ export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail
 }
 
 /**
- * What the planner's split of `total` (splitVolume) adds up to when the head holds earlier summaries: each is asked for
- * its floor, and the new conversation shares the rest, each of its blocks at least MIN_BLOCK_TARGET.
+ * What the planner's split of `total` adds up to when the head holds earlier summaries: the engine's own splitVolume
+ * over the blocks as the view can guess them (each earlier summary one, the rest in equal blocks), since a block held
+ * at its minimum or a floor can make the parts pass the total.
  */
-function writtenWithPriors(total: number, priors: readonly number[], rawBlocks: number): number {
-  const floors = priors.reduce((a, p) => a + priorSummaryFloor(p), 0);
-  return rawBlocks > 0 ? floors + Math.max(total - floors, MIN_BLOCK_TARGET * rawBlocks) : Math.max(total, floors);
+function writtenWithPriors(total: number, priors: readonly number[], raw: number, rawBlocks: number): number {
+  const sizes = [...priors, ...Array.from({ length: rawBlocks }, () => raw / rawBlocks)];
+  const prior = [...priors, ...Array.from({ length: rawBlocks }, () => 0)];
+  return splitVolume(total, sizes, prior).reduce((a, b) => a + b, 0);
 }
 
 /** Index into the sorted `allowed` list of the entry nearest to `value` (by index). */

@@ -21,7 +21,7 @@ import type {
   Verbosity,
 } from '../core/vocabulary';
 import type { PlanOption } from '../core/compaction/events';
-export { MIN_BLOCK_TARGET, priorSummaryFloor, summaryRoom, volumeAt, volumeWithPriors } from '../core/perf/volume';
+export { splitVolume, summaryRoom, volumeAt, volumeWithPriors } from '../core/perf/volume';
 export { formatTokens } from '../core/tokens/formatTokens';
 
 // The shared vocabulary is the core's (src/core/vocabulary.ts); the lists themselves are in ./vocabulary.
