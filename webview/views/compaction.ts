@@ -139,7 +139,7 @@ export class CompactionPanel {
     const failed = c.blocks.filter((b) => b.status === 'failed').length;
     const parts = [`${done}/${c.blocks.length} blocks ready`, `head ${formatTokens(c.headTokens)} tok`];
     if (failed) parts.push(`${failed} failed`);
-    if (c.totals) parts.push(`summary ${formatTokens(c.totals.summaryTokens)} tok`);
+    if (c.totals) parts.push(summaryPart(c.totals.summaryTokens, c.blocks));
     clear(this.meta);
     this.meta.append(h('span', { text: parts.join(' · ') }));
     if (c.focus) this.meta.append(h('span', { class: 'focus-chip', title: 'Focus for this compaction', text: `focus: ${c.focus}` }));
@@ -370,4 +370,17 @@ export function verdictView(v: VerdictView): HTMLElement {
     }),
     v.diagnosis ? h('div', { class: 'verdict-diag', text: v.diagnosis }) : null,
   );
+}
+
+/**
+ * The merged summary's size, and where it passes its blocks' sum: the merge adds a header (what was compacted,
+ * how to recall it) and one heading per part, which the chips, counting each block's own summary, do not show. About:
+ * the total is the local count calibrated, a block's the server's.
+ */
+function summaryPart(total: number, blocks: readonly BlockView[]): string {
+  const written = blocks.reduce((a, b) => a + blockSummaryTokens(b), 0);
+  const added = total - written;
+  return added > 0 && written > 0
+    ? `summary ${formatTokens(total)} tok (blocks ${formatTokens(written)} + ≈${formatTokens(added)} of merge headings)`
+    : `summary ${formatTokens(total)} tok`;
 }

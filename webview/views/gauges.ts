@@ -1,4 +1,4 @@
-import { compactionOpen, formatTokens, summaryTokens, type BlockView } from '../../src/protocol/messages';
+import { compactionOpen, formatTokens, isSettled, summaryTokens, type BlockView, type CompactionView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { h, setAttr, setText } from '../dom';
 import { thresholdTokens, type Projection } from '../projection';
@@ -85,20 +85,34 @@ export class Gauges {
     this.used.el.classList.toggle('over-block', g.used >= thresholdTokens(g.block, win));
 
     const p = this.ctx.projection();
-    this.projected.marks(marks);
-    this.projected.set(
-      p.projected,
-      0,
-      win,
-      `${formatTokens(p.projected)} tokens (${pct(p.projected)}) after compacting ${formatTokens(p.headTokens)} tokens before message ` +
-        `${p.tailStartIndex} in ${blockCount(p)}`,
-      `${formatTokens(p.projected)} · ${pct(p.projected)} · ${blockCount(p, '≈')}`,
-    );
-
     // Honest numbers: the head (the messages being replaced) against the summary that replaces them.
     // Workers' prompt sizes (which replay whatever precedes each block) are not a measure of either. A compaction no
     // longer open (adopted, cancelled, failed; Dismiss only hides those) says nothing about the context as it is now.
     const c = s.compaction && compactionOpen(s.compaction) ? s.compaction : null;
+    this.projected.marks(marks);
+    // An open compaction is what Adopt would do: its own blocks and summaries, unless the handle was dragged elsewhere.
+    const adoptable = c && c.blocks.length > 0 && this.ctx.movedTail() === null ? openProjection(c, g.used) : null;
+    if (adoptable) {
+      const n = `${c!.blocks.length} block${c!.blocks.length === 1 ? '' : 's'}`;
+      const { projected, planned } = adoptable;
+      this.projected.set(
+        projected,
+        0,
+        win,
+        `${formatTokens(projected)} tokens (${pct(projected)}) after adopting the open compaction of ${formatTokens(c!.headTokens)} tokens ` +
+          `in ${n}${planned ? ', with the summary volume its plan asked for' : ''}`,
+        `${planned ? '≈' : ''}${formatTokens(projected)} · ${pct(projected)} · ${n}`,
+      );
+    } else
+      this.projected.set(
+        p.projected,
+        0,
+        win,
+        `${formatTokens(p.projected)} tokens (${pct(p.projected)}) after compacting ${formatTokens(p.headTokens)} tokens before message ` +
+          `${p.tailStartIndex} in ${blockCount(p)}`,
+        `${formatTokens(p.projected)} · ${pct(p.projected)} · ${blockCount(p, '≈')}`,
+      );
+
     let headTok: number;
     let sumTok: number;
     let estimated: boolean;
@@ -148,6 +162,19 @@ export class Gauges {
       ratio > 0 ? `${ratio.toFixed(1)}×${estimated ? ' est.' : ''}` : '—',
     );
   }
+}
+
+/**
+ * The context after adopting `c`: what it replaces out, its merged summary in once every block has one; before that,
+ * the finished blocks' summaries and, for the rest, their share of the volume the plan asked for (`planned`).
+ */
+function openProjection(c: CompactionView, used: number): { projected: number; planned: boolean } {
+  if (c.totals) return { projected: Math.max(0, used - c.headTokens + c.totals.summaryTokens), planned: false };
+  const asked = c.plan?.chosen.summaryTokens ?? 0;
+  const head = c.blocks.reduce((a, b) => a + b.tokens, 0);
+  let summary = 0;
+  for (const b of c.blocks) summary += isSettled(b) ? (summaryTokens(b)?.n ?? 0) : head > 0 ? (asked * b.tokens) / head : 0;
+  return { projected: Math.max(0, Math.round(used - c.headTokens + summary)), planned: true };
 }
 
 /** "27 blocks", or about that many while the planner picks the block size. */

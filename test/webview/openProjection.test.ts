@@ -1,0 +1,98 @@
+/**
+ * The projected meter, while a compaction is open, says what Adopt would do: its own blocks and summaries. A UI review
+ * saw "≈4 blocks" (the view's guess at 4,096-token blocks) beside a ready compaction whose planner had made 6.
+ */
+import assert from 'node:assert/strict';
+import { formatTokens, type CompactionView } from '../../src/protocol/messages';
+import { buildPrefix, project } from '../../webview/projection';
+import { expandOverview, openView, type View } from './harness';
+import { makeCompaction, makeSnapshot } from './snapshot';
+
+describe('webview: the projected meter beside an open compaction', function () {
+  let view: View;
+  const base = makeSnapshot(80);
+  // The planner picks the block size ("auto"): the view can only guess the count.
+  const snap = { ...base, split: { ...base.split, blockTokens: 0 } };
+  const c = makeCompaction(snap, 6);
+  const guess = project(buildPrefix(snap.messages, snap.split), snap.gauge, snap.split, snap.split.tailStartIndex);
+  const asked = 600;
+  const plan = {
+    chosen: {
+      label: 'target-block 2048 ×8',
+      mode: 'parallel' as const,
+      layout: 'target-block' as const,
+      blockTokens: 2048,
+      blocks: 6,
+      concurrency: 8,
+      summaryTokens: asked,
+      predictedMs: 4000,
+    },
+    alternatives: [],
+    profile: 'h100-7b (calibration)',
+  };
+  const running: CompactionView = { ...c, plan };
+  const used = snap.gauge.used;
+  const pct = (n: number) => `${((n / snap.gauge.window) * 100).toFixed(1)}%`;
+
+  before(async () => {
+    view = await openView();
+    await view.send({ type: 'snapshot', snapshot: snap });
+    await expandOverview(view);
+  });
+  after(async () => view?.close());
+
+  const shown = async () => (await view.page.locator('.m-projected .meter-value').textContent())!;
+  const said = async () => (await view.page.getByRole('meter', { name: 'Projected after compaction' }).getAttribute('aria-valuetext'))!;
+
+  it('without a compaction it is the projection, its block count a guess', async () => {
+    assert.notEqual(guess.blocks, 6, 'fixture: the guess differs from the plan');
+    assert.equal(await shown(), `${formatTokens(guess.projected)} · ${pct(guess.projected)} · ≈${guess.blocks} blocks`);
+  });
+
+  it('while the blocks run: the blocks the planner made, and the volume its plan asked for', async () => {
+    await view.send({ type: 'compaction', compaction: running });
+    const expected = Math.round(used - c.headTokens + asked);
+    assert.equal(await shown(), `≈${formatTokens(expected)} · ${pct(expected)} · 6 blocks`);
+    assert.match(await said(), /after adopting the open compaction of .* tokens in 6 blocks, with the summary volume its plan asked for$/);
+    // A finished block counts its own summary; the others their share of what was asked.
+    const b0 = { ...c.blocks[0]!, status: 'done' as const, summary: 's0', stats: { ...stats, summaryTokens: 40 } };
+    await view.send({ type: 'block', compactionId: c.id, block: b0 });
+    const rest = c.blocks.slice(1).reduce((a, b) => a + b.tokens, 0);
+    const after0 = Math.round(used - c.headTokens + 40 + (asked * rest) / c.headTokens);
+    assert.equal(await shown(), `≈${formatTokens(after0)} · ${pct(after0)} · 6 blocks`);
+  });
+
+  it('once every block has its summary: the merged summary, no longer approximate', async () => {
+    const totals = {
+      summaryTokens: 681,
+      compressionRatio: c.headTokens / 681,
+      inputTokens: 9000,
+      outputTokens: 627,
+      cachedTokens: 0,
+      wallMs: 900,
+    };
+    const blocks = c.blocks.map((b) => ({
+      ...b,
+      status: 'done' as const,
+      summary: `s${b.index}`,
+      stats: { ...stats, summaryTokens: 100 },
+    }));
+    await view.send({ type: 'compaction', compaction: { ...running, state: 'ready', blocks, totals } });
+    const exact = used - c.headTokens + 681;
+    assert.equal(await shown(), `${formatTokens(exact)} · ${pct(exact)} · 6 blocks`);
+    // The header says why the merged summary passes its chips' sum.
+    assert.match((await view.page.locator('.cp-meta').textContent())!, /summary 681 tok \(blocks 600 \+ ≈81 of merge headings\)/);
+  });
+
+  it('a handle moved elsewhere is projected again, as the compaction Compact here would start', async () => {
+    const slider = view.page.getByRole('slider', { name: 'Split point' });
+    await slider.focus();
+    await view.page.keyboard.press('ArrowLeft');
+    const tail = Number(await slider.getAttribute('aria-valuenow'));
+    assert.notEqual(tail, snap.split.tailStartIndex);
+    const moved = project(buildPrefix(snap.messages, snap.split), snap.gauge, snap.split, tail);
+    assert.equal(await shown(), `${formatTokens(moved.projected)} · ${pct(moved.projected)} · ≈${moved.blocks} blocks`);
+  });
+});
+
+const stats = { inputTokens: 2000, outputTokens: 100, summaryTokens: 100 as number | null, cachedTokens: 0, ms: 700 };
