@@ -74,6 +74,7 @@ export function sessionSplit(store: SessionStore, ledger: TokenLedger, env: Cont
     verbosity: s.verbosity,
     version: (frameEnd) => viewVersion(store, frameEnd),
     priorDepth: active.compaction?.depth ?? 0,
+    lo: windowThresholds(s, env.contextWindow).lo,
   });
 }
 

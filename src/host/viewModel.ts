@@ -7,7 +7,7 @@ import type { ActiveOrigin } from '../core/session/sessionState';
 import type { StrategyName } from '../core/splitPoint';
 import { planSplit } from '../core/splitPoint';
 import { isSummaryMessage } from '../core/messages';
-import { carriesSummary, DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
+import { carriedSummary, DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
 import { countLines } from '../core/pretrim';
 import type { TokenLedger } from '../core/tokens/tokenLedger';
 import type { BudgetThresholds } from '../core/triggers';
@@ -105,6 +105,8 @@ export function splitView(
     version: (frameEnd: number) => string;
     /** The depth of the compaction in force (0: none). */
     priorDepth?: number;
+    /** `lo` as a fraction of the window: whether the summary in force is carried at the depth cap depends on its room. */
+    lo: number;
   },
 ): SplitView {
   const tokens = ledger.countAll(messages);
@@ -119,7 +121,16 @@ export function splitView(
     frameEnd,
     version: o.version(frameEnd),
     compression: COMPRESSION[o.verbosity],
-    carriedIndex: summaryAt >= 0 && carriesSummary(o.priorDepth ?? 0, DEFAULT_COMPACTION_SETTINGS.maxDepth) ? summaryAt : null,
+    carriedIndex:
+      carriedSummary({
+        tokens,
+        headIndices: r.headIndices,
+        summaryIndex: r.headIndices.includes(summaryAt) ? summaryAt : undefined,
+        priorDepth: o.priorDepth ?? 0,
+        maxDepth: DEFAULT_COMPACTION_SETTINGS.maxDepth,
+        lo: o.lo,
+        window: o.window,
+      }) ?? null,
     blockTokens: o.blockTokens,
   };
 }

@@ -48,7 +48,7 @@ function session(list: readonly [ChatMessage, number][]) {
       splitView(
         stored,
         { countAll: () => tokens },
-        { strategy, window: 131_072, replyReserve: 4096, blockTokens: 4096, verbosity: 'detailed', version: () => 'v' },
+        { strategy, window: 131_072, replyReserve: 4096, blockTokens: 4096, verbosity: 'detailed', version: () => 'v', lo: 0.3 },
       ),
     /** Tokens of the messages the core's split would summarise. */
     coreHead: (choice: Parameters<typeof planSplit>[1]): number =>
@@ -115,7 +115,7 @@ describe('webview projection: the head it counts is the core split', () => {
       const sv = splitView(
         snap.context,
         { countAll: () => [...snap.tokens] },
-        { strategy: 'token-fraction', window, replyReserve: 4096, blockTokens: 4096, verbosity, version: () => 'v' },
+        { strategy: 'token-fraction', window, replyReserve: 4096, blockTokens: 4096, verbosity, version: () => 'v', lo },
       );
       const vs = views.map((v, i) => ({ ...v, tokens: snap.tokens[i]! }));
       const used = snap.tokens.reduce((a, b) => a + b, 0);
@@ -169,6 +169,7 @@ describe('webview projection: a summary at the depth cap', () => {
         verbosity: 'detailed',
         version: () => 'v',
         priorDepth: 3,
+        lo: 0.3,
       },
     );
     assert.equal(sv.carriedIndex, plan.carriedSummaryIndex);

@@ -29,6 +29,7 @@ describe('webview: the projected meter beside an open compaction', function () {
     },
     alternatives: [],
     profile: 'h100-7b (calibration)',
+    measuredMs: null,
   };
   const running: CompactionView = { ...c, plan };
   const used = snap.gauge.used;

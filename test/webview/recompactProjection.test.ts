@@ -42,6 +42,7 @@ function session(list: readonly Entry[], manualIndex?: number) {
       verbosity: 'detailed',
       version: () => 'v',
       priorDepth: 1,
+      lo: 0.4,
     },
   );
   const messages: ViewMessage[] = context.map((m, index) => ({

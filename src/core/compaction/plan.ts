@@ -71,6 +71,9 @@ export interface CompactionSettings {
   summaryTokens?: number;
 }
 
+/** `lo` when the settings give no target: the default threshold's fraction of the window. */
+export const DEFAULT_TARGET_FRACTION = 0.4;
+
 /** Target-block workers get this much of the conversation just before their block, for continuity. */
 export const TARGET_CONTEXT_TOKENS = 512;
 
@@ -146,17 +149,47 @@ function forcedOf(s: CompactionSettings): PlanForced {
   return f;
 }
 
-/** Re-compacting a summary of this depth would pass the cap: it is carried into the next summary verbatim instead. */
-export function carriesSummary(priorDepth: number, maxDepth: number): boolean {
-  return priorDepth + 1 > maxDepth;
+/**
+ * At the depth cap an earlier summary is carried into the next one verbatim while it takes at most this share of the
+ * room a summary has to land the context at lo. Past it, it is summarised once more, one layer past the cap: each
+ * carry adds the new conversation's summary to it, so carried on it only grows, until no compaction can make room
+ * (a reviewer's 12K-window run carried 15 nested layers to 3.3K tokens and then stopped for good).
+ */
+export const CARRY_ROOM_SHARE = 0.5;
+
+/** Which earlier summary is carried verbatim rather than summarised again (see CARRY_ROOM_SHARE); undefined: none. */
+export function carriedSummary(o: {
+  tokens: readonly number[];
+  headIndices: readonly number[];
+  /** The summary in force, if the head holds it. */
+  summaryIndex: number | undefined;
+  priorDepth: number;
+  maxDepth: number;
+  /** `lo` as a fraction of the window, and the window. */
+  lo: number;
+  window: number;
+}): number | undefined {
+  if (o.summaryIndex === undefined || o.priorDepth + 1 <= o.maxDepth) return undefined;
+  const total = o.tokens.reduce((a, b) => a + b, 0);
+  const head = o.headIndices.reduce((a, i) => a + o.tokens[i]!, 0);
+  const room = summaryRoom({ lo: o.lo, window: o.window, keptTokens: total - head });
+  return o.tokens[o.summaryIndex]! <= room * CARRY_ROOM_SHARE ? o.summaryIndex : undefined;
 }
 
 export function planCompaction(snapshot: CompactionSnapshot, settings: CompactionSettings): CompactionPlan {
   const { context, tokens, split } = snapshot;
   const priorSummaries = split.headIndices.filter((i) => isSummaryMessage(context[i]!));
   const foldsSummary = priorSummaries.length > 0;
-  const overCap = foldsSummary && carriesSummary(snapshot.priorDepth, settings.maxDepth);
-  const carried = overCap ? priorSummaries[0] : undefined;
+  const carried = carriedSummary({
+    tokens,
+    headIndices: split.headIndices,
+    summaryIndex: priorSummaries[0],
+    priorDepth: snapshot.priorDepth,
+    maxDepth: settings.maxDepth,
+    lo: settings.targetFraction ?? DEFAULT_TARGET_FRACTION,
+    window: settings.contextWindow,
+  });
+  const overCap = carried !== undefined;
   const head = split.headIndices.filter((i) => i !== carried);
   const headTokens = head.reduce((s, i) => s + tokens[i]!, 0);
   const depth = !foldsSummary ? 1 : overCap ? snapshot.priorDepth : snapshot.priorDepth + 1;
@@ -215,7 +248,11 @@ function plannerInput(
     models.set(key, model);
   }
   const total = tokens.reduce((a, b) => a + b, 0);
-  const room = summaryRoom({ lo: settings.targetFraction ?? 0.4, window: settings.contextWindow, keptTokens: total - headTokens });
+  const room = summaryRoom({
+    lo: settings.targetFraction ?? DEFAULT_TARGET_FRACTION,
+    window: settings.contextWindow,
+    keptTokens: total - headTokens,
+  });
   const input: PlannerInput = {
     head: model,
     summaryTokens:

@@ -90,8 +90,8 @@ export function summaryRoom(o: { lo: number; window: number; keptTokens: number;
  * applied again to a summary it compressed once, it compounds (12× then 12× again turned a standing rule in the
  * CONSTRAINTS of a 713-token summary into "none"). Half, not the whole: the new summary must still shrink the context,
  * and most of a head's volume belongs to the new conversation; a summary kept whole is what the depth cap is for
- * (carriesSummary). With the default cap of 3 the oldest layer keeps at least a quarter of its first summary before
- * it is carried verbatim.
+ * (carriedSummary in compaction/plan.ts). With the default cap of 3 the oldest layer keeps at least a quarter of its
+ * first summary before it is carried verbatim, as long as it takes at most half the room.
  */
 export const PRIOR_SUMMARY_KEEP = 0.5;
 
