@@ -5,6 +5,7 @@
  * summary's room (CARRY_ROOM_SHARE), it is otherwise summarised once more, one layer past the cap.
  */
 import assert from 'node:assert/strict';
+import type { ChatMessage } from '../../src/core/messages';
 import { createCompaction, snapshotSession } from '../../src/core/compaction/fromSession';
 import { CARRY_ROOM_SHARE, DEFAULT_COMPACTION_SETTINGS } from '../../src/core/compaction/plan';
 import { summaryRoom } from '../../src/core/perf/volume';
@@ -31,7 +32,7 @@ async function rounds(window: number) {
     }
     const snap = snapshotSession(store, ledger, { strategy: 'recent-turns' }, [], { contextWindow: window, replyReserve: 1024 });
     const settings = { ...DEFAULT_COMPACTION_SETTINGS, blockTokens: 1000, contextWindow: window, maxDepth: 2, targetFraction: 0.4 };
-    const deps = { model: new FakeModel(), limiter: unlimited, count: (m: never) => counter.countMessage(m), clock: fixedClock() };
+    const deps = { model: new FakeModel(), limiter: unlimited, count: (m: ChatMessage) => counter.countMessage(m), clock: fixedClock() };
     const pc = createCompaction(snap, settings, { ...deps, ids: { next: (p: string) => ids.next(`${p}x`) } });
     const total = snap.tokens.reduce((a, b) => a + b, 0);
     const head = snap.split.headIndices.reduce((a, i) => a + snap.tokens[i]!, 0);
