@@ -82,11 +82,26 @@ export function buildWorkerPrompt(
   const x = instructionInput(plan, block, focus);
   // The planner's bound: room to finish the last section around the target, not to ramble.
   const maxTokens = plan.workers.maxTokens[block.index] ?? Math.max(256, 2 * targetTokens(x) + 128);
-  const budget = plan.settings.contextWindow - maxTokens;
+  const budget = plan.settings.contextWindow - maxTokens - countingMargin(plan.settings.contextWindow);
   const input: LayoutInput = { plan, block, x, maxTokens, budget, count };
   const prompt = plan.settings.layout === 'cache-aligned' ? cacheAligned(input) : targetBlock(input);
   prompt.request.stream = plan.settings.streamWorkers;
   return prompt;
+}
+
+/**
+ * Room kept free in a worker's window for what the local count does not see: the server's tokenizer and chat template
+ * count a little differently, and a request one token over is refused (a review's forced cache-aligned run asked for
+ * 24,799 + 7,969 tokens of a 32,768 window, and the server counted 24,800).
+ */
+export function countingMargin(window: number): number {
+  return Math.ceil(window * 0.03);
+}
+
+/** The tool definitions a cache-aligned worker's request carries: the server's template renders them into the prompt. */
+function toolTokens(plan: CompactionPlan, count: (m: ChatMessage) => number): number {
+  const tools = plan.snapshot.tools;
+  return tools.length === 0 ? 0 : count({ role: 'system', content: JSON.stringify(tools) });
 }
 
 /** What both layouts build a worker's request from. */
@@ -95,12 +110,14 @@ interface LayoutInput {
   block: Block;
   x: InstructionInput;
   maxTokens: number;
-  /** Prompt tokens that fit beside maxTokens in the window. */
+  /** Prompt tokens that fit beside maxTokens and a margin for counting (countingMargin) in the window. */
   budget: number;
   count: (m: ChatMessage) => number;
 }
 
-function cacheAligned({ plan, block, x, maxTokens, budget, count }: LayoutInput): WorkerPrompt {
+function cacheAligned({ plan, block, x, maxTokens, budget: room, count }: LayoutInput): WorkerPrompt {
+  // Only this layout sends the agent's tool definitions (its prefix must be the agent's, byte for byte).
+  const budget = room - toolTokens(plan, count);
   const ctx = plan.snapshot.context;
   const known = plan.snapshot.tokens;
   const first = block.messageIndices[0]!;
