@@ -9,6 +9,7 @@ export function freePort(): Promise<number>;
 export function tempDir(prefix: string): string;
 export function startSim(opts?: Record<string, unknown>): Promise<import('../sim').SimHandle>;
 export function writeUserSettings(userDataDir: string, settings?: Record<string, unknown>): void;
+export function machineScoped(settings: Record<string, unknown>): Record<string, unknown>;
 export function installVsix(vsix: string, dirs: { userDataDir: string; extensionsDir: string }): void;
 export interface CodeServer {
   url: string;

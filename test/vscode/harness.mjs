@@ -74,6 +74,29 @@ export function writeUserSettings(userDataDir, settings = {}) {
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
   };
   writeFileSync(join(dir, 'settings.json'), JSON.stringify({ ...base, ...settings }, null, 2) + '\n');
+  // code-server's window is a remote one: there VS Code drops a machine-scoped setting (the endpoints) from the user
+  // settings as soon as it knows the setting's scope, and takes it from the remote settings only. Which comes first
+  // is a race: one e2e reload in a few read the default endpoint. Remote settings are where such a setting belongs.
+  const machine = machineScoped(settings);
+  if (Object.keys(machine).length > 0) {
+    const file = join(userDataDir, 'Machine', 'settings.json');
+    let kept = {};
+    try {
+      kept = JSON.parse(readFileSync(file, 'utf8')); // npm start's earlier runs: what the user set there stays
+    } catch {
+      /* none yet, or hand-edited with comments */
+    }
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify({ ...kept, ...machine }, null, 2) + '\n');
+  }
+}
+
+/** The settings among `settings` that package.json scopes to the machine (applied only from remote settings in a remote window). */
+export function machineScoped(settings) {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const props = Object.assign({}, ...[pkg.contributes.configuration].flat().map((c) => c.properties ?? {}));
+  const scope = (k) => props[k]?.scope;
+  return Object.fromEntries(Object.entries(settings).filter(([k]) => scope(k) === 'machine' || scope(k) === 'machine-overridable'));
 }
 
 function codeServerArgs({ port, userDataDir, extensionsDir }) {
