@@ -24,7 +24,7 @@ async function rounds(window: number) {
   await store.append({ role: 'system', content: 'You are a coding agent.' });
   const ledger = new TokenLedger(counter);
   const ids = counterIds();
-  const out: { depth: number; summary: number; carried: boolean; room: number }[] = [];
+  const out: { depth: number; summary: number; carried: boolean; room: number; text: string }[] = [];
   for (let round = 0; round < 10; round++) {
     for (let t = 0; t < 4; t++) {
       await store.append({ role: 'user', content: `Turn ${round}.${t}: fix the bug in src/mod${t}.ts. TODO: add a test.` });
@@ -42,6 +42,7 @@ async function rounds(window: number) {
     out.push({
       depth,
       summary: counter.countMessage(summary),
+      text: summary.content ?? '',
       carried: pc.plan.carriedSummaryIndex !== undefined,
       room: summaryRoom({ lo: 0.4, window, keptTokens: total - head }),
     });
@@ -57,6 +58,12 @@ describe('compaction: the depth cap and the room a carried summary takes', () =>
       [1, 2, 2, 2, 2, 2, 2, 2, 2, 2],
     );
     assert.ok(r.slice(2).every((x) => x.carried));
+    // The header counts context messages: it says which of them stands for many originals.
+    assert.match(r[0]!.text, /^\[Splitpoint summary of earlier conversation: \d+ messages \(#\d+–#\d+\) compacted/);
+    assert.match(
+      r[1]!.text,
+      /^\[Splitpoint summary of earlier conversation: \d+ messages \(#\d+–#\d+\), one of them an earlier summary, compacted/,
+    );
   });
 
   it('a carried summary that outgrew half its room is summarised once more, so the summary in force stays bounded', async () => {

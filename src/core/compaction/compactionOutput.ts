@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../messages';
+import { isSummaryMessage, type ChatMessage } from '../messages';
 import { orphanResultIndices, originalId } from '../session/sessionState';
 import type { CompactionRecord } from '../session/schema';
 import type { RecentTurnsResult } from '../splitPoint';
@@ -17,7 +17,14 @@ export function mergedText(plan: CompactionPlan, blocks: readonly { block: Block
   const carried = plan.carriedSummaryIndex !== undefined ? (ctx[plan.carriedSummaryIndex]!.content ?? '') : undefined;
   return mergeSummaries(
     blocks.map((s) => ({ block: s.block, text: s.view.summary! })),
-    { firstIndex: head[0] ?? 0, lastIndex: head[head.length - 1] ?? 0, messageCount: head.length, focus, carried },
+    {
+      firstIndex: head[0] ?? 0,
+      lastIndex: head[head.length - 1] ?? 0,
+      messageCount: head.length,
+      focus,
+      carried,
+      priorSummaries: head.filter((i) => isSummaryMessage(ctx[i]!)).length,
+    },
   );
 }
 

@@ -14,10 +14,20 @@ export const SUMMARY_HEADER = '[Splitpoint summary of earlier conversation';
  */
 export function mergeSummaries(
   parts: readonly MergeBlock[],
-  meta: { firstIndex: number; lastIndex: number; messageCount: number; focus: string | undefined; carried: string | undefined },
+  meta: {
+    firstIndex: number;
+    lastIndex: number;
+    messageCount: number;
+    focus: string | undefined;
+    carried: string | undefined;
+    /** How many of the messages are earlier summaries (each stands for many originals, which "1 message" hid). */
+    priorSummaries?: number;
+  },
 ): string {
+  const k = meta.priorSummaries ?? 0;
+  const priors = k === 0 ? '' : k === 1 ? ', one of them an earlier summary,' : `, ${k} of them earlier summaries,`;
   const lines = [
-    `${SUMMARY_HEADER}: ${meta.messageCount} message${meta.messageCount === 1 ? '' : 's'} (#${meta.firstIndex}–#${meta.lastIndex}) ` +
+    `${SUMMARY_HEADER}: ${meta.messageCount} message${meta.messageCount === 1 ? '' : 's'} (#${meta.firstIndex}–#${meta.lastIndex})${priors} ` +
       `compacted in ${parts.length} part${parts.length === 1 ? '' : 's'}. ` +
       'The original messages are archived; call the recall tool with keywords to get their exact text.]',
   ];
