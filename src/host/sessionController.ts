@@ -71,7 +71,7 @@ export class SessionController {
     });
     this.tools = new ToolRegistry([
       ...deps.workspaceTools(this.broker),
-      recallTool(() => this.store.archived()),
+      recallTool(() => this.store.archived(), deps.spill),
       pinTool(this.store, deps.ids, deps.clock),
     ]);
     this.tracker = new CompactionTracker({

@@ -45,5 +45,16 @@ export function fileSpill(dir: string): SpillPort {
         }
       }
     },
+    // For recall: the spill files are outside the workspace, where the agent's file tools cannot read them.
+    async *spilled() {
+      let names: string[];
+      try {
+        names = await fs.readdir(dir);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw err;
+      }
+      for (const name of names.filter((n) => n.endsWith('.txt')).sort()) yield { name, text: await fs.readFile(join(dir, name), 'utf8') };
+    },
   };
 }
