@@ -2,6 +2,7 @@ import type { StoredMessage } from '../messages';
 import { messageText } from '../messages';
 import type { SpillPort, SpilledOutput } from './toolOutput';
 import type { AgentTool } from './tools';
+import { AGENT_TOOL_SPECS } from './toolSpecs';
 import { optionalInt, stringArg } from './tools';
 
 /**
@@ -104,22 +105,8 @@ function searchText(text: string, q: readonly string[], window: number): { score
 export function recallTool(archive: () => readonly StoredMessage[], spill?: SpillPort): AgentTool {
   const spilled = spill?.spilled?.bind(spill);
   return {
-    spec: {
-      type: 'function',
-      function: {
-        name: 'recall',
-        description: spilled
-          ? 'Search, by keywords, the archived original messages that compaction summarised and the full text of tool outputs ' +
-            'that were truncated; returns exact excerpts.'
-          : 'Search the archived original messages that compaction summarised, by keywords; returns exact excerpts.',
-        parameters: {
-          type: 'object',
-          properties: { query: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 20 } },
-          required: ['query'],
-          additionalProperties: false,
-        },
-      },
-    },
+    // The agent's own definition, byte for byte: compaction workers replay the tools for the prefix cache.
+    spec: AGENT_TOOL_SPECS.find((t) => t.function.name === 'recall')!,
     needsApproval: () => false,
     describe: (args) => `recall "${String(args.query ?? '')}"`,
     async execute(args, ctx) {

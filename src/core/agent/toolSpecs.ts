@@ -77,7 +77,9 @@ export const AGENT_TOOL_SPECS: readonly ToolSpec[] = [
     type: 'function',
     function: {
       name: 'recall',
-      description: 'Search the archived original messages that compaction summarised, by keywords; returns exact excerpts.',
+      description:
+        'Search, by keywords, the archived original messages that compaction summarised and the full text of tool outputs ' +
+        'that were truncated; returns exact excerpts.',
       parameters: obj({ query: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 20 } }, ['query']),
     },
   },
