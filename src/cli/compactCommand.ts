@@ -53,7 +53,9 @@ ${endpointHelp({ concurrency: false })}
   --verbosity V                  concise | detailed | "very detailed" (default detailed)
   --focus TEXT                   what must survive, given to every worker
   --no-stream                    workers do not stream (less client CPU, no token progress)
-  --adopt                        write the compaction to the session log
+  --adopt                        write the compaction to the session log; a summary that is not smaller than
+                                 what it replaces is refused (exit 1, the log is left as it was)
+  --adopt-anyway                 adopt even such a summary (implies --adopt)
   --json                         print one JSON object`;
 
 const OPTIONS = {
@@ -72,6 +74,7 @@ const OPTIONS = {
   verbosity: { type: 'string' },
   focus: { type: 'string' },
   adopt: { type: 'boolean', default: false },
+  'adopt-anyway': { type: 'boolean', default: false },
   'no-stream': { type: 'boolean', default: false },
   'ignore-load': { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
@@ -88,13 +91,14 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   const strategy = oneOf<StrategyName>(values.strategy, STRATEGY_NAMES, '--strategy', 'token-fraction');
   const blockTokens = intOption(values['block-tokens'], '--block-tokens', 0, 64);
   const manual = values.split === undefined ? undefined : intOption(values.split, '--split', 0, 0);
+  const adopt = values.adopt || values['adopt-anyway'];
   // Only --adopt writes: without it the session is read as it is, and the editor may have it open meanwhile.
-  const opened = await openSession(path, { readOnly: !values.adopt, holder: 'splitpoint compact --adopt' });
+  const opened = await openSession(path, { readOnly: !adopt, holder: 'splitpoint compact --adopt' });
   let imported: SessionStore | undefined;
   try {
     const endpoint = await connect(values, io);
     // Adopting needs a log to write to: a messages array is imported into FILE.jsonl first (the .json is left as it was).
-    if (values.adopt && !opened.isLog) imported = await importToLog(path, undefined, undefined, 'compact');
+    if (adopt && !opened.isLog) imported = await importToLog(path, undefined, undefined, 'compact');
     const store = imported ?? opened.store;
     if (store !== opened.store) io.err(`imported ${path} into ${store.path}; the compaction is adopted there`);
     const ledger = new TokenLedger(await loadTiktokenCounter());
@@ -148,20 +152,25 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
       return 0;
     }
     if (!values.json && choice) io.err(planText(choice, from));
-    if (!values.json) pending.on((e) => progress(e, io));
+    const printer = new ProgressPrinter(io, roots);
+    if (!values.json) pending.on((e) => printer.print(e));
     const abort = () => pending.cancel();
     process.once('SIGINT', abort);
     try {
       await pending.start();
+      printer.endRound();
       // As the extension's background run does, a block the server failed (a hiccup past the client's own retries)
       // is tried once more, alone; a refusal or a cut reply would most likely come again, and is not.
       const failed = pending.serverFailures;
       if (failed > 0 && !pending.isCancelled) {
         io.err(`retrying ${failed} block(s) the server failed, once`);
+        // The line above says which blocks are tried again: no "retry 2" line per block.
+        printer.quietRetries = true;
         await pending.retryFailed({ serverOnly: true });
       }
     } finally {
       process.off('SIGINT', abort);
+      printer.endRound();
     }
     if (pending.isCancelled) throw new Error('Cancelled; nothing was adopted.');
     if (!pending.isComplete()) {
@@ -172,12 +181,19 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
     }
     const tokensBefore = ledger.total(snapshot.context);
     const tokensAfter = pending.projectedContext().reduce((s, m) => s + ledger.estimate(m), 0);
-    if (values.adopt) await pending.adopt(store);
+    // As the agent loop does (compactionRunner), a summary no smaller than what it replaces is not adopted unasked.
+    const refused = adopt && pending.checks().grows && !values['adopt-anyway'] ? refusalText(pending) : undefined;
+    if (adopt && !refused) await pending.adopt(store);
+    const adoption: Adoption = refused ? { refused } : adopt ? { into: store.path } : {};
     io.out(
       values.json
-        ? JSON.stringify(report(pending, tokensBefore, tokensAfter, values.adopt))
-        : summaryText(pending, tokensBefore, tokensAfter, values.adopt ? store.path : undefined),
+        ? JSON.stringify(report(pending, tokensBefore, tokensAfter, adoption))
+        : summaryText(pending, tokensBefore, tokensAfter, adoption),
     );
+    if (refused) {
+      io.err(`splitpoint compact: not adopted: ${refused}`);
+      return 1;
+    }
     return 0;
   } finally {
     await imported?.close();
@@ -185,7 +201,25 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   }
 }
 
-function report(p: PendingCompaction, tokensBefore: number, tokensAfter: number, adopted: boolean) {
+/** What became of --adopt: written `into` a log, `refused` (why), or not asked for (neither). */
+interface Adoption {
+  into?: string;
+  refused?: string;
+}
+
+/** Why a summary that grows the context is not adopted without --adopt-anyway. */
+function refusalText(p: PendingCompaction): string {
+  return (
+    `${growsText(p)}, so adopting it would grow the context; the session log was left as it was. ` +
+    'Try a later split (--split) or larger blocks (--block-tokens), or pass --adopt-anyway to adopt it still.'
+  );
+}
+
+function growsText(p: PendingCompaction): string {
+  return `the summary (${p.summaryTokens()} tokens) is not smaller than the ${p.plan.replacedTokens} tokens it would replace`;
+}
+
+function report(p: PendingCompaction, tokensBefore: number, tokensAfter: number, adoption: Adoption) {
   const t = p.totals();
   const cached = cachedTokensOf(p.blocks.map((b) => b.stats));
   return {
@@ -210,13 +244,14 @@ function report(p: PendingCompaction, tokensBefore: number, tokensAfter: number,
     compressionRatio: Math.round(t.compressionRatio * 100) / 100,
     wallMs: t.wallMs,
     checks: p.checks(),
-    adopted,
+    adopted: adoption.into !== undefined,
+    ...(adoption.refused ? { adoptRefused: adoption.refused } : {}),
     plan: p.plan.choice ?? null,
     outcome: p.outcome() ?? null,
   };
 }
 
-function summaryText(p: PendingCompaction, before: number, after: number, adoptedInto: string | undefined): string {
+function summaryText(p: PendingCompaction, before: number, after: number, adoption: Adoption): string {
   const t = p.totals();
   const c = p.checks();
   return [
@@ -228,9 +263,12 @@ function summaryText(p: PendingCompaction, before: number, after: number, adopte
     outcomeText(p),
     c.missingPins.length > 0 ? `! pins missing from the result: ${c.missingPins.join(', ')}` : '',
     c.openLoopsDropped ? `! open loops: ${c.openLoopsBefore} in the head, ${c.openLoopsAfter} in the summary` : '',
-    adoptedInto !== undefined
-      ? `Adopted into the session log (splitpoint undo --session ${adoptedInto} undoes it).`
-      : 'Not adopted (pass --adopt to write it to a session log).',
+    c.grows ? `! ${growsText(p)}: adopting it grows the context` : '',
+    adoption.refused !== undefined
+      ? 'Not adopted: it would grow the context (pass --adopt-anyway to adopt it still).'
+      : adoption.into !== undefined
+        ? `Adopted into the session log (splitpoint undo --session ${adoption.into} undoes it).`
+        : 'Not adopted (pass --adopt to write it to a session log).',
   ]
     .filter((l) => l !== '')
     .join('\n');
@@ -265,6 +303,47 @@ function outcomeText(p: PendingCompaction): string {
       ? `predicted ${sec(o.predictedMs)}, measured ${sec(o.measuredMs)} (${o.ratio}× the prediction)`
       : `no prediction, measured ${sec(o.measuredMs)}`;
   return `— plan ${o.label}: ${against}${written}`;
+}
+
+/**
+ * The progress lines on stderr. A failure that names one of the servers (it could not be reached, it answered with an
+ * error) is the server's, not the block's: a server that went away fails every block with the same message, which is
+ * printed once and then counted, the count said when the round of workers ends. A reply's own failure (cut off, not a
+ * summary) is printed for each block.
+ */
+class ProgressPrinter {
+  /** Set for the CLI's own retry round, which its caller announces in one line. */
+  quietRetries = false;
+  private readonly printed = new Set<string>();
+  private repeats = 0;
+
+  constructor(
+    private readonly io: CliIO,
+    /** The servers' roots (http://host:port), as their errors name them. */
+    private readonly servers: readonly string[],
+  ) {}
+
+  print(e: CompactionEvent): void {
+    if (e.type === 'block-failed') {
+      if (this.printed.has(e.error)) this.repeats++;
+      else {
+        if (this.servers.some((s) => e.error.includes(s))) this.printed.add(e.error);
+        this.io.err(`  block ${e.block}: failed: ${e.error}`);
+      }
+    } else if (e.type !== 'block-retried' || !this.quietRetries) progress(e, this.io);
+  }
+
+  endRound(): void {
+    const n = this.repeats;
+    const blocks = `block${n === 1 ? '' : 's'}`;
+    if (n > 0)
+      this.io.err(
+        this.quietRetries
+          ? `  ${n} ${blocks} failed again with an error printed above`
+          : `  ${n} more ${blocks} failed with an error printed above`,
+      );
+    this.repeats = 0;
+  }
 }
 
 function progress(e: CompactionEvent, io: CliIO): void {

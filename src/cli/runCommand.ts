@@ -17,7 +17,7 @@ import { STRATEGY_NAMES } from '../core/splitPoint';
 import type { StrategyName } from '../core/splitPoint';
 import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
 import { TokenLedger } from '../core/tokens/tokenLedger';
-import { DEFAULT_THRESHOLDS, validateThresholds } from '../core/triggers';
+import { DEFAULT_THRESHOLDS, promptRoom, validateThresholds } from '../core/triggers';
 import { NodeFileStorage } from '../node/fileStorage';
 import { fileSpill, nodeWorkspaceTools } from '../node/tools';
 import { DEFAULT_COMMAND_ENV } from '../core/config/commandEnvDefaults';
@@ -39,7 +39,8 @@ ${ENDPOINT_HELP}
   --session FILE      session log to create or continue (default: a new file in the temp folder)
   --strategy S        ${STRATEGY_NAMES.join(' | ')} (default token-fraction)
   --hi X --lo X --block X   budget thresholds as fractions of the prompt's room, the window less the
-                            4,096 tokens each request reserves for the reply (0.75 / 0.4 / 0.95)
+                            4,096 tokens each request reserves for the reply (0.75 / 0.4 / 0.95); a trigger's
+                            line gives the context's fullness as a fraction of that room, then of the window
   --no-async          compact only synchronously, at the block threshold
   --no-judge          adopt background summaries without the judge
   --allow CMD         a command that needs no approval (repeatable; its words are a prefix of the command's,
@@ -49,7 +50,10 @@ ${ENDPOINT_HELP}
   --no-sandbox        run commands unconfined even where bubblewrap (bwrap) is available
   --allow-network     let sandboxed commands use the network
   --yes               approve every write and command
-  --json              one JSON event per line on stdout`;
+  --json              one JSON event per line on stdout
+
+  After a compaction is adopted, "splitpoint inspect --session FILE --summary"
+  prints the summary in force and what it replaces.`;
 
 const OPTIONS = {
   ...ENDPOINT_OPTIONS,
@@ -113,7 +117,8 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
     commandEnv: values['command-env'] ?? DEFAULT_COMMAND_ENV,
     sandbox: { mode: values['no-sandbox'] ? 'off' : 'auto', allowNetwork: values['allow-network'] },
   });
-  const tools = new ToolRegistry([...workspaceTools, recallTool(() => store.archived()), pinTool(store, randomIds, systemClock)]);
+  const spill = fileSpill(`${sessionPath}.spill`);
+  const tools = new ToolRegistry([...workspaceTools, recallTool(() => store.archived(), spill), pinTool(store, randomIds, systemClock)]);
   const loop = new AgentLoop(
     {
       store,
@@ -124,7 +129,7 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
       judge: endpoint.client,
       tools,
       approvals: approvals(values.yes),
-      spill: fileSpill(`${sessionPath}.spill`),
+      spill,
       clock: systemClock,
       ids: randomIds,
     },
@@ -147,7 +152,8 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
       idle: { idleMs: 5 * 60_000, minFraction: 0.5 },
     },
   );
-  loop.on((e) => (values.json ? io.out(JSON.stringify(e)) : describe(e, io)));
+  const view: RunView = { io, window: endpoint.contextWindow, sessionPath };
+  loop.on((e) => (values.json ? io.out(JSON.stringify(e)) : describe(e, view)));
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
@@ -204,37 +210,73 @@ export function approvalPrompt(summary: string): string {
   return `Allow ${escapeControls(summary)}? [y/N] `;
 }
 
+/** What describe needs besides the event: where to print, the window in use (the server may correct it), the log. */
+interface RunView {
+  io: CliIO;
+  window: number;
+  sessionPath: string;
+}
+
+/**
+ * How full the context was when a trigger fired. The thresholds are fractions of the prompt's room (the window less
+ * the reply reserve), and so is the figure given first; the event's own fraction is of the whole window. A reactive
+ * trigger's is of the window the server said it has, which no threshold is a fraction of.
+ */
+function triggerFullness(e: { trigger: string; usedFraction: number }, window: number): string {
+  const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
+  if (e.trigger === 'reactive') return `${pct(e.usedFraction)} of the server's window`;
+  const reserve = cliReplyReserve(window);
+  const room = promptRoom(window, reserve);
+  return (
+    `${pct((e.usedFraction * window) / room)} of the prompt's room ` +
+    `(the ${window}-token window less ${reserve} for the reply; ${pct(e.usedFraction)} of the window)`
+  );
+}
+
+/** A path as the shell takes it: quoted when it has anything but the characters paths mostly have. */
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
 /** What the headless run prints for each agent event (a table, so a new event type is a compile error here). */
-const DESCRIBE: AgentEventTable<CliIO> = {
-  'assistant-message': (e, io) => {
+const DESCRIBE: AgentEventTable<RunView> = {
+  'assistant-message': (e, { io }) => {
     if (e.message.content) io.out(e.message.content);
   },
-  'tool-call': (e, io) => io.err(`→ ${e.call.function.name} ${e.call.function.arguments.slice(0, 160)}`),
-  'tool-result': (e, io) => {
+  'tool-call': (e, { io }) => io.err(`→ ${e.call.function.name} ${e.call.function.arguments.slice(0, 160)}`),
+  'tool-result': (e, { io }) => {
     if (e.isError) io.err(`  ! ${(e.message.content ?? '').split('\n')[0]}`);
   },
-  'trigger-fired': (e, io) =>
-    io.err(`[compaction trigger: ${e.trigger} at ${(100 * e.usedFraction).toFixed(0)}% of the window${e.detail ? `, ${e.detail}` : ''}]`),
-  'compaction-started': (e, io) =>
+  'trigger-fired': (e, { io, window }) =>
+    io.err(`[compaction trigger: ${e.trigger} at ${triggerFullness(e, window)}${e.detail ? `, ${e.detail}` : ''}]`),
+  'compaction-started': (e, { io }) =>
     io.err(`[compaction ${e.compactionId} started${e.background ? ' in the background' : ''}${e.focus ? `, focus: ${e.focus}` : ''}]`),
-  'judge-verdict': (e, io) =>
+  'judge-verdict': (e, { io }) =>
     io.err(
       e.verdict.kind === 'scored'
         ? `[judge: ${e.verdict.overall}/10 ${e.verdict.accepted ? 'accepted' : 'rejected'} — ${e.verdict.diagnosis}]`
         : `[judge: ${e.verdict.message}]`,
     ),
-  'compaction-adopted': (e, io) => io.err(`[compaction adopted: ${e.tokensBefore} → ${e.tokensAfter} tokens]`),
-  'compaction-fallback': (e, io) => io.err(`[compaction fallback: ${e.reason}]`),
-  'compaction-held': (e, io) => io.err(`[compaction held: ${e.reason}]`),
-  'compaction-failed': (e, io) => io.err(`[compaction failed: ${e.error}]`),
-  'waiting-for-compaction': (_e, io) => io.err('[waiting for compaction: the context is full]'),
-  'judging-held-compaction': (_e, io) => io.err('[judging the summary held while idle against the new message]'),
-  error: (e, io) => io.err(`error: ${e.error}`),
-  notice: (e, io) => io.err(e.text),
-  'window-corrected': (e, io) => io.err(windowCorrectionText(e)),
-  'reply-reset': (e, io) => io.err(`[the reply failed partway; asked for again (attempt ${e.attempt}): ${e.reason}]`),
+  'compaction-adopted': (e, { io, sessionPath }) => {
+    io.err(`[compaction adopted: ${e.tokensBefore} → ${e.tokensAfter} tokens]`);
+    io.err(`  the summary: splitpoint inspect --session ${shellWord(sessionPath)} --summary`);
+  },
+  'compaction-fallback': (e, { io }) => io.err(`[compaction fallback: ${e.reason}]`),
+  'compaction-held': (e, { io }) => io.err(`[compaction held: ${e.reason}]`),
+  'compaction-failed': (e, { io }) => io.err(`[compaction failed: ${e.error}]`),
+  'waiting-for-compaction': (_e, { io }) => io.err('[waiting for compaction: the context is full]'),
+  'judging-held-compaction': (_e, { io }) => io.err('[judging the summary held while idle against the new message]'),
+  error: (e, { io }) => io.err(`error: ${e.error}`),
+  notice: (e, { io }) => io.err(e.text),
+  'window-corrected': (e, view) => {
+    view.window = e.window;
+    view.io.err(windowCorrectionText(e));
+  },
+  'reply-reset': (e, { io }) => io.err(`[the reply failed partway; asked for again (attempt ${e.attempt}): ${e.reason}]`),
   // Streaming, progress and bookkeeping: the final messages above say it.
-  'step-started': () => undefined,
+  'step-started': (e, view) => {
+    view.window = e.window;
+  },
   'assistant-delta': () => undefined,
   'reasoning-delta': () => undefined,
   'tool-approval': () => undefined,
@@ -244,6 +286,6 @@ const DESCRIBE: AgentEventTable<CliIO> = {
   done: () => undefined,
 };
 
-function describe(e: AgentEvent, io: CliIO): void {
-  onAgentEvent(DESCRIBE, e, io);
+function describe(e: AgentEvent, view: RunView): void {
+  onAgentEvent(DESCRIBE, e, view);
 }
