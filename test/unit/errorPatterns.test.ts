@@ -41,6 +41,29 @@ const ERROR_LINES: ReadonlyArray<readonly [tool: string, line: string]> = [
   ['Node', 'Error [ERR_MODULE_NOT_FOUND]: Cannot find module'],
   ['Java', 'Exception in thread "main" java.lang.NullPointerException'],
   ['git', 'fatal: not a git repository (or any of the parent directories): .git'],
+  // Localised toolchains and servers: "error" in the user's language, where a tool puts the severity.
+  ['German', 'Fehler: Verbindung zu db.intern:5432 verweigert'],
+  ['German, a compound', 'Verbindungsfehler: Zeitüberschreitung nach 30 s'],
+  ['German gcc', 'main.c:12:5: Fehler: »x« nicht deklariert'],
+  ['German gcc, fatal', 'main.c:3:10: schwerwiegender Fehler: netdb_ext.h: Datei oder Verzeichnis nicht gefunden'],
+  ['German PostgreSQL', 'FEHLER:  Relation »users« existiert nicht'],
+  ['German psql', 'psql: FEHLER: Passwort-Authentifizierung für Benutzer »app« fehlgeschlagen'],
+  ['German, bracketed', '[FEHLER] Datenbank nicht erreichbar'],
+  ['French', 'erreur : échec de la connexion à db.intern:5432'],
+  ['French, failure', 'Échec : impossible d’ouvrir le fichier'],
+  ['French MSVC', "a.cpp(12): erreur C2065 : 'x' : identificateur non déclaré"],
+  ['Spanish', 'fallo: no se pudo abrir el archivo'],
+  ['Portuguese', 'erro: falha ao conectar ao banco'],
+  ['Portuguese, failure', 'falha: tempo esgotado'],
+  ['Italian', 'errore: connessione rifiutata'],
+  ['Russian', 'ошибка: не удалось подключиться'],
+  ['Russian PostgreSQL', 'ОШИБКА:  отношение "users" не существует'],
+  ['Chinese', '错误：无法连接到数据库'],
+  ['Chinese, a compound', '编译错误：缺少分号'],
+  ['Chinese, failure', '连接失败: db.intern:5432'],
+  ['Chinese, bracketed', '【错误】连接超时'],
+  ['Japanese', 'エラー: 接続できません'],
+  ['Korean', '오류: 연결할 수 없습니다'],
 ];
 
 /** Code, prose and clean summaries that mention errors without reporting one. */
@@ -65,6 +88,24 @@ const NOT_ERROR_LINES: readonly string[] = [
   'return { ok: false, error: undefined };',
   '  expect(result.error).toBeUndefined();',
   'Ran 42 tests in 0.8s',
+  // Prose in other languages that says "error" or "failure" without reporting one, and counts of none.
+  'Fehler sind menschlich, sagt man.',
+  'Fehlerbehandlung: siehe Kapitel 3',
+  'Keine Fehler gefunden.',
+  'Fehler: 0',
+  'Wir haben den Fehler: gefunden',
+  "Pas d'erreur : tout va bien",
+  'Il y a une erreur : la clé est absente',
+  'Le fichier ne contient aucune erreur.',
+  'El fallo del tribunal llegó ayer.',
+  'A falha foi corrigida ontem.',
+  'errore umano',
+  'Это не ошибка, а особенность.',
+  '没有错误。',
+  '如果出现错误，请重试',
+  '错误处理：见第三章',
+  'エラーはありません',
+  '사용자 오류 보고서',
 ];
 
 describe('error lines across toolchains', () => {
@@ -79,6 +120,21 @@ describe('error lines across toolchains', () => {
       assert.equal(ERROR_LINE_RE.test(line), false);
     });
   }
+
+  describe('a 900-line log with localised errors in the middle', () => {
+    const LOCALISED = ERROR_LINES.filter(([tool]) =>
+      /^(German|French|Spanish|Portuguese|Italian|Russian|Chinese|Japanese|Korean)/.test(tool),
+    );
+    const log = Array.from({ length: 900 }, (_, i) => `  step ${i} finished`);
+    LOCALISED.forEach(([, line], k) => (log[300 + 10 * k] = line));
+    const msgs = [user('start the service'), ...toolPair('run_command', log.join('\n')), asst('It did not start; reading the log.')];
+
+    it('keeps every one in the cut a compaction worker sees', () => {
+      const kept = cutText(msgs, 2).split('\n');
+      assert.ok(kept.length < log.length, 'the output was cut');
+      for (const [tool, line] of LOCALISED) assert.ok(kept.includes(line), `${tool}: ${line}`);
+    });
+  });
 
   describe('a 900-line make log with one failed compile in the middle', () => {
     const GCC_ERROR = "src/net/socket.c:214:17: error: 'struct conn' has no member named 'retry_budget'";

@@ -65,6 +65,15 @@ describe('pre-trim', () => {
     assert.ok(r.messages.every((m) => (m.content ?? '').length <= DEFAULT_PRETRIM.maxChars + 100));
   });
 
+  it('keeps a setting from the middle of a long test log over its hundreds of passing tests', () => {
+    const log = Array.from({ length: 800 }, (_, i) => `    ✔ passes case ${i} (${i % 9}ms)`);
+    log[450] = 'config: QUANTUM_FLUX_LIMIT=7741 (read from .env.test)';
+    const msgs = [user('u'), ...toolPair('run_tests', log.join('\n')), asst('ok')];
+    const out = pretrim(msgs).messages[2]!.content!.split('\n');
+    assert.ok(out.length < 800, 'the log was cut');
+    assert.ok(out.includes(log[450]!));
+  });
+
   it('caps an over-budget turn by cutting its largest tool outputs only', () => {
     const counter = new CharEstimateCounter();
     const turn = [user('u'.repeat(400)), ...toolPair('a', 'A'.repeat(40_000)), ...toolPair('b', 'B'.repeat(8_000)), asst('answer')];

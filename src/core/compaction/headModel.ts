@@ -52,7 +52,7 @@ export function headModel(x: HeadModelInput): HeadModel & { partition(B: number)
   for (let k = 0; k < head.length; k++) {
     headMsgs[k] = context[head[k]!]!;
     // The same cuts the workers' prompts will carry (toolCuts.ts), so the scan is paid once.
-    cut[k] = withCut(context, head[k]!, headMsgs[k]!);
+    cut[k] = withCut(context, head[k]!, headMsgs[k]!, x.focus);
   }
   const trimmed = deduplicateToolOutputs(cut).messages;
   const transcript = new Map<number, number>();

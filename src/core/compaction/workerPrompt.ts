@@ -35,10 +35,10 @@ function blockMessages(plan: CompactionPlan, block: Block): ChatMessage[] {
 }
 
 /** A whole block's messages with long tool outputs cut (the cuts the planner counted) and repeats left out. */
-function cutAndDeduplicated(plan: CompactionPlan, block: Block): ChatMessage[] {
+function cutAndDeduplicated(plan: CompactionPlan, block: Block, focus: string | undefined): ChatMessage[] {
   const ctx = plan.snapshot.context;
   const own = blockMessages(plan, block);
-  for (let k = 0; k < own.length; k++) own[k] = withCut(ctx, block.messageIndices[k]!, own[k]!);
+  for (let k = 0; k < own.length; k++) own[k] = withCut(ctx, block.messageIndices[k]!, own[k]!, focus);
   return deduplicateToolOutputs(own).messages;
 }
 
@@ -306,7 +306,7 @@ function targetBlock({ plan, block, x, maxTokens, budget, count }: LayoutInput):
   // truncated and de-duplicated, since clearing its tool results would hide
   // exactly the facts the worker is asked to keep.
   const upto = Math.max(0, first - start);
-  const own = block.part ? blockMessages(plan, block) : cutAndDeduplicated(plan, block);
+  const own = block.part ? blockMessages(plan, block) : cutAndDeduplicated(plan, block, x.focus);
   const target = renderTranscript(own, first);
   const instructionOnly = targetBlockPrompt('', '', x);
   // The block's transcript is the prompt's largest part: count it message by message, and once, not once more

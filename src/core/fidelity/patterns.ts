@@ -48,6 +48,53 @@ const GENERIC_ERRORS = new Set([
 
 export const EXCEPTION_RE = /\b([A-Z][A-Za-z0-9]*(?:Error|Exception))\b/g;
 export const ERROR_CODE_RE = /\b(E[A-Z]{3,}|E_[A-Z0-9_]+|TS\d{4,5}|ERR_[A-Z0-9_]+)\b/g;
+
+/**
+ * "Error" and "failure" in the languages toolchains and servers are localised to (German, French, Spanish,
+ * Portuguese, Italian, Russian, Ukrainian, Chinese, Japanese, Korean; Spanish "error" is English's). In string
+ * literals, which the bundle escapes (test/unit/bundleCharset.test.ts says why), not in a regular expression literal.
+ */
+const LOCAL_ERROR_WORDS = ['fehler', 'erreur', 'échec', 'fallo', 'erro', 'falha', 'errore', 'ошибка', 'помилка'];
+/** Words of scripts without case, which a compound can end in ("编译错误：", "接続エラー："). */
+const LOCAL_ERROR_WORDS_UNCASED = ['错误', '錯誤', '失败', '失敗', 'エラー', '오류', '에러'];
+
+/** A character as a pattern escape, so that the pattern's source stays one byte per character. */
+function reChar(c: string): string {
+  const code = c.charCodeAt(0);
+  return code > 0x7e ? `\\u${code.toString(16).padStart(4, '0')}` : escapeRe(c);
+}
+
+/** Lower case, capitalised and upper case, the ways a tool prints a severity word (the patterns here are case-sensitive). */
+function localErrorWords(): string {
+  const forms = new Set<string>();
+  for (const w of LOCAL_ERROR_WORDS) for (const f of [w, w[0]!.toUpperCase() + w.slice(1), w.toUpperCase()]) forms.add(f);
+  for (const w of LOCAL_ERROR_WORDS_UNCASED) forms.add(w);
+  return [...forms].map((f) => [...f].map(reChar).join('')).join('|');
+}
+
+/**
+ * A localised error line. The word must stand where a tool puts a severity: at the line's start or after a location
+ * or program prefix ("main.c:12:5: Fehler:", "psql: FEHLER:"), with a colon (ASCII or full-width, French spacing
+ * allowed) or in brackets ("[ERREUR]"). Prose says these words too, but not as a line's "word:" head: "Fehler sind
+ * menschlich", "Fehlerbehandlung: siehe unten", "没有错误。" do not match, nor a count ("Fehler: 0", "erreurs : 0").
+ * German compounds ("Verbindungsfehler:") and a CJK compound ending in the word ("连接失败：") count as the word.
+ */
+function localisedErrorPatterns(): string[] {
+  const w = localErrorWords();
+  const colon = String.raw`\s*[:\uff1a]`;
+  const notACount = String.raw`(?!\s*\d+\s*$)`;
+  const uncased = LOCAL_ERROR_WORDS_UNCASED.map((x) => [...x].map(reChar).join('')).join('|');
+  const germanCompound = String.raw`[A-Z\u00c4\u00d6\u00dc][a-z\u00df\u00e4\u00f6\u00fc]*(?:fehler|FEHLER)`;
+  return [
+    String.raw`^\s*(?:${w}|${germanCompound})${colon}${notACount}`,
+    String.raw`^\s*[[(\u3010](?:${w})[\])\u3011]`,
+    String.raw`^\s*[^\s:\uff1a]{1,12}?(?:${uncased})${colon}${notACount}`,
+    // After a location or a program: "main.c:12:5: Fehler:", "a.cpp(12): erreur C2065 :", "psql: FEHLER:"; a word
+    // before or after the severity as compilers print it ("schwerwiegender Fehler:", "erreur fatale :").
+    String.raw`(?::\d+(?::\d+)?|\(\d+(?:,\d+)*\)|^\s*[\w./+-]+)${colon}\s*(?:[^\s:\uff1a]+\s+)?(?:${w})(?:\s+[^\s:\uff1a]+)?${colon}`,
+  ];
+}
+
 /**
  * A line that reports a failure, whatever the tool printed it. Toolchains put the word "error" after a location or
  * their own name, not at the start, so those shapes are matched where they stand; a bare "error" mid-line is not
@@ -70,6 +117,7 @@ export const ERROR_LINE_RE = new RegExp(
     // The Go compiler and vet print "file.go:line:col: message" for diagnostics only, without a severity word.
     String.raw`\.go:\d+:\d+: \S`,
     String.raw`^\s*npm (?:ERR!|error) `,
+    ...localisedErrorPatterns(),
   ].join('|'),
 );
 
