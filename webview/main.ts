@@ -12,7 +12,7 @@ import type { HostToWebview, HostToWebviewPost } from '../src/protocol/messages'
 import type { Ctx } from './ctx';
 import { h } from './dom';
 import { Model, type Dirty } from './model';
-import { nearestAllowedByIndex, project, type Projection } from './projection';
+import { compactionAt, compactionProjection, nearestAllowedByIndex, project, type Projection } from './projection';
 import { DEFAULT_UI, loadUi, post, saveUi } from './vscodeApi';
 import { Chat } from './views/chat';
 import { CompactionPanel } from './views/compaction';
@@ -52,10 +52,15 @@ const ctx: Ctx = {
     const s = model.snap!;
     const tail = ctx.tail();
     const c = projCache;
-    if (c && c.tail === tail && c.prefix === model.prefix && c.gauge === s.gauge && c.split === s.split) return c.p;
-    const p = project(model.prefix, s.gauge, s.split, tail);
-    projCache = { tail, prefix: model.prefix, gauge: s.gauge, split: s.split, p };
-    return p;
+    let estimate: Projection;
+    if (c && c.tail === tail && c.prefix === model.prefix && c.gauge === s.gauge && c.split === s.split) estimate = c.p;
+    else {
+      estimate = project(model.prefix, s.gauge, s.split, tail);
+      projCache = { tail, prefix: model.prefix, gauge: s.gauge, split: s.split, p: estimate };
+    }
+    // At the open compaction's split the figures are its own (what Adopt does); its blocks change in place, so not cached.
+    const at = compactionAt(s.compaction, s.split.version, tail);
+    return at ? compactionProjection(at, s.gauge.used, estimate) : estimate;
   },
   selectMessage(index, opts = {}) {
     const m = model.snap?.messages[index];

@@ -4,8 +4,11 @@
  * the gauges follow the handle without a host round trip.
  */
 import {
+  compactionOpen,
   formatTokens,
   splitVolume,
+  summaryTokens,
+  type CompactionView,
   summaryRoom,
   volumeWithPriors,
   type GaugeView,
@@ -52,6 +55,13 @@ export interface Projection {
   projected: number;
   /** head / summary; 0 when nothing would be compacted. */
   ratio: number;
+  /**
+   * 'compaction': the open compaction's own figures, the handle being at its split (what Adopt does); 'estimate': the
+   * view's guess for the handle's place.
+   */
+  source: 'estimate' | 'compaction';
+  /** The open compaction's summary is not all written yet: blocks still running count the volume the plan asked of them. */
+  approximate: boolean;
 }
 
 /**
@@ -89,7 +99,52 @@ export function project(prefix: Prefix, gauge: GaugeView, split: SplitView, tail
   const summaryTokens = written > 0 ? written + carried : 0;
   const projected = Math.max(0, gauge.used - compressed + written);
   const ratio = summaryTokens > 0 ? headTokens / summaryTokens : 0;
-  return { tailStartIndex: t, headTokens, blocks, blocksEstimated: !(split.blockTokens > 0), summaryTokens, projected, ratio };
+  const blocksEstimated = !(split.blockTokens > 0);
+  return {
+    tailStartIndex: t,
+    headTokens,
+    blocks,
+    blocksEstimated,
+    summaryTokens,
+    projected,
+    ratio,
+    source: 'estimate',
+    approximate: false,
+  };
+}
+
+/**
+ * What adopting the open compaction `c` leaves: what it replaces out, its merged summary in. Before every block is
+ * written, the summary is the finished blocks' (a block being regenerated keeps its text until then), the merge's
+ * headings, and for each block still running its share of the volume the plan asked for (`estimate`'s without a plan).
+ */
+export function compactionProjection(c: CompactionView, used: number, estimate: Projection): Projection {
+  let summary: number;
+  if (c.totals) summary = c.totals.summaryTokens;
+  else {
+    const head = c.blocks.reduce((a, b) => a + b.tokens, 0);
+    const asked = c.plan?.chosen.summaryTokens ?? estimate.summaryTokens;
+    summary = c.headingTokens ?? 0;
+    for (const b of c.blocks) summary += summaryTokens(b)?.n ?? (head > 0 ? (asked * b.tokens) / head : 0);
+    summary = Math.round(summary);
+  }
+  return {
+    tailStartIndex: c.tailStartIndex ?? estimate.tailStartIndex,
+    headTokens: c.headTokens,
+    blocks: c.blocks.length,
+    blocksEstimated: false,
+    summaryTokens: summary,
+    projected: Math.max(0, used - c.headTokens + summary),
+    ratio: summary > 0 ? c.headTokens / summary : 0,
+    source: 'compaction',
+    approximate: !c.totals,
+  };
+}
+
+/** The open compaction Adopt would apply at `tail`: planned on the context shown, split there. */
+export function compactionAt(c: CompactionView | null, version: string, tail: number): CompactionView | null {
+  if (!c || !compactionOpen(c) || c.blocks.length === 0) return null;
+  return c.tailStartIndex === tail && (c.version === undefined || c.version === version) ? c : null;
 }
 
 /**

@@ -13,7 +13,7 @@ import type {
 } from '../protocol/messages';
 import { isSettled } from '../protocol/messages';
 import { blockView, checksView, statsView, totalsView, verdictView } from './viewModel';
-import { indexMove, shiftBlocks, type ContextRef, type IndexMove } from './contextShift';
+import { indexMove, shiftedView, type ContextRef, type IndexMove } from './contextShift';
 
 /**
  * Builds the one CompactionView the webview shows from the engine's events,
@@ -147,8 +147,7 @@ export class CompactionTracker {
     const now = this.o.context?.();
     if (!then || !now || now.version === then.version) return v;
     if (this.move?.version !== now.version) this.move = { version: now.version, move: indexMove(then.ids, now.ids()) };
-    const blocks = shiftBlocks(v.blocks, this.move.move);
-    return blocks ? { ...v, blocks, version: now.version } : v;
+    return shiftedView(v, then.ids.length, now, this.move.move);
   }
 
   /** Totals, checks and the loss report no longer hold (a new plan, a retried or edited block): they are computed again at ready. */
@@ -236,6 +235,7 @@ export class CompactionTracker {
       const cal = this.o.calibrated ?? ((n: number) => n);
       v.blocks = e.blocks.map((b) => ({ ...blockView(b), tokens: cal(b.tokens) }));
       v.headTokens = cal(e.headTokens);
+      Object.assign(v, { tailStartIndex: e.tailStartIndex, headingTokens: cal(e.headingTokens) });
       v.plan = e.plan ? planView(e.plan) : null;
       v.focus = e.focus ?? v.focus;
       this.clearResults(v);

@@ -4,7 +4,7 @@
  * the compaction archives them: then nothing moves, and the view keeps the version it started on, which tells the
  * webview not to use the indices (indicesHold).
  */
-import type { BlockView } from '../protocol/messages';
+import type { BlockView, CompactionView } from '../protocol/messages';
 
 /** An active context: the version the view names it by, and its message ids in order (computed when needed). */
 export interface ContextRef {
@@ -34,4 +34,15 @@ export function shiftBlocks(blocks: readonly BlockView[], move: IndexMove): Bloc
     out.push({ ...b, firstMessage: first, lastMessage: last, ...(kept ? { kept: kept as number[] } : {}) });
   }
   return out;
+}
+
+/**
+ * The view with its blocks and its tail at their messages' indices in the context `now` (its messages moved by
+ * `move`; a tail at the old context's end stays at the end), or as it was when one of its messages is gone.
+ */
+export function shiftedView(v: CompactionView, thenLength: number, now: ContextRef, move: IndexMove): CompactionView {
+  const blocks = shiftBlocks(v.blocks, move);
+  if (!blocks) return v;
+  const t = v.tailStartIndex;
+  return { ...v, blocks, version: now.version, tailStartIndex: t === undefined ? undefined : t >= thenLength ? now.ids().length : move(t) };
 }

@@ -181,6 +181,13 @@ export interface CompactionView {
   state: CompactionState;
   blocks: BlockView[];
   headTokens: number;
+  /**
+   * The split point Adopt uses (where the verbatim tail starts), in the indices of `version`; absent before it is
+   * planned, or once the context no longer holds the message there.
+   */
+  tailStartIndex?: number;
+  /** What the merge adds to the blocks' summaries: its header and part headings (0 before it is planned). */
+  headingTokens?: number;
   /** Filled once every block has a summary. */
   totals: {
     summaryTokens: number;

@@ -85,6 +85,15 @@ describe('compaction runs the plan', () => {
     }
     const ready = events.at(-1) as Extract<CompactionEvent, { type: 'ready' }>;
     assert.equal(ready.outcome!.predictedMs, choice.chosen.predictedMs);
+    // What the merge adds to the blocks (header, part headings) is said at the start, so the view can project the
+    // context before the summaries are written: the merged summary is the blocks' texts plus about that.
+    const blockTexts = pc.blocks.reduce((n, b) => n + counter.countText(b.summary ?? ''), 0);
+    const merged = ready.totals.summaryTokens;
+    assert.ok(planned.headingTokens > 20, `headings ${planned.headingTokens}`);
+    assert.ok(
+      Math.abs(merged - blockTexts - planned.headingTokens) <= pc.blocks.length + 1,
+      `${merged} = ${blockTexts} + ${planned.headingTokens}`,
+    );
     assert.equal(ready.outcome!.measuredMs, ready.totals.wallMs);
   });
 

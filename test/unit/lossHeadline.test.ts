@@ -50,6 +50,8 @@ function ready(
     compactionId: 'c1',
     blocks: [blk],
     headTokens: 100,
+    tailStartIndex: blk.lastMessage + 1,
+    headingTokens: 0,
     layout: 'target-block',
     mode: 'sequential',
     focus: undefined,

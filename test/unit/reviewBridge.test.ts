@@ -420,6 +420,8 @@ describe('review editor: the plan, predicted against measured', () => {
       compactionId: 'c1',
       blocks: [blk],
       headTokens: 3000,
+      tailStartIndex: blk.lastMessage + 1,
+      headingTokens: 0,
       layout: 'target-block',
       mode: 'sequential',
       focus: undefined,

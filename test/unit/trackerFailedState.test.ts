@@ -60,6 +60,8 @@ function tracker(preview: boolean) {
     compactionId: ID,
     blocks: [blk(0), blk(1), blk(2)],
     headTokens: 300,
+    tailStartIndex: blk(2).lastMessage + 1,
+    headingTokens: 0,
     layout: 'target-block',
     mode: 'parallel',
     focus: undefined,

@@ -42,6 +42,8 @@ describe('webview: a /compact whose blocks failed', function () {
       compactionId: ID,
       blocks,
       headTokens: shape.headTokens,
+      tailStartIndex: blocks[blocks.length - 1]!.lastMessage + 1,
+      headingTokens: 0,
       layout: 'target-block',
       mode: 'parallel',
       focus: undefined,

@@ -54,7 +54,10 @@ describe('webview: the projected meter beside an open compaction', function () {
     await view.send({ type: 'compaction', compaction: running });
     const expected = Math.round(used - c.headTokens + asked);
     assert.equal(await shown(), `≈${formatTokens(expected)} · ${pct(expected)} · 6 blocks`);
-    assert.match(await said(), /after adopting the open compaction of .* tokens in 6 blocks, with the summary volume its plan asked for$/);
+    assert.match(
+      await said(),
+      /after adopting the open compaction of .* tokens in 6 blocks \(blocks still running count what their plan asked for\)$/,
+    );
     // A finished block counts its own summary; the others their share of what was asked.
     const b0 = { ...c.blocks[0]!, status: 'done' as const, summary: 's0', stats: { ...stats, summaryTokens: 40 } };
     await view.send({ type: 'block', compactionId: c.id, block: b0 });
@@ -83,6 +86,12 @@ describe('webview: the projected meter beside an open compaction', function () {
     assert.equal(await shown(), `${formatTokens(exact)} · ${pct(exact)} · 6 blocks`);
     // The header says why the merged summary passes its chips' sum.
     assert.match((await view.page.locator('.cp-meta').textContent())!, /summary 681 tok \(blocks 600 \+ ≈81 of merge headings\)/);
+    // Told what the merge adds, it says which part is the local count's.
+    await view.send({ type: 'compaction', compaction: { ...running, state: 'ready', blocks, totals, headingTokens: 70 } });
+    assert.match(
+      (await view.page.locator('.cp-meta').textContent())!,
+      /summary 681 tok \(blocks 600 \+ 70 of merge headings \+ ≈11 by the local count\)/,
+    );
   });
 
   it('a handle moved elsewhere is projected again, as the compaction Compact here would start', async () => {
@@ -97,3 +106,63 @@ describe('webview: the projected meter beside an open compaction', function () {
 });
 
 const stats = { inputTokens: 2000, outputTokens: 100, summaryTokens: 100 as number | null, cachedTokens: 0, ms: 700 };
+
+describe('webview: a compaction split away from the strategy’s', function () {
+  let view: View;
+  const snap = makeSnapshot(80);
+  const k = snap.split.allowed.indexOf(snap.split.tailStartIndex);
+  // "Compact here" one place earlier than the strategy's split: the compaction's own split is there.
+  const at = snap.split.allowed[k - 1]!;
+  const c: CompactionView = { ...makeCompaction({ ...snap, split: { ...snap.split, tailStartIndex: at } }, 3), state: 'ready' };
+  const blocks = c.blocks.map((b) => ({ ...b, status: 'done' as const, summary: `s${b.index}`, stats: { ...stats, summaryTokens: 50 } }));
+  const totals = {
+    summaryTokens: 170,
+    compressionRatio: c.headTokens / 170,
+    inputTokens: 9000,
+    outputTokens: 150,
+    cachedTokens: 0,
+    wallMs: 900,
+  };
+
+  before(async () => {
+    view = await openView();
+    await view.send({ type: 'snapshot', snapshot: snap });
+    await expandOverview(view);
+    await view.send({ type: 'compaction', compaction: { ...c, blocks, totals } });
+  });
+  after(async () => view?.close());
+
+  const said = async () => (await view.page.getByRole('meter', { name: 'Projected after compaction' }).getAttribute('aria-valuetext'))!;
+  const note = async (): Promise<string | null> => {
+    const el = view.page.locator('.gauge-note');
+    return (await el.isVisible()) ? await el.textContent() : null;
+  };
+
+  it('with the handle at the strategy’s split the figures are an estimate there, and a note says which split Adopt uses', async () => {
+    assert.ok(k > 0 && c.tailStartIndex === at, 'fixture: the compaction is split one allowed place earlier');
+    assert.match(await said(), new RegExp(`after compacting .* tokens before message ${snap.split.tailStartIndex} in`));
+    assert.equal(
+      await note(),
+      `These figures are for a compaction at the handle (#${snap.split.tailStartIndex}): Compact here plans it. ` +
+        `Adopt applies the open compaction, split at #${at}.`,
+    );
+  });
+
+  it('moved to the compaction’s split, every gauge is the compaction’s own and the note goes', async () => {
+    await view.page.getByRole('slider', { name: 'Split point' }).focus();
+    await view.page.keyboard.press('ArrowLeft');
+    const exact = snap.gauge.used - c.headTokens + 170;
+    assert.match(await said(), /after adopting the open compaction of/);
+    assert.equal(
+      await view.page.locator('.m-projected .meter-value').textContent(),
+      `${formatTokens(exact)} · ${((exact / snap.gauge.window) * 100).toFixed(1)}% · 3 blocks`,
+    );
+    assert.equal(await view.page.locator('.m-io .meter-value').textContent(), `${formatTokens(c.headTokens)} → 170`);
+    assert.equal(await note(), null);
+    // The timeline's handle says the same as the meter.
+    assert.match(
+      (await view.page.getByRole('slider', { name: 'Split point' }).getAttribute('aria-valuetext'))!,
+      new RegExp(`${formatTokens(c.headTokens)} tokens summarized in 3 blocks`),
+    );
+  });
+});

@@ -149,6 +149,8 @@ export function makeCompaction(snap: ViewSnapshot, blocks = 4): CompactionView {
     state: 'running',
     blocks: bs,
     headTokens: bs.reduce((a, b) => a + b.tokens, 0),
+    // As the host sends it: the split the compaction was planned at, where the handle starts.
+    tailStartIndex: tail,
     totals: null,
     checks: null,
     verdict: null,

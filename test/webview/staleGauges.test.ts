@@ -13,7 +13,7 @@ describe('webview: gauges after a compaction closes', function () {
   const snap = makeSnapshot(80);
   const c = makeCompaction(snap, 3);
   const p = project(buildPrefix(snap.messages, snap.split), snap.gauge, snap.split, snap.split.tailStartIndex);
-  const totals = { summaryTokens: 384, compressionRatio: 12.9, inputTokens: 9000, outputTokens: 384, cachedTokens: 0, wallMs: 900 };
+  const totals = { summaryTokens: 1_209, compressionRatio: 12.9, inputTokens: 9000, outputTokens: 1_209, cachedTokens: 0, wallMs: 900 };
   const done: CompactionView = {
     ...c,
     state: 'ready',
@@ -42,9 +42,9 @@ describe('webview: gauges after a compaction closes', function () {
   const ratio = async () => (await view.page.getByRole('meter', { name: 'Compression ratio' }).getAttribute('aria-valuetext'))!;
 
   it('while the compaction is ready, the meters count it', async () => {
-    assert.ok(p.summaryTokens > 0 && p.summaryTokens !== 384, 'fixture: the estimate differs from the run');
+    assert.ok(p.summaryTokens > 0 && p.summaryTokens !== 1_209, 'fixture: the estimate differs from the run');
     await view.send({ type: 'compaction', compaction: done });
-    assert.equal(await io(), 'head 15.6K tokens, summary 384 tokens');
+    assert.equal(await io(), 'head 15.6K tokens, summary 1,209 tokens');
     assert.equal(await ratio(), '12.9 to 1, head over summary');
     const at = await blockX(done.blocks[0]!);
     await view.page.mouse.move(at.x, at.y);
@@ -56,7 +56,7 @@ describe('webview: gauges after a compaction closes', function () {
       // A compaction of its own: Dismiss hides the panel for that id.
       const mine = { ...done, id: `cmp-${state}` };
       await view.send({ type: 'compaction', compaction: mine });
-      assert.equal(await io(), 'head 15.6K tokens, summary 384 tokens');
+      assert.equal(await io(), 'head 15.6K tokens, summary 1,209 tokens');
       await view.send({ type: 'compaction', compaction: { ...mine, state } });
       assert.equal(await io(), estimate);
       assert.equal(await ioShown(), `${formatTokens(p.headTokens)} → ${formatTokens(p.summaryTokens)} est.`);

@@ -139,7 +139,7 @@ export class CompactionPanel {
     const failed = c.blocks.filter((b) => b.status === 'failed').length;
     const parts = [`${done}/${c.blocks.length} blocks ready`, `head ${formatTokens(c.headTokens)} tok`];
     if (failed) parts.push(`${failed} failed`);
-    if (c.totals) parts.push(summaryPart(c.totals.summaryTokens, c.blocks));
+    if (c.totals) parts.push(summaryPart(c.totals.summaryTokens, c.blocks, c.headingTokens));
     clear(this.meta);
     this.meta.append(h('span', { text: parts.join(' · ') }));
     if (c.focus) this.meta.append(h('span', { class: 'focus-chip', title: 'Focus for this compaction', text: `focus: ${c.focus}` }));
@@ -373,14 +373,16 @@ export function verdictView(v: VerdictView): HTMLElement {
 }
 
 /**
- * The merged summary's size, and where it passes its blocks' sum: the merge adds a header (what was compacted,
- * how to recall it) and one heading per part, which the chips, counting each block's own summary, do not show. About:
- * the total is the local count calibrated, a block's the server's.
+ * The merged summary's size, and why it passes its blocks' sum: the merge adds a header (what was compacted, how to
+ * recall it) and one heading per part, which the chips, counting each block's own summary, do not show; and the total
+ * is the local count calibrated to the server's, a block's the server's own, so a little is counting.
  */
-function summaryPart(total: number, blocks: readonly BlockView[]): string {
+function summaryPart(total: number, blocks: readonly BlockView[], headings: number | undefined): string {
   const written = blocks.reduce((a, b) => a + blockSummaryTokens(b), 0);
-  const added = total - written;
-  return added > 0 && written > 0
-    ? `summary ${formatTokens(total)} tok (blocks ${formatTokens(written)} + ≈${formatTokens(added)} of merge headings)`
-    : `summary ${formatTokens(total)} tok`;
+  if (written <= 0 || total <= written) return `summary ${formatTokens(total)} tok`;
+  if (headings === undefined)
+    return `summary ${formatTokens(total)} tok (blocks ${formatTokens(written)} + ≈${formatTokens(total - written)} of merge headings)`;
+  const rest = total - written - headings;
+  const counting = rest === 0 ? '' : ` ${rest > 0 ? '+' : '−'} ≈${formatTokens(Math.abs(rest))} by the local count`;
+  return `summary ${formatTokens(total)} tok (blocks ${formatTokens(written)} + ${formatTokens(headings)} of merge headings${counting})`;
 }

@@ -1,4 +1,4 @@
-import { compactionOpen, formatTokens, isSettled, summaryTokens, type BlockView, type CompactionView } from '../../src/protocol/messages';
+import { compactionOpen, formatTokens, summaryTokens, type BlockView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { h, setAttr, setText } from '../dom';
 import { thresholdTokens, type Projection } from '../projection';
@@ -56,9 +56,13 @@ export class Gauges {
   private projected = meter('Projected after compaction', 'm-projected', 'Projected');
   private io = meter('Head → summary tokens', 'm-io', 'Head → summary');
   private ratio = meter('Compression ratio', 'm-ratio', 'Ratio');
+  /** Says, while the handle is away from an open compaction's split, which of the two the figures and Adopt are about. */
+  private away = h('p', { class: 'gauge-note', role: 'status' });
 
   constructor(private ctx: Ctx) {
-    this.el = h('section', { class: 'gauges', 'aria-label': 'Token gauges' }, this.used.el, this.projected.el, this.io.el, this.ratio.el);
+    const meters = [this.used.el, this.projected.el, this.io.el, this.ratio.el];
+    this.el = h('section', { class: 'gauges', 'aria-label': 'Token gauges' }, ...meters, this.away);
+    this.away.hidden = true;
   }
 
   /** Hot path (every drag step): attribute writes only, no layout reads. */
@@ -84,97 +88,53 @@ export class Gauges {
     this.used.el.classList.toggle('over-hi', g.used >= thresholdTokens(g.hi, win));
     this.used.el.classList.toggle('over-block', g.used >= thresholdTokens(g.block, win));
 
+    // One projection for every gauge, the timeline's handle and the overview: at an open compaction's split its own
+    // figures (what Adopt does), elsewhere the view's estimate for the handle. Head → summary compares the messages
+    // replaced with the summary replacing them; workers' prompts (which replay what precedes a block) measure neither.
     const p = this.ctx.projection();
-    // Honest numbers: the head (the messages being replaced) against the summary that replaces them.
-    // Workers' prompt sizes (which replay whatever precedes each block) are not a measure of either. A compaction no
-    // longer open (adopted, cancelled, failed; Dismiss only hides those) says nothing about the context as it is now.
-    const c = s.compaction && compactionOpen(s.compaction) ? s.compaction : null;
+    const own = p.source === 'compaction';
+    // '≈': the open compaction's blocks still running count the volume asked of them; 'est.': the view's guess.
+    const approx = own && p.approximate ? '≈' : '';
+    const est = own ? '' : ' est.';
+    const said = own ? (p.approximate ? ' (blocks still running count what their plan asked for)' : '') : ' (estimate)';
     this.projected.marks(marks);
-    // An open compaction is what Adopt would do: its own blocks and summaries, unless the handle was dragged elsewhere.
-    const adoptable = c && c.blocks.length > 0 && this.ctx.movedTail() === null ? openProjection(c, g.used) : null;
-    if (adoptable) {
-      const n = `${c!.blocks.length} block${c!.blocks.length === 1 ? '' : 's'}`;
-      const { projected, planned } = adoptable;
-      this.projected.set(
-        projected,
-        0,
-        win,
-        `${formatTokens(projected)} tokens (${pct(projected)}) after adopting the open compaction of ${formatTokens(c!.headTokens)} tokens ` +
-          `in ${n}${planned ? ', with the summary volume its plan asked for' : ''}`,
-        `${planned ? '≈' : ''}${formatTokens(projected)} · ${pct(projected)} · ${n}`,
-      );
-    } else
-      this.projected.set(
-        p.projected,
-        0,
-        win,
-        `${formatTokens(p.projected)} tokens (${pct(p.projected)}) after compacting ${formatTokens(p.headTokens)} tokens before message ` +
-          `${p.tailStartIndex} in ${blockCount(p)}`,
-        `${formatTokens(p.projected)} · ${pct(p.projected)} · ${blockCount(p, '≈')}`,
-      );
-
-    let headTok: number;
-    let sumTok: number;
-    let estimated: boolean;
-    if (c && c.blocks.length > 0) {
-      headTok = c.headTokens || c.blocks.reduce((a, b) => a + b.tokens, 0);
-      sumTok = c.totals?.summaryTokens || c.blocks.reduce((a, b) => a + blockSummaryTokens(b), 0);
-      estimated = false;
-    } else {
-      headTok = p.headTokens;
-      sumTok = p.summaryTokens;
-      estimated = true;
-    }
-    const est = estimated ? ' (estimate)' : '';
-    this.io.set(
-      sumTok,
+    const n = `${p.blocks} block${p.blocks === 1 ? '' : 's'}`;
+    this.projected.set(
+      p.projected,
       0,
-      Math.max(1, headTok),
-      `head ${formatTokens(headTok)} tokens, summary ${formatTokens(sumTok)} tokens${est}`,
-      `${formatTokens(headTok)} → ${formatTokens(sumTok)}${estimated ? ' est.' : ''}`,
+      win,
+      own
+        ? `${formatTokens(p.projected)} tokens (${pct(p.projected)}) after adopting the open compaction of ${formatTokens(p.headTokens)} ` +
+            `tokens in ${n}${said}`
+        : `${formatTokens(p.projected)} tokens (${pct(p.projected)}) after compacting ${formatTokens(p.headTokens)} tokens before ` +
+            `message ${p.tailStartIndex} in ${blockCount(p)}`,
+      `${approx}${formatTokens(p.projected)} · ${pct(p.projected)} · ${own ? n : blockCount(p, '≈')}`,
     );
-
-    // Head ÷ summary. While blocks still run, only finished blocks count: their own tokens over their summaries.
-    let finHead = 0;
-    let finSum = 0;
-    if (c && !c.totals) {
-      for (const b of c.blocks) {
-        if (b.summary === null) continue;
-        finHead += b.tokens;
-        finSum += blockSummaryTokens(b);
-      }
-    }
-    const ratio = c?.totals
-      ? c.totals.compressionRatio
-      : c && c.blocks.length
-        ? finSum > 0
-          ? finHead / finSum
-          : 0
-        : sumTok > 0
-          ? headTok / sumTok
-          : 0;
-    const max = Math.max(20, Math.ceil(ratio));
+    this.io.set(
+      p.summaryTokens,
+      0,
+      Math.max(1, p.headTokens),
+      `head ${formatTokens(p.headTokens)} tokens, summary ${approx}${formatTokens(p.summaryTokens)} tokens${said}`,
+      `${formatTokens(p.headTokens)} → ${approx}${formatTokens(p.summaryTokens)}${est}`,
+    );
+    const c = s.compaction;
+    const awayFrom = !own && c && compactionOpen(c) && c.tailStartIndex !== undefined ? c.tailStartIndex : null;
+    this.away.hidden = awayFrom === null;
+    if (awayFrom !== null)
+      setText(
+        this.away,
+        `These figures are for a compaction at the handle (#${p.tailStartIndex}): Compact here plans it. ` +
+          `Adopt applies the open compaction, split at #${awayFrom}.`,
+      );
+    const ratio = p.ratio;
     this.ratio.set(
       ratio,
       0,
-      max,
-      ratio > 0 ? `${ratio.toFixed(1)} to 1, head over summary${est}` : 'nothing to compact',
-      ratio > 0 ? `${ratio.toFixed(1)}×${estimated ? ' est.' : ''}` : '—',
+      Math.max(20, Math.ceil(ratio)),
+      ratio > 0 ? `${approx}${ratio.toFixed(1)} to 1, head over summary${said}` : 'nothing to compact',
+      ratio > 0 ? `${approx}${ratio.toFixed(1)}×${est}` : '—',
     );
   }
-}
-
-/**
- * The context after adopting `c`: what it replaces out, its merged summary in once every block has one; before that,
- * the finished blocks' summaries and, for the rest, their share of the volume the plan asked for (`planned`).
- */
-function openProjection(c: CompactionView, used: number): { projected: number; planned: boolean } {
-  if (c.totals) return { projected: Math.max(0, used - c.headTokens + c.totals.summaryTokens), planned: false };
-  const asked = c.plan?.chosen.summaryTokens ?? 0;
-  const head = c.blocks.reduce((a, b) => a + b.tokens, 0);
-  let summary = 0;
-  for (const b of c.blocks) summary += isSettled(b) ? (summaryTokens(b)?.n ?? 0) : head > 0 ? (asked * b.tokens) / head : 0;
-  return { projected: Math.max(0, Math.round(used - c.headTokens + summary)), planned: true };
 }
 
 /** "27 blocks", or about that many while the planner picks the block size. */

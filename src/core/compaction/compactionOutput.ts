@@ -28,6 +28,17 @@ export function mergedText(plan: CompactionPlan, blocks: readonly { block: Block
   );
 }
 
+/** The merged summary's own words, without any block's: what a projection adds to the blocks before they are written. */
+export function headingTokens(
+  plan: CompactionPlan,
+  blocks: readonly { block: Block; view: BlockView }[],
+  focus: string | undefined,
+  count: (m: ChatMessage) => number,
+): number {
+  const empty = blocks.map((s) => ({ block: s.block, view: { ...s.view, summary: '' } }));
+  return count({ role: 'user', content: mergedText(plan, empty, focus) });
+}
+
 /**
  * Where the verbatim tail starts once the head and kept messages are taken
  * out: for contiguous strategies the split's tail start; for the

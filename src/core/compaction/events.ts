@@ -118,6 +118,10 @@ export type CompactionEvent =
       compactionId: string;
       blocks: BlockView[];
       headTokens: number;
+      /** Where the verbatim tail starts in the context it was planned on: the split point this compaction adopts. */
+      tailStartIndex: number;
+      /** What the merge adds to the blocks' summaries (its header, one heading per part), by the local count. */
+      headingTokens: number;
       layout: string;
       mode: string;
       focus: string | undefined;

@@ -4,7 +4,7 @@ import type { SessionStore } from '../session/sessionStore';
 import { isSettled } from '../vocabulary';
 import type { SurvivalReport } from './checks';
 import { survivalChecks } from './checks';
-import { compactionRecord, mergedText, planOutcome, projectedContext, totalsOf } from './compactionOutput';
+import { compactionRecord, headingTokens, mergedText, planOutcome, projectedContext, totalsOf } from './compactionOutput';
 import type { BlockView, CompactionEvent, CompactionTotals, PlanOutcome } from './events';
 import { Gate } from './gate';
 import type { CompactionDeps } from './compactionDeps';
@@ -121,6 +121,8 @@ export class PendingCompaction {
       compactionId: this.id,
       blocks: this.blocks.map((b) => ({ ...b })),
       headTokens: this.plan.replacedTokens,
+      tailStartIndex: this.plan.snapshot.split.tailStartIndex,
+      headingTokens: headingTokens(this.plan, this.states, this.focus, this.deps.count),
       layout: this.plan.settings.layout,
       mode: this.plan.settings.mode,
       focus: this.focus,
@@ -128,8 +130,7 @@ export class PendingCompaction {
     });
     if (this.plan.settings.dispatch === 'longest-first' && this.states.length > 1) {
       const longest = this.states[this.states.length - 1]!;
-      // The rest are sent, synchronously, when the longest prefix is computed
-      // (its first token) or its worker ends, so settled() always sees them.
+      // The rest go, synchronously, at the longest prefix's first token or its end, so settled() always sees them.
       longest.onFirstToken = () => {
         for (const s of this.states) if (s !== longest && s.attempts === 0) this.dispatch(s);
       };
