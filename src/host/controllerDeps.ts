@@ -28,6 +28,8 @@ export interface ControllerDeps {
   trusted: () => boolean;
   /** Persist a strategy chosen in the view (the host writes the setting). */
   setStrategy: (s: SplitpointSettings['strategy']) => void;
+  /** Asks before something the user made is thrown away (a modal in VS Code); without it, nothing is asked. */
+  confirm?: (message: string, action: string) => Promise<boolean>;
   /** An agent error, for the host to turn into an actionable notification. */
   onError?: (message: string) => void;
   onApprovalAsked?: (view: ApprovalView) => void;

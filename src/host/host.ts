@@ -210,6 +210,7 @@ export class SplitpointHost implements vscode.Disposable {
       connection: () => this.server.connection,
       trusted: () => vscode.workspace.isTrusted,
       setStrategy: (s) => void updateSetting('compaction.strategy', s),
+      confirm: async (message, action) => (await vscode.window.showWarningMessage(message, { modal: true }, action)) === action,
       onError: (message) => this.server.reportError(message),
       onApprovalAsked: (v) => {
         if (v.path) void this.diff?.show(v.callId);

@@ -97,6 +97,7 @@ export class SessionController {
       stop: () => this.stop(),
       post: (msgs) => this.postAll(msgs),
       notice: (level, text) => this.notice(level, text),
+      confirm: deps.confirm ?? (() => Promise.resolve(true)),
       ...(deps.wantsDeltas ? { watched: deps.wantsDeltas } : {}),
     });
     this.pins = new PinActions(this.store, deps.ids, deps.clock, (level, text) => this.notice(level, text));

@@ -28,8 +28,18 @@ export interface UserCompactionDeps {
   stop(): Promise<void>;
   post(msgs: HostToWebview[]): void;
   notice(level: 'info' | 'warning' | 'error', text: string): void;
+  /** Asks before the user's work is thrown away; false: keep it. */
+  confirm(message: string, action: string): Promise<boolean>;
   /** Whether anyone sees a compaction's progress now (its workers' streams are read less often when not). */
   watched?: () => boolean;
+}
+
+/** What a new compaction would throw away of the one the user owns: its written and edited blocks (none: nothing to ask). */
+function workLost(p: PendingCompaction): string | undefined {
+  const done = p.blocks.filter((b) => b.status === 'done').length;
+  const edited = p.blocks.filter((b) => b.status === 'edited').length;
+  if (done + edited === 0) return undefined;
+  return `${done + edited} of ${p.blocks.length} block summaries${edited > 0 ? `, ${edited} edited by you,` : ''}`;
 }
 
 const TAKEN = 'The summary made while the agent was idle is ready: adopt it, edit or regenerate blocks, or cancel it.';
@@ -69,6 +79,18 @@ export class UserCompactions {
   }
 
   /**
+   * A new compaction replaces the open one the user owns: its written (and edited) summaries would be lost, and
+   * "Compact here" beside a ready preview did that without a word. Asked once, in a modal.
+   */
+  private async mayReplace(lost: string, tailStartIndex: number | null): Promise<boolean> {
+    const where = tailStartIndex === null ? "at the strategy's split" : `at message #${tailStartIndex}`;
+    const [asked, before] = [this.owned, this.generation];
+    const ok = await this.d.confirm(`Discard the open compaction (${lost}) and plan a new one ${where}?`, 'Discard and Compact');
+    // Adopted, cancelled or replaced while the question was open: what was asked about is gone, and so is the request.
+    return ok && this.owned === asked && before === this.generation;
+  }
+
+  /**
    * `/compact` and the view's Compact button. An auto compaction in flight is
    * superseded with the focus (its unfinished blocks are redone); otherwise
    * the user's compaction is a preview that waits for Adopt. A dragged split
@@ -105,6 +127,9 @@ export class UserCompactions {
       void this.owned.refocus(f).catch(() => undefined);
       return;
     }
+    // Awaited only when there is something to ask: a close right after the call must still find the generation below.
+    const lost = this.owned && !this.owned.isCancelled ? workLost(this.owned) : undefined;
+    if (lost && !(await this.mayReplace(lost, tailStartIndex))) return;
     // Workers of ours that this call cancels are still on the server for a step or more: a reading now would count
     // them as someone else's. The latest reading was taken while none of ours ran (ServerLoadMonitor.refreshSoon).
     const replacing = (bg !== undefined && !bg.outcome) || this.owned !== undefined;
@@ -252,7 +277,7 @@ export class UserCompactions {
     const after = loop.contextTokens();
     this.d.log.info(`[${this.d.store.id}] adopted ${id} by hand: ${before} → ${after} tokens`);
     const n = (t: number): string => t.toLocaleString('en-US');
-    this.d.notice('info', `Compacted: ${n(before)} → ${n(after)} tokens. Undo Last Compaction restores the originals.`);
+    this.d.notice('info', `Compacted: ${n(before)} → ${n(after)} tokens. Undo compaction restores the originals.`);
   }
 
   async cancel(id: string): Promise<void> {

@@ -42,6 +42,7 @@ async function setup(
     prepare?: (store: SessionStore) => Promise<void>;
     strategy?: StrategyName;
     correctWindow?: (w: number) => void;
+    confirm?: (message: string, action: string) => Promise<boolean>;
   } = {},
 ) {
   const storage = new MemoryStorage();
@@ -94,6 +95,7 @@ async function setup(
     clock,
     ids,
     post: (m) => posted.push(m),
+    ...(opts.confirm ? { confirm: opts.confirm } : {}),
   });
   return { c, store, posted, agent, compactor, wrote, ledger };
 }
@@ -349,6 +351,10 @@ describe('host: session controller (fake model, memory storage)', () => {
       before.compaction!.blocks.map((b) => b.firstMessage + 1),
     );
     assert.deepEqual(idsOf(pinned), idsOf(before), 'each block spans the same messages');
+    // So does the split Adopt uses: the handle is at it, and the side bar shows the compaction's own figures there.
+    assert.equal(before.compaction!.tailStartIndex, before.split.tailStartIndex);
+    assert.equal(pinned.compaction!.tailStartIndex, before.compaction!.tailStartIndex! + 1);
+    assert.equal(pinned.messages[pinned.compaction!.tailStartIndex!]!.id, before.messages[before.split.tailStartIndex]!.id);
     await c.handle({ type: 'compaction-adopt', compactionId: view().id });
     await c.handle({ type: 'ready' });
     const adopted = lastSnapshot(posted);
@@ -423,6 +429,32 @@ describe('host: session controller (fake model, memory storage)', () => {
       'cancelled',
     );
     assert.equal(store.snapshot.compactions.length, 0);
+  });
+
+  // A UI review pressed Compact here beside a ready preview: its summaries (and any edit) went without a word.
+  it('asks before a new compaction replaces the written summaries of the open one, and keeps it when told to', async () => {
+    const asked: string[] = [];
+    let answer = false;
+    const { c, posted } = await setup({ history: 6, confirm: async (m) => (asked.push(m), answer) });
+    ctl = c;
+    const shown = () => (posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
+    await c.handle({ type: 'compact', focus: null, tailStartIndex: 5 });
+    const first = shown();
+    assert.equal(first.state, 'ready');
+    assert.equal(asked.length, 0, 'nothing to lose the first time');
+    await c.handle({ type: 'block-edit', compactionId: first.id, block: 0, text: 'DECISIONS:\n- by hand' });
+    await c.handle({ type: 'compact', focus: null, tailStartIndex: 7 });
+    assert.match(
+      asked[0] ?? '',
+      new RegExp(
+        `^Discard the open compaction \\(${first.blocks.length} of ${first.blocks.length} block summaries, 1 edited by you,\\) and plan a new one at message #7\\?$`,
+      ),
+    );
+    assert.equal(shown().id, first.id, 'kept');
+    assert.equal(shown().state, 'ready');
+    answer = true;
+    await c.handle({ type: 'compact', focus: null, tailStartIndex: 7 });
+    assert.notEqual(shown().id, first.id, 'replaced once the user agreed');
   });
 
   // The view cuts a long tool output to its head and tail; the compaction replaces all of it. An error line in the
