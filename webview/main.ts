@@ -128,7 +128,7 @@ const top = h('div', { class: 'top' }, header.el, overview.el, compaction.el, pi
 const app = h('main', { class: 'app', hidden: true }, top, welcome, chat.el, composer.el);
 const root = document.getElementById('root') ?? document.body;
 root.textContent = '';
-root.append(empty, app, toasts, alerts);
+root.append(empty, app, h('div', { class: 'notices' }, alerts, toasts));
 
 function toast(level: 'info' | 'warning' | 'error', text: string): void {
   const t = h('div', { class: `toast toast-${level}` }, h('span', { text }));

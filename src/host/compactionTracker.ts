@@ -12,7 +12,7 @@ import type {
   PlanOptionView,
 } from '../protocol/messages';
 import { isSettled } from '../protocol/messages';
-import { blockView, checksView, statsView, totalsView, verdictView } from './viewModel';
+import { adoptedNote, blockView, checksView, statsView, totalsView, verdictView } from './viewModel';
 import { indexMove, shiftedView, type ContextRef, type IndexMove } from './contextShift';
 
 /**
@@ -334,10 +334,7 @@ export class CompactionTracker {
     'compaction-amending': (e, t) =>
       t.ifOwned(e.compactionId, () => t.set('running', `The judge rejected the summary; amending it: ${e.diagnosis}`)),
     'compaction-held': (e, t) => t.ifOwned(e.compactionId, () => t.set('held', e.reason)),
-    'compaction-adopted': (e, t) =>
-      t.ifOwned(e.compactionId, () =>
-        t.set('adopted', `${e.tokensBefore} → ${e.tokensAfter} tokens${e.judged ? ', accepted by the judge' : ''}.`),
-      ),
+    'compaction-adopted': (e, t) => t.ifOwned(e.compactionId, () => t.set('adopted', adoptedNote(e))),
     'compaction-fallback': (e, t) => t.ifOwned(e.compactionId, () => t.set('failed', `${e.reason}; compacting synchronously instead.`)),
     'compaction-superseded': (e, t) =>
       t.ifOwned(e.compactionId, (v) => {

@@ -198,3 +198,9 @@ export function checksView(c: SurvivalReport, pins: readonly PinItem[]): NonNull
     grows: c.grows,
   };
 }
+
+/** "18,658 → 4,180 tokens, accepted by the judge.": counts as the adoption's toast writes them. */
+export function adoptedNote(e: { tokensBefore: number; tokensAfter: number; judged?: boolean }): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  return `${n(e.tokensBefore)} → ${n(e.tokensAfter)} tokens${e.judged ? ', accepted by the judge' : ''}.`;
+}

@@ -176,7 +176,10 @@ export function isDroppedBlockText(text: string | null): boolean {
 /** Per-kind counts, in a stable order, for "dropped 7 of 212 facts: 3 identifiers, 2 error lines". */
 export function lossHeadline(r: LossReportView): string {
   const dropped = droppedCount(r);
-  if (dropped === 0) return `No fact dropped: all ${r.total} facts of the head appear in the summaries.`;
+  if (dropped === 0)
+    return r.total === 1
+      ? 'No fact dropped: the one fact of the head appears in the summaries.'
+      : `No fact dropped: all ${r.total} facts of the head appear in the summaries.`;
   const counts = Object.entries(r.droppedByKind) as [FactKindView, number][];
   const parts = counts.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k, n]) => `${n} ${kindLabel(k, n)}`);
   return `Dropped ${dropped} of ${r.total} facts: ${parts.join(', ')}`;

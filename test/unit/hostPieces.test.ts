@@ -180,7 +180,7 @@ describe('host: compaction tracker (engine events → protocol deltas)', () => {
     const adopted = t.onAgentEvent({ type: 'compaction-adopted', compactionId: 'b2', tokensBefore: 9000, tokensAfter: 4000, judged: true });
     const v3 = (adopted[0] as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
     assert.equal(v3.state, 'adopted');
-    assert.match(v3.note!, /9000 → 4000 tokens, accepted by the judge/);
+    assert.match(v3.note!, /9,000 → 4,000 tokens, accepted by the judge/);
     assert.ok(!t.isPreview);
   });
 

@@ -190,6 +190,33 @@ describe('webview: chat, /compact, approvals, pins', function () {
     assert.equal(await cards.count(), 0);
   });
 
+  // A UI review found the Adopt and Undo toasts over the composer and Send for their 8 s, at 300 px and at 520 px.
+  it('a notice leaves the composer and Send free', async () => {
+    await view.send({ type: 'notice', level: 'info', text: 'Compacted: 18,658 → 4,180 tokens. Undo compaction restores the originals.' });
+    await view.send({ type: 'notice', level: 'error', text: 'The server refused the request.' });
+    const send = (await view.page.locator('.send-btn').boundingBox())!;
+    const [x, y] = [send.x + send.width / 2, send.y + send.height / 2];
+    const hit = await view.page.evaluate(`document.elementFromPoint(${x}, ${y})?.closest('.toast, .send-btn')?.className ?? ''`);
+    assert.match(String(hit), /send-btn/);
+    await view.page.evaluate(`document.querySelectorAll('.toast').forEach((t) => t.remove())`);
+  });
+
+  // A UI review saw "Working…" beside an approval card: the agent was waiting for the user, and the line did not say so.
+  it('while a tool call waits for approval, the running line says so, and goes back once it is answered', async () => {
+    const line = () => view.page.locator('article.streaming .md').textContent();
+    await view.send({ type: 'agent-state', running: true });
+    await view.send({
+      type: 'approval-requested',
+      approval: { callId: 'c3', tool: 'run_command', summary: 'Run tests', command: 'npm test' },
+    });
+    await view.frame();
+    assert.match((await line())!, /^Waiting for your approval below/);
+    await view.send({ type: 'approval-resolved', callId: 'c3', approved: true });
+    await view.frame();
+    assert.match((await line())!, /^Working…/);
+    await view.send({ type: 'agent-state', running: false });
+  });
+
   it('pins a message, adds, edits and unpins items', async () => {
     await view.clearPosted();
     const art = view.page.locator(`article[data-id="m${snap.messages.length - 2}"]`);

@@ -166,3 +166,23 @@ describe('webview: a compaction split away from the strategy’s', function () {
     );
   });
 });
+
+describe('webview: gauges with nothing to compact', function () {
+  let view: View;
+  after(async () => view?.close());
+
+  it('say so, instead of "≈0 blocks" and "0 → 0 est."', async () => {
+    const base = makeSnapshot(6);
+    // The split keeps every message after the frame (a new session, or a strategy that keeps the whole conversation).
+    const snap = { ...base, split: { ...base.split, tailStartIndex: base.split.frameEnd, headEnd: base.split.frameEnd } };
+    view = await openView();
+    await view.send({ type: 'snapshot', snapshot: snap });
+    await expandOverview(view);
+    assert.match((await view.page.locator('.m-projected .meter-value').textContent())!, / · nothing to compact$/);
+    assert.equal(await view.page.locator('.m-io .meter-value').textContent(), '—');
+    assert.equal(
+      await view.page.getByRole('meter', { name: 'Head → summary tokens' }).getAttribute('aria-valuetext'),
+      'nothing to compact',
+    );
+  });
+});

@@ -229,7 +229,8 @@ export class Chat {
         else {
           // Rebuilt only when what it waits on changes: the region is live, and the seconds, which change every
           // second, are hidden from screen readers.
-          const label = agentWaitText(s.agent.waiting);
+          // A tool call waiting for approval is what the agent waits on, not "Working…" (the card is below).
+          const label = s.agent.approvals.length > 0 ? 'Waiting for your approval below' : agentWaitText(s.agent.waiting);
           if (this.waitLabel.textContent !== label || this.waitLine.parentNode !== this.streamBody) {
             clear(this.streamBody);
             setText(this.waitLabel, label);
@@ -262,6 +263,7 @@ export class Chat {
     clear(this.approvals);
     for (const a of list) this.approvals.append(approvalCard(a));
     if (list.length && this.ctx.ui.follow) this.scrollToBottom();
+    this.renderStreaming();
   }
 
   // ── one message ─────────────────────────────────────────────────────────

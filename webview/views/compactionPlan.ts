@@ -24,7 +24,12 @@ export function renderPlan(into: HTMLElement, c: CompactionView): void {
     for (const a of p.alternatives)
       list.append(h('li', { text: `${a.label}: ${predicted(a)}${a.excluded ? ` (ruled out: ${a.excluded})` : ''}` }));
     into.append(
-      h('details', { class: 'cp-plan-alts' }, h('summary', { text: `${p.alternatives.length} other plans · ${p.profile}` }), list),
+      h(
+        'details',
+        { class: 'cp-plan-alts' },
+        h('summary', { text: `${p.alternatives.length} other plan${p.alternatives.length === 1 ? '' : 's'} · ${p.profile}` }),
+        list,
+      ),
     );
   }
   if (c.totals) {

@@ -97,6 +97,8 @@ export class Gauges {
     const approx = own && p.approximate ? '≈' : '';
     const est = own ? '' : ' est.';
     const said = own ? (p.approximate ? ' (blocks still running count what their plan asked for)' : '') : ' (estimate)';
+    // A new session, or a split that keeps everything: "≈0 blocks" and "0 → 0 est." said nothing true.
+    const nothing = !own && p.headTokens <= 0;
     this.projected.marks(marks);
     const n = `${p.blocks} block${p.blocks === 1 ? '' : 's'}`;
     this.projected.set(
@@ -108,14 +110,16 @@ export class Gauges {
             `tokens in ${n}${said}`
         : `${formatTokens(p.projected)} tokens (${pct(p.projected)}) after compacting ${formatTokens(p.headTokens)} tokens before ` +
             `message ${p.tailStartIndex} in ${blockCount(p)}`,
-      `${approx}${formatTokens(p.projected)} · ${pct(p.projected)} · ${own ? n : blockCount(p, '≈')}`,
+      `${approx}${formatTokens(p.projected)} · ${pct(p.projected)} · ${own ? n : nothing ? 'nothing to compact' : blockCount(p, '≈')}`,
     );
     this.io.set(
       p.summaryTokens,
       0,
       Math.max(1, p.headTokens),
-      `head ${formatTokens(p.headTokens)} tokens, summary ${approx}${formatTokens(p.summaryTokens)} tokens${said}`,
-      `${formatTokens(p.headTokens)} → ${approx}${formatTokens(p.summaryTokens)}${est}`,
+      nothing
+        ? 'nothing to compact'
+        : `head ${formatTokens(p.headTokens)} tokens, summary ${approx}${formatTokens(p.summaryTokens)} tokens${said}`,
+      nothing ? '—' : `${formatTokens(p.headTokens)} → ${approx}${formatTokens(p.summaryTokens)}${est}`,
     );
     const c = s.compaction;
     const awayFrom = !own && c && compactionOpen(c) && c.tailStartIndex !== undefined ? c.tailStartIndex : null;
