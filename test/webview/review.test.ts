@@ -334,6 +334,11 @@ describe('review editor (webview): a compaction whose indices no longer hold', f
     await view.send(review(stale));
     await view.frame();
     assert.equal(await view.page.locator('.rv-msg').count(), 0);
+    // An empty pane said nothing (a UI review): it says where the originals went.
+    const first = view.page.locator('.rv-row').first();
+    await first.scrollIntoViewIfNeeded();
+    await view.frame();
+    assert.match((await first.locator('.rv-archived').textContent())!, /no longer in the context: adopted, their originals are archived/);
     assert.equal(await view.page.locator('.rv-strip .seg-block').count(), 0);
     await view.send(review({ ...state, compaction: { ...c, version: state.split.version } }));
     const row = view.page.locator('.rv-row').first();

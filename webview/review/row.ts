@@ -146,6 +146,18 @@ export class BlockRow {
     if (key === this.lossKey && (messages.length === 0 || this.orig.querySelector('.rv-msg'))) return;
     this.lossKey = key;
     clear(this.orig);
+    if (messages.length === 0) {
+      // Not an empty block: the context changed under the compaction (adopted: its originals are archived).
+      this.orig.append(
+        h('p', {
+          class: 'rv-archived muted',
+          text:
+            'These messages are no longer in the context: adopted, their originals are archived ' +
+            '(Undo compaction brings them back, and the agent can recall them).',
+        }),
+      );
+      return;
+    }
     const byMsg = new Map<string, LossFactView[]>();
     for (const f of lost) byMsg.set(f.messageId, [...(byMsg.get(f.messageId) ?? []), f]);
     const b = this.block;
