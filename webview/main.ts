@@ -128,7 +128,8 @@ const top = h('div', { class: 'top' }, header.el, overview.el, compaction.el, pi
 const app = h('main', { class: 'app', hidden: true }, top, welcome, chat.el, composer.el);
 const root = document.getElementById('root') ?? document.body;
 root.textContent = '';
-root.append(empty, app, h('div', { class: 'notices' }, alerts, toasts));
+const notices = h('div', { class: 'notices' }, alerts, toasts);
+root.append(empty, app, notices);
 
 function toast(level: 'info' | 'warning' | 'error', text: string): void {
   const t = h('div', { class: `toast toast-${level}` }, h('span', { text }));
@@ -137,6 +138,9 @@ function toast(level: 'info' | 'warning' | 'error', text: string): void {
   t.append(close);
   // An error said while the server could not be reached is that failure's: it goes once the server answers again.
   if (level === 'error' && model.snap?.connection.state === 'error') t.dataset.connection = 'true';
+  // Below the header, whose Undo an adoption's notice names, and above the composer: neither is covered (a layout
+  // read, once per notice).
+  notices.style.top = `${Math.max(8, Math.round(header.el.getBoundingClientRect().bottom) + 4)}px`;
   (level === 'error' ? alerts : toasts).append(t);
   if (level !== 'error') setTimeout(() => t.remove(), 8000);
   while (toasts.childElementCount > 4) toasts.firstElementChild?.remove();
