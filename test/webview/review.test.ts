@@ -339,6 +339,10 @@ describe('review editor (webview): a compaction whose indices no longer hold', f
     await first.scrollIntoViewIfNeeded();
     await view.frame();
     assert.match((await first.locator('.rv-archived').textContent())!, /no longer in the context: adopted, their originals are archived/);
+    // Not adopted (a preview the user's Undo cancelled, say): it does not claim an archive.
+    await view.send(review({ ...stale, compaction: { ...stale.compaction, state: 'cancelled' as const } }));
+    await view.frame();
+    assert.match((await first.locator('.rv-archived').textContent())!, /no longer where this compaction found them/);
     assert.equal(await view.page.locator('.rv-strip .seg-block').count(), 0);
     await view.send(review({ ...state, compaction: { ...c, version: state.split.version } }));
     const row = view.page.locator('.rv-row').first();

@@ -261,7 +261,7 @@ function renderRows(): void {
     r.setOpen(isOpen(c));
     if (b !== r.block) r.update(b);
     r.setAccepted(isAccepted(b));
-    r.renderOriginals(originals(s), lossFor(b.index));
+    r.renderOriginals(originals(s), lossFor(b.index), c.state === 'adopted');
   }
 }
 
@@ -289,7 +289,7 @@ function onMessage(msg: HostToReview): void {
       state.loss = msg.loss;
       rows[msg.block.index]?.update(msg.block);
       rows[msg.block.index]?.setAccepted(isAccepted(msg.block));
-      for (const r of rows) r.renderOriginals(originals(state), lossFor(r.block.index));
+      for (const r of rows) r.renderOriginals(originals(state), lossFor(r.block.index), state.compaction?.state === 'adopted');
       renderStatus();
       return;
     }

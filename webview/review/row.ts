@@ -36,6 +36,8 @@ export class BlockRow {
   private controls: HTMLElement[] = [];
   private open = true;
   private lossKey = '';
+  /** Whether the compaction was adopted: its rows' originals are then archived, not just moved. */
+  private adopted = false;
   /**
    * Originals and the row's buttons are built when the row first comes near
    * the viewport: 30 blocks of a 120K-token head are ~500 KB of text, and
@@ -139,10 +141,11 @@ export class BlockRow {
   }
 
   /** The originals with the block's dropped facts marked; skipped when the set of facts is unchanged. */
-  renderOriginals(messages: readonly ViewMessage[], lost: readonly LossFactView[]): void {
+  renderOriginals(messages: readonly ViewMessage[], lost: readonly LossFactView[], adopted = this.adopted): void {
+    this.adopted = adopted;
     if (!this.shown) return;
     // The messages too: none are shown once the compaction's indices no longer point at them.
-    const key = `${messages.length}\n${lost.map((f) => f.id).join('\n')}`;
+    const key = `${messages.length}\n${adopted}\n${lost.map((f) => f.id).join('\n')}`;
     if (key === this.lossKey && (messages.length === 0 || this.orig.querySelector('.rv-msg'))) return;
     this.lossKey = key;
     clear(this.orig);
@@ -151,9 +154,10 @@ export class BlockRow {
       this.orig.append(
         h('p', {
           class: 'rv-archived muted',
-          text:
-            'These messages are no longer in the context: adopted, their originals are archived ' +
-            '(Undo compaction brings them back, and the agent can recall them).',
+          text: adopted
+            ? 'These messages are no longer in the context: adopted, their originals are archived ' +
+              '(Undo compaction brings them back, and the agent can recall them).'
+            : 'These messages are no longer where this compaction found them: the context changed after it was planned.',
         }),
       );
       return;
