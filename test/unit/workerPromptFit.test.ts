@@ -56,6 +56,11 @@ describe('cache-aligned worker prompts fit the window with the tools and a margi
       assert.deepEqual(p.request.tools, TOOLS, 'the agent’s tools go along, for the prefix cache');
       const whole = p.request.messages.reduce((n, m) => n + count(m), 0) + tools + p.request.maxTokens!;
       assert.ok(whole <= WINDOW - countingMargin(WINDOW), `block ${b.index}: ${whole} of ${WINDOW}`);
+      // The prompt's size counts the tools too: a retry of a cut reply takes its room from it (workerRun.ts).
+      assert.ok(
+        p.promptTokens >= whole - p.request.maxTokens! - 2,
+        `block ${b.index}: prompt ${p.promptTokens}, sent ${whole - p.request.maxTokens!}`,
+      );
       if (p.trimmed) trimmed++;
     }
     assert.ok(trimmed > 0, 'fixture: later workers had to trim their replay');

@@ -12,7 +12,7 @@ import { withCut } from './toolCuts';
 
 export interface WorkerPrompt {
   request: ModelRequest;
-  /** Local estimate of the prompt's size. */
+  /** Local estimate of the prompt's size, the tool definitions it sends included. */
   promptTokens: number;
   /** Local estimate of the instruction alone (the part no cache can serve). */
   instructionTokens: number;
@@ -117,7 +117,8 @@ interface LayoutInput {
 
 function cacheAligned({ plan, block, x, maxTokens, budget: room, count }: LayoutInput): WorkerPrompt {
   // Only this layout sends the agent's tool definitions (its prefix must be the agent's, byte for byte).
-  const budget = room - toolTokens(plan, count);
+  const tools = toolTokens(plan, count);
+  const budget = room - tools;
   const ctx = plan.snapshot.context;
   const known = plan.snapshot.tokens;
   const first = block.messageIndices[0]!;
@@ -164,7 +165,7 @@ function cacheAligned({ plan, block, x, maxTokens, budget: room, count }: Layout
   }
   if (plan.settings.model) request.model = plan.settings.model;
   const targetText = own.map(messageText).join('\n');
-  return { request, promptTokens: beforeTokens + ownTokens + instructionTokens, instructionTokens, trimmed, targetText };
+  return { request, promptTokens: tools + beforeTokens + ownTokens + instructionTokens, instructionTokens, trimmed, targetText };
 }
 
 /**

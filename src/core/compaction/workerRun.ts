@@ -7,7 +7,7 @@ import { stripThinking } from './merge';
 import type { Block } from './partition';
 import type { CompactionPlan } from './plan';
 import { summarySections } from './prompts';
-import { buildWorkerPrompt, instructionInput } from './workerPrompt';
+import { buildWorkerPrompt, countingMargin, instructionInput } from './workerPrompt';
 
 /** A server compaction workers can use: its client and its limiter. */
 export interface WorkerEndpoint {
@@ -163,7 +163,8 @@ function hasSection(text: string, name: string): boolean {
  * a little headroom keeps a larger one from turning the cut into the server's context-length error.
  */
 function retryMaxTokens(plan: CompactionPlan, promptTokens: number, planned: number | undefined, wanted: number): number | undefined {
-  const room = plan.settings.contextWindow - promptTokens - Math.ceil(0.02 * promptTokens) - 16;
+  // The margin the first request left (countingMargin): a retry with more room must not spend it.
+  const room = plan.settings.contextWindow - promptTokens - countingMargin(plan.settings.contextWindow);
   const grown = Math.min(wanted, room);
   return planned === undefined || grown > planned ? grown : planned;
 }
