@@ -38,11 +38,13 @@ export function shiftBlocks(blocks: readonly BlockView[], move: IndexMove): Bloc
 
 /**
  * The view with its blocks and its tail at their messages' indices in the context `now` (its messages moved by
- * `move`; a tail at the old context's end stays at the end), or as it was when one of its messages is gone.
+ * `move`; a tail at the old context's end follows its last message, since messages appended later are after the
+ * split), or as it was when one of its messages is gone.
  */
 export function shiftedView(v: CompactionView, thenLength: number, now: ContextRef, move: IndexMove): CompactionView {
   const blocks = shiftBlocks(v.blocks, move);
   if (!blocks) return v;
   const t = v.tailStartIndex;
-  return { ...v, blocks, version: now.version, tailStartIndex: t === undefined ? undefined : t >= thenLength ? now.ids().length : move(t) };
+  const tail = t === undefined ? undefined : t >= thenLength ? (thenLength > 0 ? (move(thenLength - 1) ?? -2) + 1 : 0) : move(t);
+  return { ...v, blocks, version: now.version, tailStartIndex: tail !== undefined && tail >= 0 ? tail : undefined };
 }
