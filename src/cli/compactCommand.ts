@@ -191,7 +191,9 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
         : summaryText(pending, tokensBefore, tokensAfter, adoption),
     );
     if (refused) {
-      io.err(`splitpoint compact: not adopted: ${refused}`);
+      // The import stays (it holds the session as it was): a second run on the .json would find it and stop.
+      const where = imported ? `; ${path} was imported into ${store.path}, unchanged: run compact on that log to go on` : '';
+      io.err(`splitpoint compact: not adopted: ${refused}${where}`);
       return 1;
     }
     return 0;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, writeFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startSimulator } from '../sim';
@@ -72,6 +72,24 @@ describe('the CLI after review: adoption guard, split agreement, trigger wording
     assert.equal(anyway.status, 0, anyway.stderr);
     assert.equal((JSON.parse(anyway.stdout) as { adopted: boolean }).adopted, true);
     assert.equal(events(log).filter((e) => e.type === 'compaction').length, 1);
+  });
+
+  // The diff review: refused on a messages array, the log it was imported into stayed, and the message did not say so;
+  // running again on the .json then stopped at "already exists".
+  it('refused on a messages array, it names the log the array was imported into, unchanged, to go on with', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-review-'));
+    const json = join(dir, 'example.json');
+    writeFileSync(json, readFileSync(example));
+    const r = await cli('compact', '--session', json, '--endpoint', sim.url, '--split', '3', '--adopt');
+    assert.equal(r.status, 1, r.stderr);
+    const log = join(dir, 'example.jsonl');
+    assert.ok(
+      r.stderr.includes(`not adopted: `) && r.stderr.includes(`was imported into ${log}, unchanged: run compact on that log to go on`),
+      r.stderr,
+    );
+    assert.equal(events(log).filter((e) => e.type === 'compaction').length, 0, 'nothing adopted in the import');
+    const anyway = await cli('compact', '--session', log, '--endpoint', sim.url, '--split', '3', '--adopt-anyway');
+    assert.equal(anyway.status, 0, anyway.stderr);
   });
 
   // compact splits with the CLI's reply reserve (4,096, at most half the window); inspect must show that split.
