@@ -81,10 +81,14 @@ export function writeUserSettings(userDataDir, settings = {}) {
   if (Object.keys(machine).length > 0) {
     const file = join(userDataDir, 'Machine', 'settings.json');
     let kept = {};
-    try {
-      kept = JSON.parse(readFileSync(file, 'utf8')); // npm start's earlier runs: what the user set there stays
-    } catch {
-      /* none yet, or hand-edited with comments */
+    if (existsSync(file)) {
+      try {
+        kept = JSON.parse(readFileSync(file, 'utf8')); // npm start's earlier runs: what the user set there stays
+      } catch {
+        // Hand-edited with comments (JSONC): not overwritten; the endpoint then comes from the user settings alone.
+        console.warn(`[settings] ${file} is not plain JSON; leaving it as it is (set splitpoint.endpoint there by hand)`);
+        return;
+      }
     }
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, JSON.stringify({ ...kept, ...machine }, null, 2) + '\n');

@@ -82,7 +82,8 @@ function localErrorWords(): string {
 function localisedErrorPatterns(): string[] {
   const w = localErrorWords();
   const colon = String.raw`\s*[:\uff1a]`;
-  const notACount = String.raw`(?!\s*\d+\s*$)`;
+  // Nor a count or a setting's value: "Fehler: 0", "fallo: true", "erro: null", "Fehler: keine".
+  const notACount = String.raw`(?!\s*(?:\d+|true|false|null|none|keine|aucune|ninguno|nenhum|nessuno)\s*,?\s*$)`;
   const uncased = LOCAL_ERROR_WORDS_UNCASED.map((x) => [...x].map(reChar).join('')).join('|');
   const germanCompound = String.raw`[A-Z\u00c4\u00d6\u00dc][a-z\u00df\u00e4\u00f6\u00fc]*(?:fehler|FEHLER)`;
   return [
@@ -91,7 +92,7 @@ function localisedErrorPatterns(): string[] {
     String.raw`^\s*[^\s:\uff1a]{1,12}?(?:${uncased})${colon}${notACount}`,
     // After a location or a program: "main.c:12:5: Fehler:", "a.cpp(12): erreur C2065 :", "psql: FEHLER:"; a word
     // before or after the severity as compilers print it ("schwerwiegender Fehler:", "erreur fatale :").
-    String.raw`(?::\d+(?::\d+)?|\(\d+(?:,\d+)*\)|^\s*[\w./+-]+)${colon}\s*(?:[^\s:\uff1a]+\s+)?(?:${w})(?:\s+[^\s:\uff1a]+)?${colon}`,
+    String.raw`(?::\d+(?::\d+)?|\(\d+(?:,\d+)*\)|^\s*[\w./+-]+)${colon}\s*(?:[^\s:\uff1a]+\s+)?(?:${w})(?:\s+[^\s:\uff1a]+)?${colon}${notACount}`,
   ];
 }
 

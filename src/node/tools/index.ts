@@ -54,7 +54,11 @@ export function fileSpill(dir: string): SpillPort {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
         throw err;
       }
-      for (const name of names.filter((n) => n.endsWith('.txt')).sort()) yield { name, text: await fs.readFile(join(dir, name), 'utf8') };
+      for (const name of names.filter((n) => n.endsWith('.txt')).sort()) {
+        // One file gone or unreadable (removed by hand since the listing) does not hide the others from recall.
+        const text = await fs.readFile(join(dir, name), 'utf8').catch(() => undefined);
+        if (text !== undefined) yield { name, text };
+      }
     },
   };
 }
