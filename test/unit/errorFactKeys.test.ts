@@ -58,6 +58,13 @@ const KEYS: ReadonlyArray<readonly [tool: string, line: string, key: string]> = 
   ['Java', 'Exception in thread "main" java.lang.NullPointerException', 'NullPointerException'],
   ['javac, an exception named', 'Foo.java:30: error: unreported exception FileNotFoundException; must be caught', 'FileNotFoundException'],
   ['Python', "ValueError: invalid literal for int() with base 10: 'x'", 'ValueError'],
+  // Localised severities: pre-trim keeps these lines, so the loss report must count them (keyed on the message).
+  ['Chinese', '错误：无法连接到数据库', '无法连接到数据库'],
+  ['German', 'Fehler: Verbindung zu db.intern:5432 verweigert', 'Verbindung zu db.intern:5432 verweigert'],
+  ['German gcc', 'main.c:12:5: Fehler: »x« undeklariert', '»x« undeklariert'],
+  ['Russian', 'ошибка: соединение отклонено', 'соединение отклонено'],
+  ['French, bracketed', '[ERREUR] échec de la compilation de parser.c', 'parser.c'],
+  ['Japanese', 'エラー: ファイルが見つかりません', 'ファイルが見つかりません'],
   ['ninja', 'FAILED: src/CMakeFiles/net.dir/socket.c.o', 'src/CMakeFiles/net.dir/socket.c.o'],
 ];
 

@@ -17,6 +17,8 @@ import {
   allMatches,
   identifiersIn,
   isGenericError,
+  isLocalisedSeverity,
+  LOCALISED_SEVERITY_RE,
   numbersIn,
   pathMatches,
   pathsIn,
@@ -90,7 +92,7 @@ export function distinctiveToken(sentence: string): string | undefined {
 function errorKey(line: string): string | undefined {
   const specific = allMatches(EXCEPTION_RE, line).find((x) => !isGenericError(x));
   if (specific) return specific;
-  const code = allMatches(ERROR_CODE_RE, line)[0];
+  const code = allMatches(ERROR_CODE_RE, line).find((c) => !isLocalisedSeverity(c));
   if (code) return code;
   return diagnosticKey(line) ?? distinctiveToken(line.replace(EXCEPTION_RE, ' ')) ?? allMatches(EXCEPTION_RE, line)[0];
 }
@@ -137,7 +139,7 @@ function diagnosticKey(full: string): string | undefined {
   if (npm) return MISSING_SCRIPT_RE.exec(npm[1]!)?.[0] ?? messageKey(npm[1]!);
   const pytest = PYTEST_RE.exec(line);
   if (pytest) return pytest[1];
-  const message = (SEVERITY_RE.exec(line) ?? ESLINT_RE.exec(line) ?? GO_RE.exec(line))?.[1];
+  const message = (SEVERITY_RE.exec(line) ?? ESLINT_RE.exec(line) ?? GO_RE.exec(line) ?? LOCALISED_SEVERITY_RE.exec(line))?.[1];
   return message === undefined ? undefined : messageKey(message);
 }
 

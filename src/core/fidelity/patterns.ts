@@ -122,6 +122,19 @@ export const ERROR_LINE_RE = new RegExp(
   ].join('|'),
 );
 
+/**
+ * What a localised severity says failed: the message after "Fehler:", "erreur :", "错误：" and the like (the words
+ * and shapes of localisedErrorPatterns), for the error fact's key, as SEVERITY_RE reads "error: msg".
+ */
+export const LOCALISED_SEVERITY_RE = new RegExp(
+  String.raw`(?:^|[\s:([)\]\u3010\u3011])(?:${localErrorWords()})\s*[:\uff1a\])\u3011]\s*:?\s*(\S.*)$`,
+);
+
+/** A severity word in capitals ("ERREUR", "FEHLER"): the shape of an error code, but no code. */
+export function isLocalisedSeverity(word: string): boolean {
+  return LOCAL_ERROR_WORDS.includes(word.toLowerCase());
+}
+
 export function isGenericError(name: string): boolean {
   return GENERIC_ERRORS.has(name);
 }
