@@ -224,8 +224,10 @@ function onMessage(msg: HostToWebview): void {
     // Keep a drag that is still a legal position in the new snapshot; otherwise follow the strategy.
     const s = msg.snapshot;
     if (ui.sessionId !== s.session.id) {
-      // Another session: UI state of the old one does not apply.
-      Object.assign(ui, { ...DEFAULT_UI, history: ui.history, pinKind: ui.pinKind, zoom: ui.zoom, sessionId: s.session.id });
+      // Another session: UI state of the old one does not apply; the layout the user chose (the row and the pins
+      // opened or closed, which stay so on screen) does.
+      const { history, pinKind, zoom, overviewOpen, pinsOpen } = ui;
+      Object.assign(ui, { ...DEFAULT_UI, history, pinKind, zoom, overviewOpen, pinsOpen, sessionId: s.session.id });
     }
     // A drag placed on another version of the context (a compaction adopted or undone, the pinned block added) names other messages.
     const sameVersion = ui.dragVersion === null || ui.dragVersion === s.split.version;

@@ -186,3 +186,23 @@ describe('webview: gauges with nothing to compact', function () {
     );
   });
 });
+
+// A UI review switched sessions with the row open: it stayed open on screen, but the saved state said closed, so the
+// next reload showed it collapsed.
+describe('webview: the row and the pins keep their state across a session switch', function () {
+  let view: View;
+  after(async () => view?.close());
+
+  it('the saved state keeps them open as the screen shows them', async () => {
+    const snap = makeSnapshot(20);
+    view = await openView();
+    await view.send({ type: 'snapshot', snapshot: snap });
+    await expandOverview(view);
+    const other = { ...makeSnapshot(12, { seed: 3 }), session: { id: 's0', title: 'Older session', createdAt: 0, messageCount: 12 } };
+    await view.send({ type: 'snapshot', snapshot: other });
+    await view.frame();
+    assert.notEqual(await view.page.locator('details.overview').getAttribute('open'), null, 'open on screen');
+    const last = (await view.states()).at(-1) as { overviewOpen: boolean | null; sessionId: string };
+    assert.deepEqual({ open: last.overviewOpen, session: last.sessionId }, { open: true, session: 's0' });
+  });
+});
