@@ -93,6 +93,19 @@ describe('the loss report in brief (side bar, before Adopt)', () => {
     assert.ok(loss.first.length <= 5);
   });
 
+  // The UI review saw one dropped sentence listed three times (error line, decision, path), each with its own Keep.
+  it('lists each dropped line once, with the kinds and keys of its facts joined', () => {
+    const c = ready('FACTS:\n- nothing kept');
+    const first = c.loss!.first;
+    const texts = first.map((f) => `${f.messageId}\n${f.text}`);
+    assert.equal(new Set(texts).size, texts.length, `a line is listed once: ${JSON.stringify(first)}`);
+    // Message 1's one sentence names a path, an identifier and says what to do: three facts, one line.
+    const line = first.find((f) => f.messageId === 'm1')!;
+    assert.deepEqual(line.kind.split(', ').sort(), ['identifier', 'instruction', 'path'], JSON.stringify(first));
+    assert.deepEqual(line.key.split(' · ').sort(), ['maxRetries', 'src/server/retry.ts']);
+    assert.ok(c.loss!.dropped > first.length, 'the count is of facts, as the headline says');
+  });
+
   it('says nothing was dropped when the summary carries every fact', () => {
     const all = messages
       .slice(1, 3)
