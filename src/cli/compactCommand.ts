@@ -162,7 +162,11 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
       // As the extension's background run does, a block the server failed (a hiccup past the client's own retries)
       // is tried once more, alone; a refusal or a cut reply would most likely come again, and is not.
       const failed = pending.serverFailures;
-      if (failed > 0 && !pending.isCancelled) {
+      // Every block refused a connection: nothing listens there, and a second round would only say so again (a single
+      // hiccup, a 500 or a dropped stream, is still tried once more).
+      const down = pending.blocks.every((b) => b.status === 'failed' && (b.error ?? '').includes('(connection refused)'));
+      if (failed > 0 && down) io.err(`every block found the server refusing connections: not retried`);
+      else if (failed > 0 && !pending.isCancelled) {
         io.err(`retrying ${failed} block(s) the server failed, once`);
         // The line above says which blocks are tried again: no "retry 2" line per block.
         printer.quietRetries = true;
