@@ -148,6 +148,17 @@ export function compactionAt(c: CompactionView | null, version: string, tail: nu
 }
 
 /**
+ * How a figure from `p` is marked: '≈' while the open compaction's blocks still run; ' est.' for the view's estimate
+ * while a compaction is open elsewhere, so it is not read as what Adopt does. Nothing marks an estimate with no
+ * compaction open, which is all the view can say then.
+ */
+export function projectionMarks(p: Projection, c: CompactionView | null): { approx: string; est: string } {
+  const own = p.source === 'compaction';
+  const open = !!c && compactionOpen(c) && c.blocks.length > 0;
+  return { approx: own && p.approximate ? '≈' : '', est: !own && open ? ' est.' : '' };
+}
+
+/**
  * What the planner's split of `total` adds up to when the head holds earlier summaries: the engine's own splitVolume
  * over the blocks as the view can guess them (each earlier summary one, the rest in equal blocks), since a block held
  * at its minimum or a floor can make the parts pass the total.

@@ -101,7 +101,10 @@ describe('webview: the projected meter beside an open compaction', function () {
     const tail = Number(await slider.getAttribute('aria-valuenow'));
     assert.notEqual(tail, snap.split.tailStartIndex);
     const moved = project(buildPrefix(snap.messages, snap.split), snap.gauge, snap.split, tail);
-    assert.equal(await shown(), `${formatTokens(moved.projected)} · ${pct(moved.projected)} · ≈${moved.blocks} blocks`);
+    // Marked as the estimate it is: the open compaction is still what Adopt applies (the second UI review).
+    assert.equal(await shown(), `${formatTokens(moved.projected)} · ${pct(moved.projected)} · ≈${moved.blocks} blocks est.`);
+    assert.match((await view.page.locator('.ov-line').textContent())!, new RegExp(`split at #${tail} → [\\d,.K]+ after est\\.`));
+    assert.match((await slider.getAttribute('aria-valuetext'))!, /\(an estimate: Adopt applies the open compaction at its own split\)/);
   });
 });
 

@@ -1,7 +1,7 @@
 import { compactionOpen, formatTokens, summaryTokens, type BlockView } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { h, setAttr, setText } from '../dom';
-import { thresholdTokens, type Projection } from '../projection';
+import { projectionMarks, thresholdTokens, type Projection } from '../projection';
 
 export interface Meter {
   el: HTMLElement;
@@ -110,7 +110,8 @@ export class Gauges {
             `tokens in ${n}${said}`
         : `${formatTokens(p.projected)} tokens (${pct(p.projected)}) after compacting ${formatTokens(p.headTokens)} tokens before ` +
             `message ${p.tailStartIndex} in ${blockCount(p)}`,
-      `${approx}${formatTokens(p.projected)} · ${pct(p.projected)} · ${own ? n : nothing ? 'nothing to compact' : blockCount(p, '≈')}`,
+      `${approx}${formatTokens(p.projected)} · ${pct(p.projected)} · ${own ? n : nothing ? 'nothing to compact' : blockCount(p, '≈')}` +
+        projectionMarks(p, s.compaction).est,
     );
     this.io.set(
       p.summaryTokens,

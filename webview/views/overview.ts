@@ -5,6 +5,7 @@
  */
 import { compactionOpen, formatTokens, isSettled } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
+import { projectionMarks } from '../projection';
 import { h, setText } from '../dom';
 
 export class Overview {
@@ -38,12 +39,13 @@ export class Overview {
     const g = s.gauge;
     const win = g.window > 0 ? g.window : Math.max(1, g.used);
     const p = this.ctx.projection();
+    const marks = projectionMarks(p, s.compaction);
     // A split whose kept messages alone pass the mark where the agent waits: compacting there cannot make room.
     const stillFull = p.headTokens > 0 && p.projected >= g.block * win;
     setText(
       this.line,
       `${formatTokens(g.used)} / ${formatTokens(win)} (${Math.round((g.used / win) * 100)}%) · ` +
-        `split at #${this.ctx.tail()} → ${formatTokens(p.projected)} after` +
+        `split at #${this.ctx.tail()} → ${marks.approx}${formatTokens(p.projected)} after${marks.est}` +
         (stillFull ? ` (still over the ${Math.round(g.block * 100)}% the agent waits at: move the split later)` : ''),
     );
     this.line.classList.toggle('ov-full', stillFull);

@@ -8,7 +8,7 @@
 import { formatTokens, type StrategyName } from '../../src/protocol/messages';
 import type { Ctx } from '../ctx';
 import { button, h, setAttr, setDisabled, setText } from '../dom';
-import { nearestAllowedByIndex, nearestAllowedByOffset } from '../projection';
+import { nearestAllowedByIndex, nearestAllowedByOffset, projectionMarks } from '../projection';
 import { post } from '../vscodeApi';
 import { TimelineGeometry } from './timelineGeometry';
 import { blockCount } from './gauges';
@@ -242,7 +242,8 @@ export class Timeline implements TimelineInputTarget {
     const prefix = this.ctx.model.prefix;
     // Kept verbatim: all but the head, so the frame and kept user messages count too.
     const keptTok = prefix.total - p.headTokens;
-    const summarized = `${formatTokens(p.headTokens)} tokens summarized in ${blockCount(p)}`;
+    const estimate = projectionMarks(p, s.compaction).est ? ' (an estimate: Adopt applies the open compaction at its own split)' : '';
+    const summarized = `${formatTokens(p.headTokens)} tokens summarized in ${blockCount(p)}${estimate}`;
     setAttr(this.handle, 'aria-valuetext', `Tail starts at message ${tail} of ${n}: ${summarized}, ${formatTokens(keptTok)} kept verbatim`);
     const dragged = this.ctx.movedTail() !== null;
     this.handle.classList.toggle('moved', dragged);
