@@ -32,8 +32,11 @@ export function summaryTokens(
   b: Pick<BlockView, 'status' | 'summary' | 'stats' | 'editedTokens'>,
 ): { n: number; estimate: boolean } | null {
   if (b.summary === null) return null;
-  if (b.status === 'done' && b.stats) return { n: b.stats.summaryTokens ?? b.stats.outputTokens, estimate: false };
-  if (b.status === 'edited' && b.editedTokens !== undefined) return { n: b.editedTokens, estimate: false };
+  // The user's text, edited or being regenerated: the host's count of it, once it has one.
+  if (b.status !== 'done' && b.status !== 'failed' && b.editedTokens !== undefined) return { n: b.editedTokens, estimate: false };
+  // Done, or being regenerated: the text shown is the one its stats counted until the new one replaces it.
+  if (b.status !== 'edited' && b.status !== 'failed' && b.stats)
+    return { n: b.stats.summaryTokens ?? b.stats.outputTokens, estimate: false };
   return { n: Math.ceil(b.summary.length / 4), estimate: true };
 }
 

@@ -34,6 +34,14 @@ describe("a block's summary tokens", () => {
     assert.deepEqual(summaryTokens(b({ status: 'failed', summary: 'x'.repeat(8) })), { n: 2, estimate: true });
   });
 
+  // The second UI review: a regenerating block's chip went from "765→55" to "765→≈44", and the gauges dipped with it.
+  it("a block being regenerated keeps the count of the text it still shows: the worker's, or the host's for an edit", () => {
+    for (const status of ['queued', 'streaming'] as const) {
+      assert.deepEqual(summaryTokens(b({ status, summary: 'x'.repeat(2000), stats })), { n: 310, estimate: false }, status);
+      assert.deepEqual(summaryTokens(b({ status, summary: 'x'.repeat(41), stats, editedTokens: 12 })), { n: 12, estimate: false }, status);
+    }
+  });
+
   it("the host's count for an edited text it counted; the estimate only where it did not", () => {
     assert.deepEqual(summaryTokens(b({ status: 'edited', summary: 'x'.repeat(41), stats, editedTokens: 235 })), {
       n: 235,
