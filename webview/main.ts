@@ -138,10 +138,14 @@ function toast(level: 'info' | 'warning' | 'error', text: string): void {
   t.append(close);
   // An error said while the server could not be reached is that failure's: it goes once the server answers again.
   if (level === 'error' && model.snap?.connection.state === 'error') t.dataset.connection = 'true';
-  // Below the header, whose Undo an adoption's notice names, and above the composer: neither is covered (a layout
-  // read, once per notice).
-  notices.style.top = `${Math.max(8, Math.round(header.el.getBoundingClientRect().bottom) + 4)}px`;
+  // Just above the composer, over the chat's last lines: not over Send, nor over the header's Undo, the row or the
+  // panel's controls, which may be scrolled anywhere (a layout read, once per notice).
+  notices.style.bottom = `${Math.max(8, Math.round(window.innerHeight - composer.el.getBoundingClientRect().top) + 4)}px`;
+  // A newer notice supersedes an older one ("Compacted … Undo restores" beside "Undid the last compaction").
+  if (level !== 'error') toasts.replaceChildren();
   (level === 'error' ? alerts : toasts).append(t);
+  // The host's answer to a /compact that started nothing (kept, already running, nothing to compact) is a notice.
+  composer.noticeArrived();
   if (level !== 'error') setTimeout(() => t.remove(), 8000);
   while (toasts.childElementCount > 4) toasts.firstElementChild?.remove();
   while (alerts.childElementCount > 3) alerts.firstElementChild?.remove();

@@ -129,7 +129,7 @@ export class UserCompactions {
     }
     // Awaited only when there is something to ask: a close right after the call must still find the generation below.
     const lost = this.owned && !this.owned.isCancelled ? workLost(this.owned) : undefined;
-    if (lost && !(await this.mayReplace(lost, tailStartIndex))) return;
+    if (lost && !(await this.mayReplace(lost, tailStartIndex))) return this.d.notice('info', 'The open compaction is kept.');
     // Workers of ours that this call cancels are still on the server for a step or more: a reading now would count
     // them as someone else's. The latest reading was taken while none of ours ran (ServerLoadMonitor.refreshSoon).
     const replacing = (bg !== undefined && !bg.outcome) || this.owned !== undefined;

@@ -451,6 +451,8 @@ describe('host: session controller (fake model, memory storage)', () => {
       ),
     );
     assert.equal(shown().id, first.id, 'kept');
+    // And said: the view's "Compacting…" hint waits for an answer.
+    assert.ok(posted.some((m) => m.type === 'notice' && m.text === 'The open compaction is kept.'));
     assert.equal(shown().state, 'ready');
     answer = true;
     await c.handle({ type: 'compact', focus: null, tailStartIndex: 7 });
@@ -483,7 +485,7 @@ describe('host: session controller (fake model, memory storage)', () => {
     const view = (posted.filter((m) => m.type === 'compaction').pop() as Extract<HostToWebview, { type: 'compaction' }>).compaction!;
     assert.equal(view.state, 'ready');
     assert.ok(!view.blocks.some((b) => b.summary?.includes('ConnectionResetError')), "the fake compactor's summaries lack it");
-    const lost = view.loss!.first.map((f) => f.key);
+    const lost = view.loss!.first.flatMap((f) => f.key.split(' · '));
     assert.ok(lost.includes('ConnectionResetError') && lost.includes('src/db/pool.ts'), `dropped: ${lost.join(', ')}`);
   });
 

@@ -37,4 +37,13 @@ describe('webview: the composer hint after /compact', function () {
     await view.send({ type: 'compaction', compaction: { ...running, id: 'cmp2', focus: null, state: 'failed' } });
     assert.equal(await hint(), '');
   });
+
+  // The second UI review declined the question before discarding a ready preview: the compaction was kept, and
+  // "Compacting with focus …" stayed under the composer with nothing running.
+  it('a /compact the host answers with a notice (kept, already running, nothing to compact) drops the hint', async () => {
+    await compact('/compact "second focus"');
+    assert.equal(await hint(), 'Compacting with focus “second focus”');
+    await view.send({ type: 'notice', level: 'info', text: 'The open compaction is kept.' });
+    assert.equal(await hint(), '');
+  });
 });

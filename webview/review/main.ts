@@ -186,7 +186,7 @@ const STATE_TEXT: Record<CompactionView['state'], string> = {
   ready: 'Every block has a summary: review, then adopt or cancel.',
   judging: 'The judge is checking the summary.',
   held: 'Held for your decision.',
-  adopted: 'Adopted. Undo Last Compaction restores the originals.',
+  adopted: 'Adopted. Undo compaction restores the originals.',
   cancelled: 'Cancelled; nothing changed.',
   failed: 'Failed.',
 };

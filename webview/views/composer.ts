@@ -79,6 +79,13 @@ export class Composer {
     this.clearCompactHint();
   }
 
+  /** A notice is the host's answer to a /compact that started nothing: the "Compacting…" hint no longer holds. */
+  noticeArrived(): void {
+    if (!this.compactHint) return;
+    this.compactHint = null;
+    setText(this.hint, '');
+  }
+
   /** "Compacting…" describes the wait; once the compaction has left `running` it is stale (the panel shows the result). */
   private clearCompactHint(): void {
     const c = this.ctx.model.snap?.compaction;
