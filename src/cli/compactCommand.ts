@@ -5,7 +5,7 @@ import { describeLoads } from '../core/perf/serverLoad';
 import { resolveProfile } from './profileStore';
 import { createCompaction, snapshotSession } from '../core/compaction/fromSession';
 import type { PendingCompaction } from '../core/compaction/pendingCompaction';
-import { cachedTokensOf } from '../core/compaction/compactionOutput';
+import { cachedTokensOf, growsText } from '../core/compaction/compactionOutput';
 import { DEFAULT_COMPACTION_SETTINGS } from '../core/compaction/plan';
 import type { CompactionMode } from '../core/compaction/plan';
 import { LAYOUTS, VERBOSITIES } from '../core/compaction/prompts';
@@ -219,10 +219,6 @@ function refusalText(p: PendingCompaction): string {
     `${growsText(p)}, so adopting it would grow the context; the session log was left as it was. ` +
     'Try a later split (--split) or larger blocks (--block-tokens), or pass --adopt-anyway to adopt it still.'
   );
-}
-
-function growsText(p: PendingCompaction): string {
-  return `the summary (${p.summaryTokens()} tokens) is not smaller than the ${p.plan.replacedTokens} tokens it would replace`;
 }
 
 function report(p: PendingCompaction, tokensBefore: number, tokensAfter: number, adoption: Adoption) {

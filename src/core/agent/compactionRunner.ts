@@ -3,6 +3,7 @@ import type { SplitChoice } from '../compaction/fromSession';
 import { createCompaction, snapshotSession } from '../compaction/fromSession';
 import type { CompactionDeps, PendingCompaction } from '../compaction/pendingCompaction';
 import type { WorkerEndpoint } from '../compaction/workerRun';
+import { growsText } from '../compaction/compactionOutput';
 import type { PerfProfile } from '../perf/profile';
 import type { ServerLoad } from '../perf/serverLoad';
 import type { CompactionSettings, CompactionSnapshot } from '../compaction/plan';
@@ -288,9 +289,7 @@ export class BackgroundCompaction {
       }
       // A summary no smaller than what it replaces is never adopted automatically.
       if (this.current.checks().grows) {
-        const { replacedTokens } = this.current.plan;
-        const sizes = `the summary (${this.current.summaryTokens()} tokens) is not smaller than the ${replacedTokens} tokens it would replace`;
-        return { kind: 'failed', reason: `${sizes}; try larger blocks or a later split` };
+        return { kind: 'failed', reason: `${growsText(this.current)}; try larger blocks or a later split` };
       }
       if (!this.settings.judge.enabled) return { kind: 'accepted', pending: this.current, verdict: undefined };
       // The judge needs at least one step after the snapshot: the agent's, or the user's next message.

@@ -28,6 +28,11 @@ export function mergedText(plan: CompactionPlan, blocks: readonly { block: Block
   );
 }
 
+/** Why a summary is not adopted unasked: the agent loop's failure and the CLI's refusal say it alike. */
+export function growsText(p: { summaryTokens(): number; plan: Pick<CompactionPlan, 'replacedTokens'> }): string {
+  return `the summary (${p.summaryTokens()} tokens) is not smaller than the ${p.plan.replacedTokens} tokens it would replace`;
+}
+
 /** The merged summary's own words, without any block's: what a projection adds to the blocks before they are written. */
 export function headingTokens(
   plan: CompactionPlan,
