@@ -4,8 +4,11 @@ import { cappedReplyReserve, DEFAULT_THRESHOLDS, thresholdsOfWindow } from '../c
  * The tokens the CLI's agent requests ask for as max_tokens, and its splits leave for a reply: the extension's default,
  * at most half the window as the extension caps it (agentSettings.ts), so both plan one log alike.
  */
+/** The reply reserve the CLI asks for before the window's cap (cliReplyReserve). */
+export const CLI_REPLY_RESERVE = 4096;
+
 export function cliReplyReserve(contextWindow: number): number {
-  return cappedReplyReserve(4096, contextWindow);
+  return cappedReplyReserve(CLI_REPLY_RESERVE, contextWindow);
 }
 
 /**

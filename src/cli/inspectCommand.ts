@@ -6,7 +6,7 @@ import { loadTiktokenCounter } from '../core/tokens/tiktokenCounter';
 import { TokenLedger } from '../core/tokens/tokenLedger';
 import { openSession } from './openSession';
 import { intOption, parseCommandArgs, requireString } from './args';
-import { cliReplyReserve } from './cliDefaults';
+import { CLI_REPLY_RESERVE } from './cliDefaults';
 import type { CliIO } from './io';
 
 export const INSPECT_HELP = `splitpoint inspect --session FILE [--json] [--window N] [--reserve N] [--summary]
@@ -33,10 +33,7 @@ export async function inspectCommand(argv: string[], io: CliIO): Promise<number>
   const path = requireString(values.session, '--session');
   const contextWindow = intOption(values.window, '--window', 32_768);
   // The reserve compact and run split with (cliDefaults), so the split points shown are theirs at this window.
-  const replyReserve =
-    values.reserve === undefined
-      ? cliReplyReserve(contextWindow)
-      : cappedReplyReserve(intOption(values.reserve, '--reserve', 0, 0), contextWindow);
+  const replyReserve = cappedReplyReserve(intOption(values.reserve, '--reserve', CLI_REPLY_RESERVE, 0), contextWindow);
   // inspect only reads: a damaged log is reported, never backed up or repaired here.
   const { store } = await openSession(path, { readOnly: true });
   for (const r of store.repairs) io.err(`note: ${r} (in memory only; the file was not changed)`);
